@@ -1,0 +1,55 @@
+/** The control-plane Hono app: request ids, context, auth, every domain's routes, OpenAPI document, error edge. */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import type { AppContext } from './context.js';
+import { SvcError } from './lib/errors.js';
+import { newId } from './lib/ids.js';
+import { onError, problemResponse, type AppEnv } from './lib/http.js';
+import { authenticate } from './auth/principal.js';
+import { identityRoutes } from './orgs/identity.routes.js';
+import { keysRoutes } from './keys/keys.routes.js';
+import { catalogRoutes } from './catalog/catalog.routes.js';
+import { providersRoutes } from './providers/providers.routes.js';
+import { termsRoutes } from './terms/terms.routes.js';
+import { billingRoutes } from './billing/billing.routes.js';
+import { marketRoutes } from './market/market.routes.js';
+import { usageRoutes } from './usage/usage.routes.js';
+
+export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>();
+  app.use('*', async (c, next) => {
+    c.set('ctx', ctx);
+    c.set('requestId', newId('req'));
+    await next();
+    c.header('x-svc-request-id', c.get('requestId'));
+  });
+  app.use('*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => problemResponse(c, new SvcError('payload_too_large', `Body over ${MAX_BODY_BYTES} bytes`)) }));
+  app.use('/v1/*', authenticate());
+
+  app.get('/healthz', (c) => c.json({ ok: true, process: 'control' }));
+  app.get('/readyz', async (c) => {
+    await ctx.db.selectFrom('orgs').select('id').limit(1).execute();
+    return c.json({ ok: true });
+  });
+
+  for (const routes of [identityRoutes, keysRoutes, catalogRoutes, providersRoutes, termsRoutes, billingRoutes, marketRoutes, usageRoutes]) {
+    app.route('/', routes);
+  }
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key (svc_live_…) or a session token (sess_…)',
+  });
+  app.doc31('/v1/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'svc control plane', version: '1.0.0', description: 'REST control plane of the svc API marketplace. Errors are RFC 9457 problem+json with `code` and `request_id`.' },
+    servers: [{ url: ctx.config.urls.control }],
+  });
+
+  app.notFound((c) => problemResponse(c, new SvcError('not_found', `No route ${c.req.method} ${c.req.path}`)));
+  app.onError(onError);
+  return app;
+}

@@ -1,0 +1,142 @@
+/**
+ * Settings shared by every svc process, parsed once from SVC_* environment variables with zod.
+ * A bad value stops the process with one message naming every bad variable (see docs/config.md).
+ */
+import { resolve, join } from 'node:path';
+import { z } from 'zod';
+
+const port = (def: number) => z.coerce.number().int().min(0).max(65535).default(def);
+const cents = (def: number) => z.coerce.number().int().min(0).max(10_000_000).default(def);
+const bool = (def: boolean) =>
+  z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no'])
+    .default(def ? 'true' : 'false')
+    .transform((v) => v === '1' || v === 'true' || v === 'yes');
+const optionalUrl = z.string().url().optional();
+
+const EnvSchema = z.object({
+  SVC_ENV: z.enum(['production', 'development']).default('development'),
+  SVC_HOST: z.string().min(1).default('127.0.0.1'),
+  SVC_DATA_DIR: z.string().min(1).default('./data'),
+  SVC_DB_FILE: z.string().min(1).optional(),
+  SVC_CONTROL_PORT: port(4000),
+  SVC_GATEWAY_PORT: port(4001),
+  SVC_MCP_PORT: port(4002),
+  SVC_DEMO_UPSTREAM_PORT: port(4010),
+  SVC_PUBLIC_URL: optionalUrl,
+  SVC_GATEWAY_URL: optionalUrl,
+  SVC_MCP_URL: optionalUrl,
+  SVC_SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://').optional(),
+  SVC_MAIL_FROM: z.string().min(3).default('svc <no-reply@svc.localhost>'),
+  SVC_CHALLENGE_VERIFY_URL: z.string().url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+  SVC_CHALLENGE_SECRET: z.string().optional(),
+  SVC_SIGNUP_CREDIT_CENTS: cents(100),
+  SVC_STARTER_CREDIT_CENTS: cents(50),
+  SVC_SECRET_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)')
+    .optional(),
+  SVC_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  SVC_PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(2000),
+  SVC_PRICE_NOTICE_DAYS: z.coerce.number().int().min(0).max(365).default(7),
+  SVC_GATEWAY_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+  SVC_REGISTER_RATE_PER_MIN: z.coerce.number().int().min(1).default(20),
+  SVC_LOGIN_RATE_PER_HOUR: z.coerce.number().int().min(1).default(5),
+  SVC_STRIPE_SECRET_KEY: z.string().optional(),
+  SVC_STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  SVC_STRIPE_API_BASE: optionalUrl,
+  SVC_CLOCK_OFFSET_FILE: z.string().optional(),
+  SVC_DEMO: bool(true),
+  SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  env: 'production' | 'development';
+  isProduction: boolean;
+  host: string;
+  dataDir: string;
+  dbFile: string;
+  ports: { control: number; gateway: number; mcp: number; demoUpstream: number };
+  urls: { control: string; gateway: string; mcp: string };
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  challenge: { verifyUrl: string; secret: string | undefined };
+  credits: { signupCents: number; starterCents: number };
+  secretKeyHex: string | undefined;
+  adminToken: string | undefined;
+  platformFeeBps: number;
+  priceNoticeDays: number;
+  gatewayWorkers: number;
+  rateLimits: { registerPerMin: number; loginPerHour: number };
+  stripe: { secretKey: string | undefined; webhookSecret: string | undefined; apiBase: string | undefined };
+  clockOffsetFile: string | undefined;
+  demo: boolean;
+  logLevel: Env['SVC_LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${String(i.path[0])}: ${i.message}`);
+    throw new ConfigError(`Invalid svc configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (e.SVC_ENV === 'production' && e.SVC_CLOCK_OFFSET_FILE) {
+    throw new ConfigError('Invalid svc configuration:\n  SVC_CLOCK_OFFSET_FILE: not allowed in production');
+  }
+  const dataDir = resolve(e.SVC_DATA_DIR);
+  const local = (p: number) => `http://${e.SVC_HOST === '0.0.0.0' ? '127.0.0.1' : e.SVC_HOST}:${p}`;
+  return Object.freeze({
+    env: e.SVC_ENV,
+    isProduction: e.SVC_ENV === 'production',
+    host: e.SVC_HOST,
+    dataDir,
+    dbFile: e.SVC_DB_FILE ? resolve(e.SVC_DB_FILE) : join(dataDir, 'svc.db'),
+    ports: {
+      control: e.SVC_CONTROL_PORT,
+      gateway: e.SVC_GATEWAY_PORT,
+      mcp: e.SVC_MCP_PORT,
+      demoUpstream: e.SVC_DEMO_UPSTREAM_PORT,
+    },
+    urls: {
+      control: e.SVC_PUBLIC_URL ?? local(e.SVC_CONTROL_PORT),
+      gateway: e.SVC_GATEWAY_URL ?? local(e.SVC_GATEWAY_PORT),
+      mcp: e.SVC_MCP_URL ?? local(e.SVC_MCP_PORT),
+    },
+    smtpUrl: e.SVC_SMTP_URL,
+    mailFrom: e.SVC_MAIL_FROM,
+    challenge: { verifyUrl: e.SVC_CHALLENGE_VERIFY_URL, secret: e.SVC_CHALLENGE_SECRET },
+    credits: { signupCents: e.SVC_SIGNUP_CREDIT_CENTS, starterCents: e.SVC_STARTER_CREDIT_CENTS },
+    secretKeyHex: e.SVC_SECRET_KEY,
+    adminToken: e.SVC_ADMIN_TOKEN,
+    platformFeeBps: e.SVC_PLATFORM_FEE_BPS,
+    priceNoticeDays: e.SVC_PRICE_NOTICE_DAYS,
+    gatewayWorkers: e.SVC_GATEWAY_WORKERS,
+    rateLimits: { registerPerMin: e.SVC_REGISTER_RATE_PER_MIN, loginPerHour: e.SVC_LOGIN_RATE_PER_HOUR },
+    stripe: {
+      secretKey: e.SVC_STRIPE_SECRET_KEY,
+      webhookSecret: e.SVC_STRIPE_WEBHOOK_SECRET,
+      apiBase: e.SVC_STRIPE_API_BASE,
+    },
+    clockOffsetFile: e.SVC_CLOCK_OFFSET_FILE,
+    demo: e.SVC_DEMO,
+    logLevel: e.SVC_LOG_LEVEL,
+  });
+}
+
+/** Process entry points call this: a config error prints its message and exits 1, no stack trace. */
+export function loadConfigOrExit(): Readonly<Config> {
+  try {
+    return loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(e.message + '\n');
+      process.exit(1);
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,513 @@
+/**
+ * The one place that lists svc's tables (typed once for kysely) and opens the shared SQLite file.
+ * Every process opens its own connection: WAL, foreign keys on, a busy timeout so writers queue, not fail.
+ */
+import Sqlite from 'better-sqlite3';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type Generated, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+type Ms = number;
+
+export interface OrgsTable {
+  id: string;
+  name: string;
+  origin: 'register' | 'signup' | 'login' | 'admin';
+  status: Generated<'active' | 'suspended'>;
+  status_reason: string | null;
+  email: string | null;
+  email_verified_at: Ms | null;
+  created_at: Ms;
+}
+
+export interface UsersTable {
+  id: string;
+  org_id: string;
+  email: string;
+  name: string | null;
+  role: 'owner' | 'admin';
+  email_verified_at: Ms | null;
+  created_at: Ms;
+  last_login_at: Ms | null;
+}
+
+export type ApprovalMode = 'auto' | 'free_only';
+
+export interface ApiKeysTable {
+  id: string;
+  org_id: string;
+  created_by_user_id: string | null;
+  created_by_key_id: string | null;
+  name: string;
+  /** sha256 hex of the plaintext key; the plaintext is shown once and never stored. */
+  key_hash: string;
+  /** First characters of the key, for display (`svc_live_AbCd…`). */
+  start: string;
+  /** Space-separated scopes. */
+  scopes: string;
+  origin: 'register' | 'created' | 'oauth' | 'admin';
+  approval_mode: Generated<ApprovalMode>;
+  budget_cents: number | null;
+  per_call_max_cents: number | null;
+  daily_cap_cents: number | null;
+  rate_limit_per_min: number | null;
+  /** Lifetime call charges on this key: projection of call_charge entries, written with them. */
+  spent_cents: Generated<number>;
+  created_at: Ms;
+  updated_at: Ms;
+  revoked_at: Ms | null;
+  last_used_at: Ms | null;
+}
+
+export interface KeyDailySpendTable {
+  key_id: string;
+  /** UTC day number (ms / 86_400_000). */
+  day: number;
+  spent_cents: Generated<number>;
+}
+
+export interface SessionsTable {
+  id: string;
+  org_id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: Ms;
+  expires_at: Ms;
+  ended_at: Ms | null;
+}
+
+export interface LoginCodesTable {
+  id: string;
+  email: string;
+  code_hash: string;
+  created_at: Ms;
+  expires_at: Ms;
+  attempts: Generated<number>;
+  consumed_at: Ms | null;
+}
+
+export interface EmailVerificationsTable {
+  id: string;
+  org_id: string;
+  user_id: string | null;
+  email: string;
+  token_hash: string;
+  created_at: Ms;
+  expires_at: Ms;
+  consumed_at: Ms | null;
+}
+
+export interface OutboxTable {
+  id: string;
+  to_addr: string;
+  subject: string;
+  body_text: string;
+  created_at: Ms;
+}
+
+export type ChangeEntity = 'key' | 'org' | 'api' | 'terms';
+
+export interface ChangesTable {
+  seq: Generated<number>;
+  entity: ChangeEntity;
+  entity_id: string;
+  created_at: Ms;
+}
+
+export type LedgerKind =
+  | 'signup_credit'
+  | 'starter_credit'
+  | 'purchase'
+  | 'auto_reload'
+  | 'call_charge'
+  | 'refund'
+  | 'adjustment';
+
+export interface LedgerEntriesTable {
+  id: string;
+  org_id: string;
+  key_id: string | null;
+  kind: LedgerKind;
+  /** Pending entries (withheld signup credit) do not count in credit_cents until settled by a later entry. */
+  status: 'settled' | 'pending';
+  /** Signed: credits positive, charges negative. */
+  amount_cents: number;
+  reason: string | null;
+  ref_type: string | null;
+  ref_id: string | null;
+  idempotency_key: string;
+  created_at: Ms;
+}
+
+export interface BalancesTable {
+  org_id: string;
+  /** Always equals the sum of the org's settled ledger entries. */
+  credit_cents: Generated<number>;
+  /** Withheld (pending) credit, e.g. signup credit awaiting email verification. */
+  pending_cents: Generated<number>;
+  /** Part of credit_cents leased to gateway processes and not yet spent (gateway/README.md). */
+  reserved_cents: Generated<number>;
+  updated_at: Ms;
+}
+
+export interface ProvidersTable {
+  org_id: string;
+  slug: string;
+  display_name: string;
+  bio: string | null;
+  website: string | null;
+  logo_url: string | null;
+  created_at: Ms;
+  updated_at: Ms;
+}
+
+export type Injection = 'none' | 'bearer' | 'header' | 'query';
+
+export interface ApisTable {
+  id: string;
+  org_id: string;
+  slug: string;
+  name: string;
+  summary: Generated<string>;
+  description: Generated<string>;
+  category: Generated<string>;
+  /** JSON array of strings. */
+  tags: Generated<string>;
+  base_url: string | null;
+  docs_url: string | null;
+  logo_url: string | null;
+  health_path: string | null;
+  status: Generated<'draft' | 'live'>;
+  suspended_at: Ms | null;
+  suspended_reason: string | null;
+  source_kind: 'openapi_url' | 'rapidapi_url' | 'body' | 'demo';
+  source_url: string | null;
+  openapi_json: string | null;
+  /** AES-256-GCM ciphertext of the upstream secret (control/lib/crypto.ts); never returned. */
+  secret_enc: string | null;
+  secret_fingerprint: string | null;
+  injection: Generated<Injection>;
+  injection_name: string | null;
+  published_at: Ms | null;
+  publish_terms_accepted_at: Ms | null;
+  last_verified_at: Ms | null;
+  last_verify_ok: number | null;
+  created_at: Ms;
+  updated_at: Ms;
+}
+
+export interface EndpointsTable {
+  id: string;
+  api_id: string;
+  method: string;
+  /** Path template relative to the listing's base URL, e.g. `/users/{id}`. */
+  path: string;
+  operation_id: string | null;
+  summary: Generated<string>;
+  description: Generated<string>;
+  parameters_json: Generated<string>;
+  request_schema_json: string | null;
+  response_schema_json: string | null;
+  price_cents: Generated<number>;
+  /** JSON array of volume tiers, see control/pricing/README.md. */
+  discounts_json: Generated<string>;
+  position: Generated<number>;
+  removed_at: Ms | null;
+  created_at: Ms;
+  updated_at: Ms;
+}
+
+export interface PriceChangesTable {
+  id: string;
+  api_id: string;
+  endpoint_id: string;
+  old_price_cents: number;
+  new_price_cents: number;
+  status: 'applied' | 'pending' | 'cancelled';
+  effective_at: Ms;
+  created_at: Ms;
+  cancelled_at: Ms | null;
+}
+
+export interface VerificationsTable {
+  id: string;
+  api_id: string;
+  ok: number;
+  results_json: string;
+  created_at: Ms;
+}
+
+export interface LegalDocumentsTable {
+  id: string;
+  org_id: string;
+  api_id: string;
+  kind: 'terms';
+  source: 'hosted';
+  version: string;
+  markdown: string;
+  acceptance_mode: 'required' | 'optional';
+  status: Generated<'created' | 'activated'>;
+  created_at: Ms;
+  activated_at: Ms | null;
+}
+
+export interface TermsAcceptancesTable {
+  id: string;
+  org_id: string;
+  api_id: string;
+  document_id: string;
+  user_id: string;
+  accepted_at: Ms;
+}
+
+export interface CatalogRequestsTable {
+  id: string;
+  org_id: string | null;
+  query: string;
+  email: string | null;
+  notes: string | null;
+  created_at: Ms;
+}
+
+export interface ActivityTable {
+  id: string;
+  kind: 'publish' | 'unpublish' | 'price_change' | 'new_provider';
+  api_id: string | null;
+  org_id: string | null;
+  data_json: Generated<string>;
+  created_at: Ms;
+}
+
+export interface LeaderboardEntriesTable {
+  board: string;
+  /** '' for the all-categories board. */
+  category: string;
+  rank: number;
+  api_id: string;
+  score: number;
+  computed_at: Ms;
+}
+
+export interface UsageEventsTable {
+  /** The gateway request id (`req_…`). */
+  id: string;
+  org_id: string;
+  key_id: string;
+  api_id: string;
+  endpoint_id: string;
+  provider_org_id: string;
+  method: string;
+  status: number;
+  latency_ms: number;
+  price_cents: number;
+  charged_cents: number;
+  error_code: string | null;
+  created_at: Ms;
+}
+
+export interface ProviderEarningsTable {
+  id: string;
+  provider_org_id: string;
+  api_id: string | null;
+  kind: 'earning' | 'payout' | 'reversal';
+  gross_cents: number;
+  fee_cents: number;
+  net_cents: number;
+  ref_id: string | null;
+  idempotency_key: string;
+  created_at: Ms;
+}
+
+export interface GatewayInstancesTable {
+  id: string;
+  pid: number;
+  started_at: Ms;
+  heartbeat_at: Ms;
+  stopped_at: Ms | null;
+}
+
+export interface BalanceLeasesTable {
+  id: string;
+  holder_id: string;
+  org_id: string;
+  key_id: string;
+  day: number;
+  amount_cents: number;
+  spent_cents: Generated<number>;
+  created_at: Ms;
+  expires_at: Ms;
+  released_at: Ms | null;
+}
+
+export interface IdempotencyRecordsTable {
+  org_id: string;
+  idem_key: string;
+  request_hash: string;
+  request_id: string;
+  state: 'in_flight' | 'done';
+  holder_id: string;
+  response_status: number | null;
+  response_headers_json: string | null;
+  response_body: Buffer | null;
+  created_at: Ms;
+  expires_at: Ms;
+}
+
+export type Processor = 'stripe' | 'test';
+
+export interface BillingAccountsTable {
+  org_id: string;
+  processor: Processor;
+  customer_id: string | null;
+  payment_method_id: string | null;
+  card_brand: string | null;
+  card_last4: string | null;
+  auto_reload_enabled: Generated<number>;
+  auto_reload_threshold_cents: number | null;
+  auto_reload_amount_cents: number | null;
+  auto_reload_failures: Generated<number>;
+  auto_reload_paused_at: Ms | null;
+  updated_at: Ms;
+}
+
+export interface PaymentsTable {
+  id: string;
+  org_id: string;
+  kind: 'checkout' | 'auto_reload' | 'setup';
+  processor: Processor;
+  processor_ref: string | null;
+  pack_id: string | null;
+  amount_paid_cents: Generated<number>;
+  credit_cents: Generated<number>;
+  status: 'open' | 'succeeded' | 'failed' | 'expired';
+  failure_reason: string | null;
+  /** What caused an off-session charge (e.g. the auto-reload dip), unique so one dip charges once. */
+  trigger_ref: string | null;
+  created_at: Ms;
+  completed_at: Ms | null;
+}
+
+export interface ProcessorEventsTable {
+  id: string;
+  type: string;
+  received_at: Ms;
+  outcome: string;
+}
+
+export interface ConnectAccountsTable {
+  org_id: string;
+  processor: Processor;
+  account_id: string;
+  details_submitted: Generated<number>;
+  payouts_enabled: Generated<number>;
+  updated_at: Ms;
+}
+
+export interface PayoutsTable {
+  id: string;
+  provider_org_id: string;
+  period: string;
+  amount_cents: number;
+  status: 'pending' | 'paid' | 'failed';
+  transfer_id: string | null;
+  failure_reason: string | null;
+  created_at: Ms;
+  completed_at: Ms | null;
+}
+
+export interface Database {
+  orgs: OrgsTable;
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+  key_daily_spend: KeyDailySpendTable;
+  sessions: SessionsTable;
+  login_codes: LoginCodesTable;
+  email_verifications: EmailVerificationsTable;
+  outbox: OutboxTable;
+  changes: ChangesTable;
+  ledger_entries: LedgerEntriesTable;
+  balances: BalancesTable;
+  providers: ProvidersTable;
+  apis: ApisTable;
+  endpoints: EndpointsTable;
+  price_changes: PriceChangesTable;
+  verifications: VerificationsTable;
+  legal_documents: LegalDocumentsTable;
+  terms_acceptances: TermsAcceptancesTable;
+  catalog_requests: CatalogRequestsTable;
+  activity: ActivityTable;
+  leaderboard_entries: LeaderboardEntriesTable;
+  usage_events: UsageEventsTable;
+  provider_earnings: ProviderEarningsTable;
+  gateway_instances: GatewayInstancesTable;
+  balance_leases: BalanceLeasesTable;
+  idempotency_records: IdempotencyRecordsTable;
+  billing_accounts: BillingAccountsTable;
+  payments: PaymentsTable;
+  processor_events: ProcessorEventsTable;
+  connect_accounts: ConnectAccountsTable;
+  payouts: PayoutsTable;
+}
+
+export type Row<T extends keyof Database> = Selectable<Database[T]>;
+export type NewRow<T extends keyof Database> = Insertable<Database[T]>;
+export type RowPatch<T extends keyof Database> = Updateable<Database[T]>;
+
+export type Db = Kysely<Database>;
+
+/** Both handles on one connection: kysely for typed queries, the raw handle for hot-path prepared statements. */
+export interface DbHandles {
+  db: Db;
+  sqlite: Sqlite.Database;
+  close(): Promise<void>;
+}
+
+export function openSqlite(file: string): Sqlite.Database {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new Sqlite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  return sqlite;
+}
+
+/**
+ * Every kysely transaction in svc is BEGIN IMMEDIATE: it takes the write lock up front, so a read-then-write
+ * money check in one process can never interleave with another process's (and never fails mid-way on upgrade).
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #database: Sqlite.Database;
+  constructor(database: Sqlite.Database) {
+    super({ database });
+    this.#database = database;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: this.#database });
+  }
+}
+
+export function openDatabase(file: string): DbHandles {
+  const sqlite = openSqlite(file);
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(sqlite) });
+  return {
+    db,
+    sqlite,
+    async close() {
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * Outgoing mail: nodemailer over SMTP when SVC_SMTP_URL is set, else the development outbox
+ * (stored in the `outbox` table and printed on stderr, so a local user can read their code).
+ */
+import nodemailer from 'nodemailer';
+import type { Db } from '../db/database.js';
+import { newId } from '../lib/ids.js';
+import type { Clock } from '../lib/clock.js';
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export interface Mailer {
+  readonly kind: 'smtp' | 'outbox';
+  send(mail: Mail): Promise<void>;
+}
+
+export function createMailer(opts: { smtpUrl: string | undefined; from: string; db: Db; clock: Clock }): Mailer {
+  if (opts.smtpUrl) {
+    const transport = nodemailer.createTransport(opts.smtpUrl);
+    return {
+      kind: 'smtp',
+      async send(mail) {
+        await transport.sendMail({ from: opts.from, to: mail.to, subject: mail.subject, text: mail.text });
+      },
+    };
+  }
+  return {
+    kind: 'outbox',
+    async send(mail) {
+      await opts.db
+        .insertInto('outbox')
+        .values({ id: newId('mail'), to_addr: mail.to, subject: mail.subject, body_text: mail.text, created_at: opts.clock.now() })
+        .execute();
+      // The dev outbox is the local user's inbox: printing it is the point (never enabled with SMTP).
+      process.stderr.write(`\n[dev outbox] To: ${mail.to}\nSubject: ${mail.subject}\n\n${mail.text}\n\n`);
+    },
+  };
+}

@@ -1,0 +1,13 @@
+/** Background timers of the control process (price schedules, auto-reload, leaderboards...). Each returns a stopper. */
+import type { AppContext } from './context.js';
+
+export type Job = (ctx: AppContext) => () => void;
+
+const JOBS: Job[] = [];
+
+export function startBackgroundJobs(ctx: AppContext): () => void {
+  const stops = JOBS.map((job) => job(ctx));
+  return () => {
+    for (const stop of stops) stop();
+  };
+}

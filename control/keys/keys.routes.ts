@@ -1,0 +1,4 @@
+/** placeholder */
+import { newRouter } from '../lib/http.js';
+
+export const keysRoutes = newRouter();

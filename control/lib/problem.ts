@@ -1,0 +1,36 @@
+/** RFC 9457 problem+json body, the one error body of every svc surface, with `code` and `request_id` members. */
+import { CODES, SvcError, type ErrorCode, type FieldError } from './errors.js';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+export const PROBLEM_TYPE_BASE = 'https://svc.dev/errors/';
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  request_id: string;
+  errors?: FieldError[];
+  [extra: string]: unknown;
+}
+
+export function problemOf(err: SvcError, requestId: string): ProblemBody {
+  const body: ProblemBody = {
+    ...(err.extra ?? {}),
+    type: PROBLEM_TYPE_BASE + err.code,
+    title: CODES[err.code].title,
+    status: err.status,
+    detail: err.detail,
+    code: err.code,
+    request_id: requestId,
+  };
+  if (err.errors) body.errors = err.errors;
+  return body;
+}
+
+/** Anything thrown that is not an SvcError becomes `internal`; its message never reaches the client. */
+export function toSvcError(e: unknown): SvcError {
+  if (e instanceof SvcError) return e;
+  return new SvcError('internal', 'Internal error', { cause: e });
+}

@@ -1,0 +1,56 @@
+/** Control-plane process: migrate the shared SQLite file, serve REST on SVC_CONTROL_PORT, stop cleanly on signals. */
+import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { loadConfigOrExit } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createApp } from './app.js';
+import { createLogger } from './lib/log.js';
+import { offsetClock } from './lib/clock.js';
+import { createMailer } from './email/mailer.js';
+import { loadSecretKey, type AppContext } from './context.js';
+import { createPaymentsBackend } from './billing/payments.js';
+import { startBackgroundJobs } from './jobs.js';
+import { seedDemo } from './demo-seed.js';
+
+const config = loadConfigOrExit();
+const log = createLogger('control', config.logLevel);
+const handles = openDatabase(config.dbFile);
+await migrateToLatest(handles.db);
+const clock = offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
+
+const ctx: AppContext = {
+  config,
+  db: handles.db,
+  sqlite: handles.sqlite,
+  clock,
+  log,
+  mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, db: handles.db, clock }),
+  secretKey: loadSecretKey(config),
+  payments: createPaymentsBackend({ stripeSecretKey: config.stripe.secretKey }),
+};
+
+if (config.demo) await seedDemo(ctx);
+const app = createApp(ctx);
+const stopJobs = startBackgroundJobs(ctx);
+
+const server = serve({ fetch: app.fetch, port: config.ports.control, hostname: config.host }, (info: AddressInfo) => {
+  const url = `http://${info.address}:${info.port}`;
+  // One machine-readable line on stdout: the supervisor and tests read the bound port from it.
+  process.stdout.write(JSON.stringify({ ready: 'control', url, port: info.port }) + '\n');
+  log.info('control plane listening', { url, env: config.env, mail: ctx.mailer.kind, payments: ctx.payments.kind });
+});
+
+let stopping = false;
+function shutdown(signal: string): void {
+  if (stopping) return;
+  stopping = true;
+  log.info('stopping', { signal });
+  stopJobs();
+  server.close(() => {
+    void handles.close().then(() => process.exit(0));
+  });
+  setTimeout(() => process.exit(0), 3000).unref();
+}
+process.on('SIGTERM', () => shutdown('SIGTERM'));
+process.on('SIGINT', () => shutdown('SIGINT'));

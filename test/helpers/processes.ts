@@ -1,0 +1,84 @@
+/**
+ * Spawns svc's real processes (compiled, from dist/) on ephemeral loopback ports and stops them after the test.
+ * Each process prints one JSON line `{"ready": name, "url": ...}` on stdout when it listens.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+
+export interface RunningProcess {
+  name: string;
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** Everything the process wrote on stderr so far (logs, dev outbox). */
+  stderr(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function tempDataDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Env every test process gets: quiet, no demo seed, ephemeral ports, a temp data dir. */
+export function baseEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    SVC_DATA_DIR: dataDir,
+    SVC_ENV: 'development',
+    SVC_DEMO: 'false',
+    SVC_LOG_LEVEL: 'warn',
+    SVC_CONTROL_PORT: '0',
+    SVC_GATEWAY_PORT: '0',
+    SVC_MCP_PORT: '0',
+    SVC_DEMO_UPSTREAM_PORT: '0',
+    ...extra,
+  };
+}
+
+export async function startProcess(name: string, entry: string, env: Record<string, string>, timeoutMs = 20_000): Promise<RunningProcess> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (d: string) => {
+    err += d;
+  });
+  const ready = await new Promise<{ url: string; port: number }>((resolveReady, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not become ready in ${timeoutMs} ms\n${err}`)), timeoutMs);
+    const rl = createInterface({ input: child.stdout! });
+    rl.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { ready?: string; url?: string; port?: number };
+        if (msg.ready && msg.url && msg.port !== undefined) {
+          clearTimeout(timer);
+          resolveReady({ url: msg.url, port: msg.port });
+        }
+      } catch {
+        /* not the ready line */
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before ready\n${err}`));
+    });
+  });
+  return {
+    name,
+    url: ready.url,
+    port: ready.port,
+    child,
+    stderr: () => err,
+    stop: (signal: NodeJS.Signals = 'SIGTERM') =>
+      new Promise((res) => {
+        if (child.exitCode !== null || child.signalCode !== null) return res(child.exitCode);
+        child.once('exit', (code) => res(code));
+        child.kill(signal);
+      }),
+  };
+}
