@@ -82,3 +82,87 @@ export async function expectLedgerConsistent(h: DbHandles): Promise<void> {
   const bad = await checkLedgerConsistency(h.db);
   if (bad.length) throw new Error(`ledger inconsistent: ${JSON.stringify(bad)}`);
 }
+
+export interface SeedEndpoint {
+  method: string;
+  path: string;
+  priceCents: number;
+  discounts?: { min_calls: number; percent_off: number }[];
+}
+
+/**
+ * A listing straight into the DB (for gateway and bench tests that are not about publishing).
+ * `secret` is encrypted with the data dir's key exactly as the provider routes do.
+ */
+export async function seedListing(
+  h: DbHandles,
+  opts: {
+    orgId: string;
+    slug: string;
+    baseUrl: string;
+    endpoints: SeedEndpoint[];
+    status?: 'draft' | 'live';
+    injection?: 'none' | 'bearer' | 'header' | 'query';
+    injectionName?: string;
+    secret?: string;
+    secretKey?: Buffer;
+  },
+): Promise<{ apiId: string; endpointIds: string[] }> {
+  const { encryptSecret, fingerprint } = await import('../../control/lib/crypto.js');
+  const now = Date.now();
+  const apiId = newId('api');
+  if (opts.secret && !opts.secretKey) throw new Error('seedListing: secret needs secretKey (loadSecretKey of the data dir)');
+  await h.db
+    .insertInto('apis')
+    .values({
+      id: apiId,
+      org_id: opts.orgId,
+      slug: opts.slug,
+      name: opts.slug,
+      base_url: opts.baseUrl,
+      docs_url: null,
+      logo_url: null,
+      health_path: null,
+      status: opts.status ?? 'live',
+      suspended_at: null,
+      suspended_reason: null,
+      source_kind: 'body',
+      source_url: null,
+      openapi_json: null,
+      secret_enc: opts.secret ? encryptSecret(opts.secretKey!, opts.secret) : null,
+      secret_fingerprint: opts.secret ? fingerprint(opts.secret) : null,
+      injection: opts.injection ?? 'none',
+      injection_name: opts.injectionName ?? null,
+      published_at: (opts.status ?? 'live') === 'live' ? now : null,
+      publish_terms_accepted_at: now,
+      last_verified_at: null,
+      last_verify_ok: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  const endpointIds: string[] = [];
+  for (const [i, ep] of opts.endpoints.entries()) {
+    const id = newId('ep');
+    endpointIds.push(id);
+    await h.db
+      .insertInto('endpoints')
+      .values({
+        id,
+        api_id: apiId,
+        method: ep.method.toUpperCase(),
+        path: ep.path,
+        operation_id: null,
+        request_schema_json: null,
+        response_schema_json: null,
+        price_cents: ep.priceCents,
+        discounts_json: JSON.stringify(ep.discounts ?? []),
+        position: i,
+        removed_at: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  }
+  return { apiId, endpointIds };
+}
