@@ -234,6 +234,9 @@ export interface PriceChangesTable {
   effective_at: Ms;
   created_at: Ms;
   cancelled_at: Ms | null;
+  /** JSON discount tiers before/after (0002_catalog); null when the change left discounts alone. */
+  old_discounts_json: string | null;
+  new_discounts_json: string | null;
 }
 
 export interface VerificationsTable {
@@ -454,6 +457,17 @@ export interface Database {
   processor_events: ProcessorEventsTable;
   connect_accounts: ConnectAccountsTable;
   payouts: PayoutsTable;
+  api_stats: ApiStatsTable;
+}
+
+/** Per-listing usage aggregates over 30 days, materialized by the leaderboard job (0002_catalog). */
+export interface ApiStatsTable {
+  api_id: string;
+  calls_30d: number;
+  success_30d: number;
+  orgs_30d: number;
+  gross_30d_cents: number;
+  computed_at: Ms;
 }
 
 export type Row<T extends keyof Database> = Selectable<Database[T]>;

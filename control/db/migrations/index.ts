@@ -1,7 +1,9 @@
 /** Static migration record for kysely's Migrator: numbered files, applied in name order. */
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_init.js';
+import * as m0002 from './0002_catalog.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
+  '0002_catalog': m0002,
 };
