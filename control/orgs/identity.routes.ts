@@ -1,4 +1,184 @@
-/** placeholder */
-import { newRouter } from '../lib/http.js';
+/** Identity routes: register, signup, email verification, passwordless login, logout, /v1/me. */
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { newRouter, type AppEnv } from '../lib/http.js';
+import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { SvcError } from '../lib/errors.js';
+import { WindowLimiter } from '../lib/rate-limit.js';
+import { clientIp } from '../lib/client-ip.js';
+import { requireAuth, requireScope, requireSession } from '../auth/principal.js';
+import { verifyChallenge } from '../auth/challenge.js';
+import { registerAnonymous, requestOrgEmail, signup, verifyEmail } from './orgs.service.js';
+import { describeMe } from './me.service.js';
+import { endSession, requestLoginCode, verifyLoginCode } from '../sessions/sessions.service.js';
 
 export const identityRoutes = newRouter();
+
+// Per-process limiters, created lazily from config on first use.
+let limiters: { register: WindowLimiter; signupIp: WindowLimiter; loginEmail: WindowLimiter; loginIp: WindowLimiter } | undefined;
+function limit(c: Context<AppEnv>, which: keyof NonNullable<typeof limiters>, key: string): void {
+  const { config, clock } = c.get('ctx');
+  limiters ??= {
+    register: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
+    signupIp: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
+    loginEmail: new WindowLimiter(config.rateLimits.loginPerHour, 3600_000),
+    loginIp: new WindowLimiter(config.rateLimits.loginPerHour * 10, 3600_000),
+  };
+  const retryAfter = limiters[which].take(key, clock.now());
+  if (retryAfter > 0) throw new SvcError('rate_limited', `Too many requests; retry in ${retryAfter} s`, { retryAfter });
+}
+
+const Email = z.string().trim().toLowerCase().email().max(254);
+const Accepted = z.object({ status: z.string(), message: z.string() });
+
+identityRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/register',
+    tags: ['identity'],
+    summary: 'Anonymous agent registration: a new org and a consumer-scoped key, 0 credits',
+    responses: {
+      201: jsonResponse(
+        z.object({ api_key: z.string(), key_id: z.string(), org_id: z.string(), scopes: z.array(z.string()), credit_cents: z.literal(0) }),
+        'The key is shown once; also echoed in X-Svc-Key',
+      ),
+      429: problemResponses[400],
+    },
+  }),
+  async (c) => {
+    limit(c, 'register', clientIp(c));
+    const reg = await registerAnonymous(c.get('ctx'));
+    c.header('x-svc-key', reg.api_key);
+    c.header('cache-control', 'no-store');
+    return c.json(reg, 201);
+  },
+);
+
+const SignupBody = z
+  .object({
+    email: Email,
+    name: z.string().trim().min(1).max(100).optional(),
+    challenge_token: z.string().min(1).max(4096).optional().openapi({ description: 'Bot-challenge (Turnstile-style) token; required in production' }),
+  })
+  .strict();
+
+const signupRoute = (path: string) =>
+  createRoute({
+    method: 'post',
+    path,
+    tags: ['identity'],
+    summary: 'Web signup; sends a verification email. 100 cents are credited after verification.',
+    request: jsonBody(SignupBody),
+    responses: { 202: jsonResponse(Accepted, 'Same answer whether or not the email has an account'), ...problemResponses },
+  });
+
+for (const path of ['/v1/signup', '/v1/auth/signup']) {
+  identityRoutes.openapi(signupRoute(path), async (c) => {
+    const body = c.req.valid('json');
+    const ctx = c.get('ctx');
+    limit(c, 'signupIp', clientIp(c));
+    await verifyChallenge(ctx.config, body.challenge_token, clientIp(c));
+    await signup(ctx, body);
+    return c.json({ status: 'verification_sent', message: `If ${body.email} can receive mail, a verification token is on its way.` }, 202);
+  });
+}
+
+identityRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/auth/email',
+    tags: ['identity'],
+    summary: 'Attach an email to an anonymously registered org; sends a verification token',
+    security: bearer,
+    request: jsonBody(z.object({ email: Email }).strict()),
+    responses: { 202: jsonResponse(Accepted, 'Verification mail queued'), ...problemResponses },
+  }),
+  async (c) => {
+    const p = requireScope(c, 'keys:write');
+    limit(c, 'loginEmail', c.req.valid('json').email);
+    await requestOrgEmail(c.get('ctx'), p.orgId, c.req.valid('json').email);
+    return c.json({ status: 'verification_sent', message: 'Check the mailbox for a verification token.' }, 202);
+  },
+);
+
+identityRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/auth/verify-email',
+    tags: ['identity'],
+    request: jsonBody(z.object({ token: z.string().min(1).max(200) }).strict()),
+    responses: {
+      200: jsonResponse(
+        z.object({ verified: z.literal(true), org_id: z.string(), email: z.string(), released_credit_cents: z.number().int(), elevated_key_ids: z.array(z.string()) }),
+        'Email verified; withheld credits released; registered keys elevated',
+      ),
+      ...problemResponses,
+    },
+  }),
+  async (c) => c.json(await verifyEmail(c.get('ctx'), c.req.valid('json').token), 200),
+);
+
+identityRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/auth/login/request',
+    tags: ['identity'],
+    request: jsonBody(z.object({ email: Email }).strict()),
+    responses: { 202: jsonResponse(Accepted, 'Identical for every email'), ...problemResponses },
+  }),
+  async (c) => {
+    const { email } = c.req.valid('json');
+    limit(c, 'loginIp', clientIp(c));
+    limit(c, 'loginEmail', email);
+    await requestLoginCode(c.get('ctx'), email);
+    return c.json({ status: 'code_sent', message: 'If this email can receive mail, a 6-digit code valid for 10 minutes is on its way.' }, 202);
+  },
+);
+
+identityRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/auth/login/verify',
+    tags: ['identity'],
+    request: jsonBody(z.object({ email: Email, code: z.string().regex(/^\d{6}$/, 'must be 6 digits') }).strict()),
+    responses: {
+      200: jsonResponse(
+        z.object({ session_token: z.string(), expires_at: z.string(), org_id: z.string(), user_id: z.string(), new_account: z.boolean(), starter_credit_cents: z.number().int() }),
+        'A session token (sess_…), shown once',
+      ),
+      ...problemResponses,
+    },
+  }),
+  async (c) => {
+    const { email, code } = c.req.valid('json');
+    const result = await verifyLoginCode(c.get('ctx'), email, code);
+    c.header('cache-control', 'no-store');
+    return c.json(result, 200);
+  },
+);
+
+identityRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/auth/logout',
+    tags: ['identity'],
+    security: bearer,
+    responses: { 200: jsonResponse(z.object({ ended: z.literal(true) }), 'Session ended'), ...problemResponses },
+  }),
+  async (c) => {
+    const p = requireSession(c);
+    await endSession(c.get('ctx'), p.sessionId!);
+    return c.json({ ended: true as const }, 200);
+  },
+);
+
+identityRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/me',
+    tags: ['identity'],
+    security: bearer,
+    responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'Org, user, roles, credential and balance'), ...problemResponses },
+  }),
+  async (c) => c.json(await describeMe(c.get('ctx'), requireAuth(c)), 200),
+);

@@ -1,0 +1,19 @@
+/**
+ * Operator tool (`npm run admin -- <command>`): runs on the marketplace's own machine against the same SQLite
+ * file as the processes (SVC_DATA_DIR / SVC_DB_FILE), through the same domain services, so every change is
+ * ledgered and reaches running gateways through the change feed. See docs/admin.md.
+ */
+import { defineCommand, runMain } from 'citty';
+
+const main = defineCommand({
+  meta: { name: 'svc-admin', description: 'Operate an svc marketplace: orgs, credits, suspensions, outbox, ledger' },
+  subCommands: {
+    orgs: () => import('./commands/orgs.js').then((m) => m.orgsCommand),
+    credits: () => import('./commands/credits.js').then((m) => m.creditsCommand),
+    suspend: () => import('./commands/suspend.js').then((m) => m.suspendCommand),
+    unsuspend: () => import('./commands/suspend.js').then((m) => m.unsuspendCommand),
+    outbox: () => import('./commands/outbox.js').then((m) => m.outboxCommand),
+  },
+});
+
+await runMain(main);

@@ -1,0 +1,156 @@
+/**
+ * API keys: mint (plaintext shown once, sha256 stored), list, patch caps, revoke. A key never grants scopes
+ * its creator lacks. Every change is announced on the change feed so gateways drop their cached copy.
+ */
+import type { Db, Row, ApprovalMode } from '../db/database.js';
+import { recordChange } from '../db/changes.js';
+import { SvcError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import { formatScopes, parseScopes, type Scope } from '../auth/scopes.js';
+import type { Principal } from '../auth/principal.js';
+import { mintApiKey } from './key-format.js';
+
+export interface KeyCaps {
+  budget_cents?: number | null;
+  per_call_max_cents?: number | null;
+  daily_cap_cents?: number | null;
+  approval_mode?: ApprovalMode;
+  rate_limit_per_min?: number | null;
+}
+
+export interface KeyResource {
+  id: string;
+  object: 'api_key';
+  name: string;
+  start: string;
+  scopes: Scope[];
+  approval_mode: ApprovalMode;
+  budget_cents: number | null;
+  per_call_max_cents: number | null;
+  daily_cap_cents: number | null;
+  rate_limit_per_min: number | null;
+  spent_cents: number;
+  origin: Row<'api_keys'>['origin'];
+  created_at: string;
+  updated_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The only way a key row leaves the service: no hash, ever. */
+export function toKeyResource(row: Row<'api_keys'>): KeyResource {
+  return {
+    id: row.id,
+    object: 'api_key',
+    name: row.name,
+    start: row.start,
+    scopes: parseScopes(row.scopes),
+    approval_mode: row.approval_mode,
+    budget_cents: row.budget_cents,
+    per_call_max_cents: row.per_call_max_cents,
+    daily_cap_cents: row.daily_cap_cents,
+    rate_limit_per_min: row.rate_limit_per_min,
+    spent_cents: row.spent_cents,
+    origin: row.origin,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+    revoked_at: iso(row.revoked_at),
+    last_used_at: iso(row.last_used_at),
+  };
+}
+
+export interface InsertKeyInput extends KeyCaps {
+  orgId: string;
+  name: string;
+  scopes: readonly Scope[];
+  origin: Row<'api_keys'>['origin'];
+  createdByUserId?: string | null;
+  createdByKeyId?: string | null;
+}
+
+export async function insertKey(db: Db, input: InsertKeyInput, now: number): Promise<{ row: Row<'api_keys'>; plaintext: string }> {
+  const minted = mintApiKey();
+  const row: Row<'api_keys'> = {
+    id: newId('key', now),
+    org_id: input.orgId,
+    created_by_user_id: input.createdByUserId ?? null,
+    created_by_key_id: input.createdByKeyId ?? null,
+    name: input.name,
+    key_hash: minted.hash,
+    start: minted.start,
+    scopes: formatScopes(input.scopes),
+    origin: input.origin,
+    approval_mode: input.approval_mode ?? 'auto',
+    budget_cents: input.budget_cents ?? null,
+    per_call_max_cents: input.per_call_max_cents ?? null,
+    daily_cap_cents: input.daily_cap_cents ?? null,
+    rate_limit_per_min: input.rate_limit_per_min ?? null,
+    spent_cents: 0,
+    created_at: now,
+    updated_at: now,
+    revoked_at: null,
+    last_used_at: null,
+  };
+  await db.insertInto('api_keys').values(row).execute();
+  return { row, plaintext: minted.plaintext };
+}
+
+export async function createKeyFor(
+  db: Db,
+  creator: Principal,
+  input: { name: string; scopes?: Scope[] | undefined } & KeyCaps,
+  now: number,
+): Promise<{ resource: KeyResource; plaintext: string }> {
+  const scopes = input.scopes ?? [...creator.scopes];
+  const excess = scopes.filter((s) => !creator.scopes.has(s));
+  if (excess.length) {
+    throw new SvcError('insufficient_scope', `A key cannot grant scopes its creator lacks: ${excess.join(', ')}`, {
+      extra: { missing_scopes: excess },
+    });
+  }
+  const { row, plaintext } = await insertKey(
+    db,
+    { ...input, orgId: creator.orgId, scopes, origin: 'created', createdByUserId: creator.userId, createdByKeyId: creator.keyId },
+    now,
+  );
+  return { resource: toKeyResource(row), plaintext };
+}
+
+export async function listKeys(db: Db, orgId: string): Promise<KeyResource[]> {
+  const rows = await db.selectFrom('api_keys').selectAll().where('org_id', '=', orgId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return rows.map(toKeyResource);
+}
+
+async function orgKey(db: Db, orgId: string, keyId: string): Promise<Row<'api_keys'>> {
+  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', keyId).where('org_id', '=', orgId).executeTakeFirst();
+  if (!row) throw new SvcError('not_found', `No key ${keyId} in this org`);
+  return row;
+}
+
+export async function patchKey(db: Db, orgId: string, keyId: string, patch: { name?: string | undefined } & KeyCaps, now: number): Promise<KeyResource> {
+  return db.transaction().execute(async (trx) => {
+    const row = await orgKey(trx, orgId, keyId);
+    if (row.revoked_at !== null) throw new SvcError('invalid_state', 'A revoked key cannot be changed');
+    const set: Partial<Row<'api_keys'>> = { updated_at: now };
+    for (const f of ['name', 'budget_cents', 'per_call_max_cents', 'daily_cap_cents', 'approval_mode', 'rate_limit_per_min'] as const) {
+      if (patch[f] !== undefined) (set as Record<string, unknown>)[f] = patch[f];
+    }
+    await trx.updateTable('api_keys').set(set).where('id', '=', keyId).execute();
+    await recordChange(trx, 'key', keyId, now);
+    return toKeyResource(await orgKey(trx, orgId, keyId));
+  });
+}
+
+/** Idempotent: revoking a revoked key returns it unchanged. */
+export async function revokeKey(db: Db, orgId: string, keyId: string, now: number): Promise<KeyResource> {
+  return db.transaction().execute(async (trx) => {
+    const row = await orgKey(trx, orgId, keyId);
+    if (row.revoked_at === null) {
+      await trx.updateTable('api_keys').set({ revoked_at: now, updated_at: now }).where('id', '=', keyId).execute();
+      await recordChange(trx, 'key', keyId, now);
+    }
+    return toKeyResource(await orgKey(trx, orgId, keyId));
+  });
+}

@@ -1,0 +1,121 @@
+/**
+ * Passwordless login: a 6-digit code by mail (10-minute TTL, stored as an HMAC, 5 attempts), exchanged for a
+ * `sess_…` token (stored hashed, 30-day expiry). The first successful verify of an email creates its account if
+ * needed and grants starter credits once (idempotency key `starter:{org_id}`).
+ */
+import { createHmac } from 'node:crypto';
+import type { AppContext } from '../context.js';
+import { SvcError } from '../lib/errors.js';
+import { newId, sixDigitCode } from '../lib/ids.js';
+import { safeEqualHex } from '../lib/crypto.js';
+import { postEntry } from '../ledger/ledger.service.js';
+import { mintSessionToken } from '../keys/key-format.js';
+import { insertOrg } from '../orgs/orgs.service.js';
+
+export const LOGIN_CODE_TTL_MS = 10 * 60_000;
+export const LOGIN_CODE_MAX_ATTEMPTS = 5;
+export const SESSION_TTL_MS = 30 * 86_400_000;
+
+function codeHash(ctx: AppContext, codeId: string, code: string): string {
+  // Keyed: a 6-digit code space is too small for a plain hash to protect a leaked database.
+  return createHmac('sha256', ctx.secretKey).update(`${codeId}:${code}`).digest('hex');
+}
+
+/** Same work, same response and no mail-delivery wait on either branch: existence of the account is not revealed. */
+export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promise<void> {
+  const now = ctx.clock.now();
+  const email = rawEmail.toLowerCase();
+  const code = sixDigitCode();
+  const id = newId('lgc', now);
+  await ctx.db.transaction().execute(async (trx) => {
+    // A new code replaces any earlier one.
+    await trx.updateTable('login_codes').set({ consumed_at: now }).where('email', '=', email).where('consumed_at', 'is', null).execute();
+    await trx.insertInto('login_codes').values({ id, email, code_hash: codeHash(ctx, id, code), created_at: now, expires_at: now + LOGIN_CODE_TTL_MS, consumed_at: null }).execute();
+  });
+  const mail = {
+    to: email,
+    subject: `Your svc login code: ${code}`,
+    text: `Your svc login code is ${code}\n\nIt is valid for 10 minutes. Log in with:\n  svc login --email ${email} --code ${code}\n\nIf you did not ask for this, ignore this mail.\n`,
+  };
+  setImmediate(() => {
+    ctx.mailer.send(mail).catch((e: unknown) => ctx.log.error('login mail failed', { err: e instanceof Error ? e : String(e) }));
+  });
+}
+
+export interface LoginResult {
+  session_token: string;
+  expires_at: string;
+  org_id: string;
+  user_id: string;
+  new_account: boolean;
+  starter_credit_cents: number;
+}
+
+export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: string): Promise<LoginResult> {
+  const now = ctx.clock.now();
+  const email = rawEmail.toLowerCase();
+  // Wrong-code bookkeeping must commit even though the request fails, so it is its own transaction.
+  const outcome = await ctx.db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('login_codes')
+      .selectAll()
+      .where('email', '=', email)
+      .where('consumed_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (!row || row.expires_at <= now) return 'invalid' as const;
+    if (row.attempts >= LOGIN_CODE_MAX_ATTEMPTS) return 'exhausted' as const;
+    if (!safeEqualHex(codeHash(ctx, row.id, code), row.code_hash)) {
+      await trx.updateTable('login_codes').set({ attempts: row.attempts + 1 }).where('id', '=', row.id).execute();
+      return row.attempts + 1 >= LOGIN_CODE_MAX_ATTEMPTS ? ('exhausted' as const) : ('invalid' as const);
+    }
+    await trx.updateTable('login_codes').set({ consumed_at: now }).where('id', '=', row.id).execute();
+    return 'ok' as const;
+  });
+  if (outcome === 'invalid') throw new SvcError('invalid_code', 'The code is wrong or expired: request a new one with POST /v1/auth/login/request');
+  if (outcome === 'exhausted') throw new SvcError('too_many_attempts', 'Too many wrong codes: request a new one with POST /v1/auth/login/request', { retryAfter: 1 });
+
+  return ctx.db.transaction().execute(async (trx) => {
+    let user = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+    let newAccount = false;
+    if (!user) {
+      newAccount = true;
+      const orgId = await insertOrg(trx, { name: email, origin: 'login', email, verifiedAt: now }, now);
+      user = { id: newId('usr', now), org_id: orgId, email, name: null, role: 'owner', email_verified_at: now, created_at: now, last_login_at: null };
+      await trx.insertInto('users').values(user).execute();
+    }
+    // Receiving the code proves the mailbox: the email counts as verified from now on.
+    await trx
+      .updateTable('users')
+      .set({ last_login_at: now, email_verified_at: user.email_verified_at ?? now })
+      .where('id', '=', user.id)
+      .execute();
+    let starter = 0;
+    if (ctx.config.credits.starterCents > 0) {
+      const r = await postEntry(
+        trx,
+        { orgId: user.org_id, kind: 'starter_credit', amountCents: ctx.config.credits.starterCents, reason: 'starter credit on first login', idempotencyKey: `starter:${user.org_id}` },
+        now,
+      );
+      if (r.applied) starter = ctx.config.credits.starterCents;
+    }
+    const token = mintSessionToken();
+    await trx
+      .insertInto('sessions')
+      .values({ id: newId('ses', now), org_id: user.org_id, user_id: user.id, token_hash: token.hash, created_at: now, expires_at: now + SESSION_TTL_MS, ended_at: null })
+      .execute();
+    return {
+      session_token: token.plaintext,
+      expires_at: new Date(now + SESSION_TTL_MS).toISOString(),
+      org_id: user.org_id,
+      user_id: user.id,
+      new_account: newAccount,
+      starter_credit_cents: starter,
+    };
+  });
+}
+
+export async function endSession(ctx: AppContext, sessionId: string): Promise<void> {
+  await ctx.db.updateTable('sessions').set({ ended_at: ctx.clock.now() }).where('id', '=', sessionId).where('ended_at', 'is', null).execute();
+}

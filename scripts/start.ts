@@ -1,0 +1,106 @@
+/**
+ * `npm start`: the whole marketplace on one machine. Migrates the SQLite file once, then runs the demo upstream
+ * (when SVC_DEMO), the control plane, the gateway and the MCP server as child processes on loopback ports.
+ * Ctrl-C / SIGTERM stops them all; if one dies, the rest are stopped too and the exit code is 1.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { loadConfigOrExit } from '../control/config.js';
+import { openDatabase } from '../control/db/database.js';
+import { migrateToLatest } from '../control/db/migrate.js';
+
+const DIST = join(dirname(fileURLToPath(import.meta.url)), '..');
+const config = loadConfigOrExit();
+
+const handles = openDatabase(config.dbFile);
+await migrateToLatest(handles.db);
+await handles.close();
+
+interface Child {
+  name: string;
+  proc: ChildProcess;
+  url?: string;
+}
+const children: Child[] = [];
+let stopping = false;
+
+function start(name: string, entry: string, env: NodeJS.ProcessEnv = process.env): Promise<Child> {
+  const proc = spawn(process.execPath, [join(DIST, entry)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: Child = { name, proc };
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: proc.stdout! });
+    rl.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { ready?: string; url?: string };
+        if (msg.ready && msg.url) {
+          child.url = msg.url;
+          resolve(child);
+          return;
+        }
+      } catch {
+        /* plain output */
+      }
+      process.stdout.write(`[${name}] ${line}\n`);
+    });
+    proc.once('exit', (code, signal) => {
+      if (!child.url) reject(new Error(`${name} exited (${code ?? signal}) before it was ready`));
+      else if (!stopping) {
+        process.stderr.write(`svc: ${name} stopped unexpectedly (${code ?? signal}); stopping the rest\n`);
+        void stopAll(1);
+      }
+    });
+  });
+}
+
+async function stopAll(code: number): Promise<void> {
+  stopping = true;
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.proc.exitCode !== null || c.proc.signalCode !== null) return resolve();
+          const t = setTimeout(() => c.proc.kill('SIGKILL'), 5000);
+          c.proc.once('exit', () => {
+            clearTimeout(t);
+            resolve();
+          });
+          c.proc.kill('SIGTERM');
+        }),
+    ),
+  );
+  process.exit(code);
+}
+process.on('SIGINT', () => void stopAll(0));
+process.on('SIGTERM', () => void stopAll(0));
+
+try {
+  if (config.demo && existsSync(join(DIST, 'demo/upstream.js'))) await start('demo-upstream', 'demo/upstream.js');
+  const [control, gateway, mcp] = await Promise.all([
+    start('control', 'control/main.js'),
+    start('gateway', 'gateway/main.js'),
+    start('mcp', 'mcp/main.js'),
+  ]);
+  process.stdout.write(
+    [
+      '',
+      `svc is running (${config.env}, data in ${config.dataDir})`,
+      `  control plane  ${control.url}/v1   (OpenAPI: ${control.url}/v1/openapi.json)`,
+      `  gateway        ${gateway.url}`,
+      `  MCP            ${mcp.url}/mcp`,
+      '',
+      'First call:',
+      `  KEY=$(curl -s -X POST ${control.url}/v1/register | node -pe 'JSON.parse(require("fs").readFileSync(0)).api_key')`,
+      `  curl -s ${control.url}/v1/catalog/search?query=demo -H "authorization: Bearer $KEY"`,
+      '',
+      'Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+} catch (e) {
+  process.stderr.write(`svc: ${(e as Error).message}\n`);
+  await stopAll(1);
+}
