@@ -8,5 +8,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // The JSON report feeds .ci/run's closing 'N passed, N failed' line.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest-report.json' },
   },
 });
