@@ -1,0 +1,121 @@
+/**
+ * Micro-benchmark of the gateway's group-commit settle writer (gateway/settle-writer.ts): paid-call settles
+ * (usage row, ledger entry, lease + balance, key and daily spend, provider earning) for a fixed duration,
+ * while a worker thread runs WAL checkpoints. Prints one JSON line with the sustained rate.
+ */
+import { Worker } from 'node:worker_threads';
+import { statSync } from 'node:fs';
+import { openDatabase } from '../../control/db/database.js';
+import { utcDay } from '../../control/lib/clock.js';
+import { microDb, importGateway } from './micro-db.js';
+
+export interface LedgerResult {
+  /** Settled paid calls per second over the whole run (each is 6 row writes: see header). */
+  rowsPerSec: number;
+  /** The slowest 1-second window: "sustained" means this one too. */
+  minWindowRowsPerSec: number;
+  /** Settles per CPU-second of this process (all threads): the rate with a core to itself. */
+  rowsPerCpuSec: number;
+  rows: number;
+  seconds: number;
+  batch: number;
+  checkpoints: number;
+  checkpointMsMax: number;
+  walMaxBytes: number;
+  /** Ledger check after the run: balance dropped by exactly the rows written. */
+  consistent: boolean;
+  error?: string;
+}
+
+interface WriterModule {
+  SettleWriter: new (sqlite: unknown, opts: { holderId: string | null; platformFeeBps: number }) => {
+    settle(rec: Record<string, unknown>): Promise<void>;
+    flush(): void;
+    written: number;
+  };
+}
+
+const CREDIT = 1_000_000_000;
+const LEASE = 900_000_000;
+
+async function _main(): Promise<void> {
+  const seconds = Number(process.argv[2] ?? '10');
+  const batch = Number(process.argv[3] ?? '128');
+  const m = await microDb(CREDIT);
+  const h = openDatabase(m.file);
+  const sq = h.sqlite;
+  let worker: Worker | null = null;
+  try {
+    const { SettleWriter } = await importGateway<WriterModule>('settle-writer.js');
+    const now = Date.now();
+    const day = utcDay(now);
+    const holderId = 'gwi_bench';
+    sq.prepare('INSERT INTO gateway_instances (id, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?)').run(holderId, process.pid, now, now);
+    sq.prepare(
+      'INSERT INTO balance_leases (id, holder_id, org_id, key_id, day, amount_cents, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run('lease_bench', holderId, m.consumer.orgId, m.consumer.keyId, day, LEASE, now, now + 3_600_000);
+    sq.prepare('UPDATE balances SET reserved_cents = reserved_cents + ? WHERE org_id = ?').run(LEASE, m.consumer.orgId);
+    const writer = new SettleWriter(sq, { holderId, platformFeeBps: 2000 });
+
+    const cps: { ms: number }[] = [];
+    worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), { workerData: { file: m.file, intervalMs: 1000 } });
+    worker.on('message', (c: { ms: number }) => cps.push(c));
+
+    let seq = 0;
+    const rec = () => {
+      const t = Date.now();
+      const id = `req_bench${++seq}`;
+      return {
+        requestId: id, orgId: m.consumer.orgId, keyId: m.consumer.keyId, apiId: m.apiId, endpointId: m.endpointId,
+        providerOrgId: m.providerOrgId, method: 'GET', status: 200, latencyMs: 1, priceCents: 1, chargedCents: 1,
+        errorCode: null, createdAt: t, leaseId: 'lease_bench', day,
+      };
+    };
+    const windows: number[] = [];
+    let walMax = 0;
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    let windowStart = t0;
+    let windowRows = 0;
+    while (performance.now() - t0 < seconds * 1000) {
+      const ps: Promise<void>[] = [];
+      for (let i = 0; i < batch; i++) ps.push(writer.settle(rec()));
+      await Promise.all(ps);
+      windowRows += batch;
+      const t = performance.now();
+      if (t - windowStart >= 1000) {
+        windows.push((windowRows * 1000) / (t - windowStart));
+        windowRows = 0;
+        windowStart = t;
+        walMax = Math.max(walMax, statSync(m.file + '-wal').size);
+      }
+    }
+    const elapsed = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(c0);
+    const rows = writer.written;
+    const bal = sq.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').get(m.consumer.orgId) as { credit_cents: number };
+    const charged = sq.prepare("SELECT -SUM(amount_cents) AS s FROM ledger_entries WHERE org_id = ? AND kind = 'call_charge'").get(m.consumer.orgId) as { s: number };
+    const out: LedgerResult = {
+      rowsPerSec: Math.round(rows / elapsed),
+      minWindowRowsPerSec: Math.round(Math.min(...windows)),
+      rowsPerCpuSec: Math.round(rows / ((cpu.user + cpu.system) / 1e6)),
+      rows,
+      seconds: Math.round(elapsed * 10) / 10,
+      batch,
+      checkpoints: cps.length,
+      checkpointMsMax: Math.round(Math.max(0, ...cps.map((c) => c.ms)) * 10) / 10,
+      walMaxBytes: walMax,
+      consistent: bal.credit_cents === CREDIT - rows && charged.s === rows,
+    };
+    process.stdout.write(JSON.stringify(out) + '\n');
+  } catch (e) {
+    process.stdout.write(JSON.stringify({ rowsPerSec: null, seconds, batch, error: (e as Error).message }) + '\n');
+  } finally {
+    worker?.postMessage('stop');
+    await new Promise((r) => setTimeout(r, 100));
+    h.close();
+    m.cleanup();
+  }
+}
+
+void _main();

@@ -1,0 +1,64 @@
+/**
+ * Micro-benchmark phase: key auth and the settle (ledger) writer, each in its own process pinned to the
+ * server core, reading the compiled gateway modules; a missing or changed module is reported, not fatal.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from './setup.js';
+import type { KeyAuthResult } from './micro/key-auth.bench.js';
+import type { LedgerResult } from './micro/ledger-writer.bench.js';
+
+export interface MicroResults {
+  keyAuth?: KeyAuthResult;
+  ledger?: LedgerResult;
+  /** Short runs at other batch sizes: how the rate depends on how many settles share a commit. */
+  ledgerSweep?: LedgerResult[];
+}
+
+function _runJson<T>(script: string, args: string[], cpus: string, timeoutSec: number): Promise<T> {
+  return new Promise((res, rej) => {
+    const child = spawn('taskset', ['-c', cpus, process.execPath, join(ROOT, 'dist', 'bench', 'micro', script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const kill = setTimeout(() => child.kill('SIGKILL'), timeoutSec * 1000);
+    child.once('exit', (code) => {
+      clearTimeout(kill);
+      try {
+        res(JSON.parse(out.trim().split('\n').pop() ?? '') as T);
+      } catch {
+        rej(new Error(`${script} exited ${code}: ${err.slice(-500)}`));
+      }
+    });
+  });
+}
+
+export async function runMicro(o: { authOps: number; ledgerSec: number; sweep: boolean; cpus: string }, log: (s: string) => void): Promise<MicroResults> {
+  const out: MicroResults = {};
+  try {
+    out.keyAuth = await _runJson<KeyAuthResult>('key-auth.bench.js', [String(o.authOps)], o.cpus, 120);
+    log(out.keyAuth.error ? `key auth: ERROR ${out.keyAuth.error}` : `key auth: ${out.keyAuth.usPerOp} µs/op wall, ${out.keyAuth.cpuUsPerOp} µs/op CPU (sha256 alone ${out.keyAuth.sha256UsPerOp} µs) over ${out.keyAuth.ops} ops`);
+  } catch (e) {
+    out.keyAuth = { usPerOp: NaN, cpuUsPerOp: NaN, ops: 0, sha256UsPerOp: NaN, keysInCache: 0, error: (e as Error).message };
+    log(`key auth: ERROR ${out.keyAuth.error}`);
+  }
+  const ledger = async (sec: number, batch: number): Promise<LedgerResult> => {
+    try {
+      const r = await _runJson<LedgerResult>('ledger-writer.bench.js', [String(sec), String(batch)], o.cpus, sec + 120);
+      log(
+        r.error
+          ? `ledger writer: ERROR ${r.error}`
+          : `ledger writer (batch ${batch}, ${r.seconds} s): ${r.rowsPerSec} rows/s (${r.rowsPerCpuSec} per CPU-second), slowest second ${r.minWindowRowsPerSec}, ` +
+              `${r.checkpoints} checkpoints (max ${r.checkpointMsMax} ms), WAL max ${(r.walMaxBytes / 1e6).toFixed(1)} MB, consistent=${r.consistent}`,
+      );
+      return r;
+    } catch (e) {
+      log(`ledger writer: ERROR ${(e as Error).message}`);
+      return { rowsPerSec: NaN, minWindowRowsPerSec: NaN, rowsPerCpuSec: NaN, rows: 0, seconds: sec, batch, checkpoints: 0, checkpointMsMax: 0, walMaxBytes: 0, consistent: false, error: (e as Error).message };
+    }
+  };
+  out.ledger = await ledger(o.ledgerSec, 128);
+  if (o.sweep) out.ledgerSweep = [await ledger(5, 16), await ledger(5, 512)];
+  return out;
+}

@@ -1,0 +1,87 @@
+/**
+ * Throughput phase: every target once per round, order rotated each round, autocannon pinned beside the
+ * upstream; per run: req/s, p50/p99, CPU µs per request of the server under test, core utilisation, loop delay.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import type { LoadResult, LoadSpec } from './load-worker.js';
+import { cpuBusy, cpuMicros, cpuSample } from './procs.js';
+import { eldDelay, eldSnapshot } from './eld.js';
+import { ROOT } from './setup.js';
+import type { Target, TargetId } from './targets.js';
+import type { EldSnapshot } from './eld-probe.js';
+
+export interface LoadRun {
+  round: number;
+  target: TargetId;
+  load: LoadResult;
+  /** Responses with the expected status (the rest are failures). */
+  expected: number;
+  cpuUsPerReq: number | null;
+  /** Busy fraction per CPU during the run (core 0: load + upstream, core 1: server under test). */
+  coreBusy: number[];
+  eld: { p999Ms: number; p99Ms: number; maxMs: number; raw: EldSnapshot } | null;
+}
+
+export const LOAD_CPU = '0';
+
+export function runLoadWorker(spec: LoadSpec, cpus = LOAD_CPU): Promise<LoadResult> {
+  return new Promise((res, rej) => {
+    const child = spawn('taskset', ['-c', cpus, process.execPath, join(ROOT, 'dist', 'bench', 'load-worker.js'), JSON.stringify(spec)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    // Bounded: autocannon stops itself after durationSec; this is the backstop.
+    const kill = setTimeout(() => child.kill('SIGKILL'), (spec.durationSec + 30) * 1000);
+    child.once('exit', (code) => {
+      clearTimeout(kill);
+      try {
+        res(JSON.parse(out.trim().split('\n').pop() ?? '') as LoadResult);
+      } catch {
+        rej(new Error(`load worker exited ${code}: ${err.slice(-500)}`));
+      }
+    });
+  });
+}
+
+export async function runThroughput(
+  targets: Target[],
+  o: { rounds: number; durationSec: number; connections: number; eldDir: string },
+  log: (s: string) => void,
+): Promise<LoadRun[]> {
+  const runs: LoadRun[] = [];
+  for (let r = 0; r < o.rounds; r++) {
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[(i + r) % targets.length]!;
+      if (t.eld) await eldSnapshot(o.eldDir, t.sut.pid);
+      const cpu0 = cpuMicros(t.sut.pid);
+      const s0 = cpuSample();
+      const load = await runLoadWorker({ url: t.url, connections: o.connections, durationSec: o.durationSec, headers: t.headers });
+      const s1 = cpuSample();
+      const cpu1 = cpuMicros(t.sut.pid);
+      const snap = t.eld ? await eldSnapshot(o.eldDir, t.sut.pid) : null;
+      const expected = load.statusCounts[String(t.expectStatus)] ?? 0;
+      const run: LoadRun = {
+        round: r + 1,
+        target: t.id,
+        load,
+        expected,
+        cpuUsPerReq: load.responses > 0 ? (cpu1 - cpu0) / load.responses : null,
+        coreBusy: cpuBusy(s0, s1),
+        eld: snap ? { p999Ms: eldDelay(snap.p999Ms), p99Ms: eldDelay(snap.p99Ms), maxMs: eldDelay(snap.maxMs), raw: snap } : null,
+      };
+      runs.push(run);
+      const bad = load.responses - expected + load.errors;
+      log(
+        `round ${r + 1} ${t.id.padEnd(11)} ${Math.round(load.rps).toString().padStart(6)} req/s  p50 ${load.p50Ms} ms p99 ${load.p99Ms} ms  ` +
+          `cpu ${run.cpuUsPerReq?.toFixed(1)} µs/req  cores ${run.coreBusy.map((b) => Math.round(b * 100) + '%').join('/')}` +
+          (run.eld ? `  eld p99.9 ${run.eld.p999Ms.toFixed(2)} ms` : '') +
+          (bad ? `  UNEXPECTED ${bad} (${JSON.stringify(load.statusCounts)} errors ${load.errors})` : ''),
+      );
+    }
+  }
+  return runs;
+}

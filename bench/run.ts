@@ -1,0 +1,163 @@
+/**
+ * `npm run bench`: the gateway vs nginx vs the upstream direct in one bounded run (issue 3, item 7).
+ * Starts everything pinned, checks one request per target, interleaves load rounds, measures added latency
+ * on one core, runs the micro-benchmarks, and writes bench/results/<stamp>.json|md (+ bench/RESULTS.md).
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseOptions, type BenchOptions } from './options.js';
+import { ensureTool } from './tools.js';
+import { startPinned, type Pinned } from './procs.js';
+import { startNginx } from './nginx.js';
+import { ROOT, seedDataDir, startGateway, unknownKey, type Seeded } from './setup.js';
+import { checkTarget, type CheckResult, type Target, type TargetId, TARGET_LABELS } from './targets.js';
+import { runThroughput, type LoadRun } from './phase-throughput.js';
+import { repin, runLatency, type LatencyRun } from './phase-latency.js';
+import { runMicro, type MicroResults } from './phase-micro.js';
+import { summarise, type Summary } from './summary.js';
+import { machineInfo, type Machine } from './stats.js';
+import { renderMarkdown, withKeptNotes } from './report.js';
+
+export interface BenchResult {
+  file: string;
+  startedAt: string;
+  finishedAt: string;
+  argv: string[];
+  options: BenchOptions;
+  machine: Machine;
+  loadavgStart: string;
+  checks: Partial<Record<TargetId, CheckResult>>;
+  load: LoadRun[];
+  latency: LatencyRun[];
+  micro: MicroResults;
+  summary: Summary;
+  notes: string[];
+}
+
+const SUT_CPU = '1';
+const LOAD_CPU = '0';
+const log = (s: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
+
+async function _main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const o = parseOptions(argv);
+  const startedAt = new Date().toISOString();
+  const loadavgStart = machineInfo().loadavg;
+  const notes: string[] = [];
+  const procs: Pinned[] = [];
+  const tmp = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const seeds: Seeded[] = [];
+  const stopAll = async () => {
+    await Promise.all(procs.splice(0).map((p) => p.stop()));
+  };
+  process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
+  const checks: BenchResult['checks'] = {};
+  let load: LoadRun[] = [];
+  let latency: LatencyRun[] = [];
+  let micro: MicroResults = {};
+  try {
+    const nginx = ensureTool('nginx', 'nginx-light', log);
+    const wrk = ensureTool('wrk', 'wrk', log);
+    if (nginx.note) notes.push(`nginx target skipped: ${nginx.note}`);
+    if (wrk.note) notes.push(`added-latency phase skipped (needs wrk): ${wrk.note}`);
+
+    const stub = await startPinned('stub-upstream', LOAD_CPU, process.execPath, [join(ROOT, 'dist', 'bench', 'stub-upstream.js')], { PATH: process.env.PATH ?? '' });
+    procs.push(stub);
+    log(`stub upstream ${stub.url} (pid ${stub.pid}, cpu ${LOAD_CPU})`);
+    const targets: Target[] = [{ id: 'direct', label: TARGET_LABELS.direct, url: `${stub.url}/items/42`, headers: {}, sut: stub, expectStatus: 200, eld: false }];
+    if (nginx.path) {
+      const ng = await startNginx(nginx.path, join(tmp, 'nginx'), SUT_CPU, stub.port);
+      procs.push(ng);
+      log(`nginx ${ng.url} (pid ${ng.pid}, cpu ${SUT_CPU})`);
+      targets.push({ id: 'nginx', label: TARGET_LABELS.nginx, url: `${ng.url}/items/42`, headers: {}, sut: ng, expectStatus: 200, eld: false });
+    }
+    let paidSeed: Seeded | null = null;
+    if (!existsSync(join(ROOT, 'dist', 'gateway', 'main.js'))) {
+      notes.push('gateway targets skipped: dist/gateway/main.js does not exist (gateway not built yet)');
+    } else {
+      const eldDir = join(tmp, 'eld');
+      mkdirSync(eldDir);
+      const nodeOptions = `--import=${pathToFileURL(join(ROOT, 'dist', 'bench', 'eld-probe.js')).href}`;
+      // One key drives all the load: lift the per-key default rate limit (60k/min) so the bench measures the gateway, not the limiter.
+      const env = { BENCH_ELD_DIR: eldDir, SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000' };
+      try {
+        const passSeed = await seedDataDir(stub.url, 'pass');
+        paidSeed = await seedDataDir(stub.url, 'paid');
+        seeds.push(passSeed, paidSeed);
+        const pass = await startGateway(passSeed, 'gateway-pass', { metering: false, cpus: SUT_CPU, nodeOptions, env });
+        procs.push(pass);
+        const paid = await startGateway(paidSeed, 'gateway-paid', { metering: true, cpus: SUT_CPU, nodeOptions, env });
+        procs.push(paid);
+        log(`gateway pass-through ${pass.url} (pid ${pass.pid}), paid ${paid.url} (pid ${paid.pid}), cpu ${SUT_CPU}`);
+        const auth = (k: string) => ({ authorization: `Bearer ${k}` });
+        targets.push(
+          { id: 'passthrough', label: TARGET_LABELS.passthrough, url: pass.url + passSeed.path, headers: auth(passSeed.key), sut: pass, expectStatus: 200, eld: true },
+          { id: 'paid', label: TARGET_LABELS.paid, url: paid.url + paidSeed.path, headers: auth(paidSeed.key), sut: paid, expectStatus: 200, eld: true },
+          { id: 'unauth', label: TARGET_LABELS.unauth, url: paid.url + paidSeed.path, headers: auth(unknownKey()), sut: paid, expectStatus: 401, eld: true },
+        );
+      } catch (e) {
+        notes.push(`gateway targets skipped: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`);
+      }
+    }
+    const measured: Target[] = [];
+    for (const t of targets) {
+      const c = await checkTarget(t, paidSeed);
+      checks[t.id] = c;
+      log(`check ${t.id}: ${c.ok ? 'ok' : 'FAILED'}: ${c.detail}`);
+      if (c.ok) measured.push(t);
+      else notes.push(`${t.label} not measured: its check failed (${c.detail})`);
+    }
+    if (!o.skipLoad) {
+      load = await runThroughput(measured, { rounds: o.rounds, durationSec: o.durationSec, connections: o.connections, eldDir: join(tmp, 'eld') }, log);
+      if (wrk.path) {
+        const latTargets = measured.filter((t) => t.id !== 'unauth');
+        repin(procs.map((p) => p.pid), LOAD_CPU);
+        latency = await runLatency(wrk.path, latTargets, { rounds: o.latencyRounds, seconds: o.latencySec, cpus: LOAD_CPU }, log);
+      }
+    }
+    await stopAll();
+    if (!o.skipMicro) micro = await runMicro({ authOps: o.authOps, ledgerSec: o.ledgerSec, sweep: !o.quick, cpus: SUT_CPU }, log);
+  } finally {
+    await stopAll();
+    for (const s of seeds) rmSync(s.dataDir, { recursive: true, force: true });
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  _write({ startedAt, argv, o, loadavgStart, checks, load, latency, micro, notes });
+}
+
+function _write(p: { startedAt: string; argv: string[]; o: BenchOptions; loadavgStart: string; checks: BenchResult['checks']; load: LoadRun[]; latency: LatencyRun[]; micro: MicroResults; notes: string[] }): void {
+  const stamp = p.startedAt.slice(0, 16).replace(/:/g, '') + 'Z' + (p.o.quick ? '-quick' : '');
+  const dir = join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const result: BenchResult = {
+    file: `${stamp}.json`,
+    startedAt: p.startedAt,
+    finishedAt: new Date().toISOString(),
+    argv: p.argv,
+    options: p.o,
+    machine: machineInfo(),
+    loadavgStart: p.loadavgStart,
+    checks: p.checks,
+    load: p.load,
+    latency: p.latency,
+    micro: p.micro,
+    summary: summarise(p.load, p.latency, p.micro),
+    notes: p.notes,
+  };
+  writeFileSync(join(dir, result.file), JSON.stringify(result, null, 2) + '\n');
+  const md = renderMarkdown(result);
+  writeFileSync(join(dir, `${stamp}.md`), md);
+  if (p.o.record) {
+    const resultsPath = join(ROOT, 'bench', 'RESULTS.md');
+    writeFileSync(resultsPath, withKeptNotes(md, resultsPath));
+  }
+  process.stdout.write(md + '\n');
+  log(`wrote bench/results/${stamp}.json and .md${p.o.record ? ' and bench/RESULTS.md' : ''}`);
+}
+
+void _main().catch((e: unknown) => {
+  log(`FAILED: ${(e as Error).stack ?? String(e)}`);
+  process.exit(1);
+});

@@ -1,0 +1,108 @@
+/**
+ * Turns the raw runs into the reported numbers: per-target medians, the median of per-round ratios,
+ * added latency vs the upstream direct, and each target of issue 3 item 7 as met / not met / not measured.
+ */
+import { median, round } from './stats.js';
+import type { LoadRun } from './phase-throughput.js';
+import type { LatencyRun } from './phase-latency.js';
+import type { TargetId } from './targets.js';
+import type { MicroResults } from './phase-micro.js';
+
+export interface TargetSummary {
+  rps: number | null;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  cpuUsPerReq: number | null;
+  eldP999Ms: number | null;
+  eldP999MsWorst: number | null;
+  rounds: number;
+  unexpectedResponses: number;
+}
+
+export interface Goal {
+  name: string;
+  goal: string;
+  measured: string;
+  met: boolean | null;
+}
+
+export interface Summary {
+  throughput: Partial<Record<TargetId, TargetSummary>>;
+  ratios: { paidVsNginx: number | null; paidVsPassthrough: number | null; passthroughVsNginx: number | null; perRound: Record<string, number | null>[] };
+  latency: Partial<Record<TargetId, { p50Us: number | null; p99Us: number | null; p999Us: number | null }>>;
+  added: Partial<Record<TargetId, { p50Us: number | null; p99Us: number | null }>>;
+  goals: Goal[];
+}
+
+const r2 = (x: number | null) => round(x, 2);
+
+function _ratio(a: number | undefined, b: number | undefined): number | null {
+  return a !== undefined && b !== undefined && b > 0 ? a / b : null;
+}
+
+export function summarise(load: LoadRun[], lat: LatencyRun[], micro: MicroResults): Summary {
+  const throughput: Summary['throughput'] = {};
+  for (const id of [...new Set(load.map((r) => r.target))]) {
+    const rs = load.filter((r) => r.target === id);
+    const elds = rs.flatMap((r) => (r.eld ? [r.eld.p999Ms] : []));
+    throughput[id] = {
+      rps: round(median(rs.map((r) => r.expected / r.load.durationSec))),
+      p50Ms: median(rs.map((r) => r.load.p50Ms)),
+      p99Ms: median(rs.map((r) => r.load.p99Ms)),
+      cpuUsPerReq: r2(median(rs.map((r) => r.cpuUsPerReq ?? NaN))),
+      eldP999Ms: r2(median(elds)),
+      eldP999MsWorst: elds.length ? r2(Math.max(...elds)) : null,
+      rounds: rs.length,
+      unexpectedResponses: rs.reduce((s, r) => s + r.load.responses - r.expected + r.load.errors, 0),
+    };
+  }
+  const rounds = [...new Set(load.map((r) => r.round))];
+  const perRound = rounds.map((n) => {
+    const rps = (id: TargetId) => {
+      const run = load.find((r) => r.round === n && r.target === id);
+      return run ? run.expected / run.load.durationSec : undefined;
+    };
+    return { round: n, paidVsNginx: r2(_ratio(rps('paid'), rps('nginx'))), paidVsPassthrough: r2(_ratio(rps('paid'), rps('passthrough'))), passthroughVsNginx: r2(_ratio(rps('passthrough'), rps('nginx'))) };
+  });
+  const col = (k: 'paidVsNginx' | 'paidVsPassthrough' | 'passthroughVsNginx') => r2(median(perRound.map((p) => p[k] ?? NaN)));
+  const ratios = { paidVsNginx: col('paidVsNginx'), paidVsPassthrough: col('paidVsPassthrough'), passthroughVsNginx: col('passthroughVsNginx'), perRound };
+
+  const latency: Summary['latency'] = {};
+  const added: Summary['added'] = {};
+  for (const id of [...new Set(lat.map((r) => r.target))]) {
+    const rs = lat.filter((r) => r.target === id);
+    latency[id] = { p50Us: median(rs.map((r) => r.wrk.p50Us)), p99Us: median(rs.map((r) => r.wrk.p99Us)), p999Us: median(rs.map((r) => r.wrk.p999Us)) };
+    if (id === 'direct') continue;
+    const deltas = rs.flatMap((r) => {
+      const d = lat.find((x) => x.round === r.round && x.target === 'direct');
+      return d ? [{ p50: r.wrk.p50Us - d.wrk.p50Us, p99: r.wrk.p99Us - d.wrk.p99Us }] : [];
+    });
+    added[id] = { p50Us: median(deltas.map((d) => d.p50)), p99Us: median(deltas.map((d) => d.p99)) };
+  }
+  return { throughput, ratios, latency, added, goals: _goals(throughput, ratios, added, micro) };
+}
+
+function _goals(tp: Summary['throughput'], ratios: Summary['ratios'], added: Summary['added'], micro: MicroResults): Goal[] {
+  const g = (name: string, goal: string, value: number | null, unit: string, ok: (v: number) => boolean, why?: string): Goal => ({
+    name,
+    goal,
+    measured: value === null ? `not measured${why ? `: ${why}` : ''}` : `${value}${unit}`,
+    met: value === null ? null : ok(value),
+  });
+  const paid = tp.paid;
+  return [
+    g('paid / nginx throughput', '>= 0.45', ratios.paidVsNginx, '', (v) => v >= 0.45),
+    g('paid / pass-through throughput', '>= 0.85', ratios.paidVsPassthrough, '', (v) => v >= 0.85),
+    g('added p99 latency, paid path vs direct (wrk -c1, one core)', '<= 1 ms', r2(added.paid?.p99Us != null ? added.paid.p99Us / 1000 : null), ' ms', (v) => v <= 1),
+    g('event-loop delay p99.9 under load (paid path, median of rounds)', '<= 1 ms', paid?.eldP999Ms ?? null, ' ms', (v) => v <= 1),
+    g('key auth, cache hit', '<= 2 µs/op', micro.keyAuth?.usPerOp ?? null, ' µs/op', (v) => v <= 2, micro.keyAuth?.error),
+    g(
+      `ledger writer, sustained ${micro.ledger?.seconds ?? '?'} s with WAL checkpoints`,
+      '>= 100k rows/s for 60 s',
+      micro.ledger?.rowsPerSec ?? null,
+      ' rows/s',
+      (v) => v >= 100_000 && (micro.ledger?.seconds ?? 0) >= 60,
+      micro.ledger?.error,
+    ),
+  ];
+}
