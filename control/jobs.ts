@@ -1,9 +1,13 @@
 /** Background timers of the control process (price schedules, auto-reload, leaderboards...). Each returns a stopper. */
 import type { AppContext } from './context.js';
+import { autoReloadJob, payoutsJob } from './billing/billing.jobs.js';
 
 export type Job = (ctx: AppContext) => () => void;
 
-const JOBS: Job[] = [];
+const JOBS: Job[] = [
+  autoReloadJob,
+  payoutsJob,
+];
 
 export function startBackgroundJobs(ctx: AppContext): () => void {
   const stops = JOBS.map((job) => job(ctx));

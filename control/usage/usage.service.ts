@@ -1,0 +1,77 @@
+/**
+ * A consumer org's usage history: totals, per listing, per key and per UTC day over [from, to), plus the
+ * newest call records. Read from `usage_events`, which the gateway writes in the same commit as the charge.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+
+export interface UsageQuery {
+  orgId: string;
+  from: number;
+  to: number;
+  keyId?: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+export async function usageSummary(db: Db, q: UsageQuery) {
+  let base = db.selectFrom('usage_events').where('usage_events.org_id', '=', q.orgId).where('usage_events.created_at', '>=', q.from).where('usage_events.created_at', '<', q.to);
+  if (q.keyId) base = base.where('usage_events.key_id', '=', q.keyId);
+
+  const calls = sql<number>`COUNT(*)`;
+  const charged = sql<number>`COALESCE(SUM(usage_events.charged_cents), 0)`;
+  const failed = sql<number>`SUM(CASE WHEN usage_events.status >= 500 OR usage_events.error_code IS NOT NULL THEN 1 ELSE 0 END)`;
+
+  const [totals, byApi, byKey, byDay, events] = await Promise.all([
+    base.select([calls.as('calls'), charged.as('charged_cents'), failed.as('failed_calls')]).executeTakeFirstOrThrow(),
+    base
+      .innerJoin('apis', 'apis.id', 'usage_events.api_id')
+      .select(['usage_events.api_id', 'apis.slug', calls.as('calls'), charged.as('charged_cents')])
+      .groupBy('usage_events.api_id')
+      .orderBy('charged_cents', 'desc')
+      .execute(),
+    base.select(['usage_events.key_id', calls.as('calls'), charged.as('charged_cents')]).groupBy('usage_events.key_id').orderBy('charged_cents', 'desc').execute(),
+    base
+      .select([sql<string>`strftime('%Y-%m-%d', usage_events.created_at / 1000, 'unixepoch')`.as('day'), calls.as('calls'), charged.as('charged_cents')])
+      .groupBy('day')
+      .orderBy('day')
+      .execute(),
+    base
+      .leftJoin('apis', 'apis.id', 'usage_events.api_id')
+      .leftJoin('endpoints', 'endpoints.id', 'usage_events.endpoint_id')
+      .select([
+        'usage_events.id',
+        'usage_events.key_id',
+        'apis.slug',
+        'usage_events.endpoint_id',
+        'endpoints.path',
+        'usage_events.method',
+        'usage_events.status',
+        'usage_events.latency_ms',
+        'usage_events.price_cents',
+        'usage_events.charged_cents',
+        'usage_events.error_code',
+        'usage_events.created_at',
+      ])
+      .orderBy('usage_events.created_at', 'desc')
+      .orderBy('usage_events.id', 'desc')
+      .limit(q.limit + 1)
+      .offset(q.offset)
+      .execute(),
+  ]);
+
+  return {
+    from: new Date(q.from).toISOString(),
+    to: new Date(q.to).toISOString(),
+    totals: { calls: totals.calls, charged_cents: totals.charged_cents, failed_calls: totals.failed_calls ?? 0 },
+    by_api: byApi,
+    by_key: byKey,
+    by_day: byDay,
+    events: {
+      data: events.slice(0, q.limit).map((e) => ({ ...e, request_id: e.id, created_at: new Date(e.created_at).toISOString() })),
+      limit: q.limit,
+      offset: q.offset,
+      has_more: events.length > q.limit,
+    },
+  };
+}
