@@ -46,6 +46,15 @@ const EnvSchema = z.object({
   SVC_STRIPE_WEBHOOK_SECRET: z.string().optional(),
   SVC_STRIPE_API_BASE: optionalUrl,
   SVC_CLOCK_OFFSET_FILE: z.string().optional(),
+  SVC_STRIPE_MAX_NETWORK_RETRIES: z.coerce.number().int().min(0).max(5).default(2),
+  /** JSON array of credit packs: [{"id","name","price_cents","credit_cents"}]; bonus = credit - price. */
+  SVC_CREDIT_PACKS: z.string().optional(),
+  SVC_CHECKOUT_MIN_CENTS: cents(500),
+  SVC_CHECKOUT_MAX_CENTS: cents(100_000),
+  SVC_AUTO_RELOAD_INTERVAL_MS: z.coerce.number().int().min(50).max(3_600_000).default(30_000),
+  SVC_AUTO_RELOAD_MAX_FAILURES: z.coerce.number().int().min(1).max(20).default(3),
+  SVC_PAYOUT_MIN_CENTS: cents(1000),
+  SVC_PAYOUTS_AUTO: bool(false),
   SVC_DEMO: bool(true),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
@@ -72,11 +81,57 @@ export interface Config {
   rateLimits: { registerPerMin: number; loginPerHour: number };
   stripe: { secretKey: string | undefined; webhookSecret: string | undefined; apiBase: string | undefined };
   clockOffsetFile: string | undefined;
+  billing: BillingConfig;
   demo: boolean;
   logLevel: Env['SVC_LOG_LEVEL'];
 }
 
 export class ConfigError extends Error {}
+
+/** A credit pack: what the buyer pays and what lands in the ledger (credit - price = bonus). */
+export interface CreditPack {
+  id: string;
+  name: string;
+  price_cents: number;
+  credit_cents: number;
+}
+
+export interface BillingConfig {
+  packs: readonly CreditPack[];
+  checkoutMinCents: number;
+  checkoutMaxCents: number;
+  autoReloadIntervalMs: number;
+  autoReloadMaxFailures: number;
+  payoutMinCents: number;
+  payoutsAuto: boolean;
+  stripeMaxNetworkRetries: number;
+}
+
+export const DEFAULT_PACKS: readonly CreditPack[] = [
+  { id: 'starter', name: 'Starter', price_cents: 500, credit_cents: 500 },
+  { id: 'standard', name: 'Standard', price_cents: 2000, credit_cents: 2100 },
+  { id: 'pro', name: 'Pro', price_cents: 5000, credit_cents: 5500 },
+];
+
+const PackSchema = z.object({
+  id: z.string().regex(/^[a-z0-9_-]{1,40}$/),
+  name: z.string().min(1).max(80),
+  price_cents: z.number().int().min(50).max(10_000_000),
+  credit_cents: z.number().int().min(1).max(10_000_000),
+});
+
+function parsePacks(raw: string | undefined): readonly CreditPack[] {
+  if (!raw) return DEFAULT_PACKS;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('Invalid svc configuration:\n  SVC_CREDIT_PACKS: not valid JSON');
+  }
+  const parsed = z.array(PackSchema).min(1).safeParse(json);
+  if (!parsed.success) throw new ConfigError(`Invalid svc configuration:\n  SVC_CREDIT_PACKS: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  return Object.freeze(parsed.data);
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const parsed = EnvSchema.safeParse(env);
@@ -123,6 +178,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       apiBase: e.SVC_STRIPE_API_BASE,
     },
     clockOffsetFile: e.SVC_CLOCK_OFFSET_FILE,
+    billing: {
+      packs: parsePacks(e.SVC_CREDIT_PACKS),
+      checkoutMinCents: e.SVC_CHECKOUT_MIN_CENTS,
+      checkoutMaxCents: e.SVC_CHECKOUT_MAX_CENTS,
+      autoReloadIntervalMs: e.SVC_AUTO_RELOAD_INTERVAL_MS,
+      autoReloadMaxFailures: e.SVC_AUTO_RELOAD_MAX_FAILURES,
+      payoutMinCents: e.SVC_PAYOUT_MIN_CENTS,
+      payoutsAuto: e.SVC_PAYOUTS_AUTO,
+      stripeMaxNetworkRetries: e.SVC_STRIPE_MAX_NETWORK_RETRIES,
+    },
     demo: e.SVC_DEMO,
     logLevel: e.SVC_LOG_LEVEL,
   });

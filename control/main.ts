@@ -19,6 +19,7 @@ const handles = openDatabase(config.dbFile);
 await migrateToLatest(handles.db);
 const clock = offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
 
+const secretKey = loadSecretKey(config);
 const ctx: AppContext = {
   config,
   db: handles.db,
@@ -26,8 +27,8 @@ const ctx: AppContext = {
   clock,
   log,
   mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, db: handles.db, clock }),
-  secretKey: loadSecretKey(config),
-  payments: createPaymentsBackend({ stripeSecretKey: config.stripe.secretKey }),
+  secretKey,
+  payments: createPaymentsBackend(config, secretKey),
 };
 
 if (config.demo) await seedDemo(ctx);

@@ -1,4 +1,269 @@
-/** REST routes of the billing domain (filled in by its issue). */
-import { newRouter } from '../lib/http.js';
+/**
+ * REST routes of the billing domain (docs/billing.md): balance, packs, checkout, card setup, portal,
+ * auto-reload, the Stripe webhook, and the provider's Connect onboarding and payouts. Test-mode pages are
+ * mounted from test-pages.routes.ts.
+ */
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { newRouter, type AppEnv } from '../lib/http.js';
+import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { requireAuth, requireScope } from '../auth/principal.js';
+import { getBalance } from '../ledger/ledger.service.js';
+import { getAccount, iso, listPayments } from './billing.repo.js';
+import { startCheckout } from './checkout.service.js';
+import { openPortal, setAutoReload, startCardSetup } from './cards.service.js';
+import { handleStripeWebhook } from './webhooks.service.js';
+import { connectOnboard, getConnectAccount, toConnectResource } from './connect.service.js';
+import { earningsSummary, toPayoutResource } from './payouts.service.js';
+import { testPagesRoutes } from './test-pages.routes.js';
+import type { Row } from '../db/database.js';
 
 export const billingRoutes = newRouter();
+
+/** Public origin for return pages and test-mode pages: SVC_PUBLIC_URL, else the address this request reached. */
+export function publicBase(c: Context<AppEnv>): string {
+  const { config } = c.get('ctx');
+  // Port 0 (tests) has no meaningful configured URL: use the origin this request reached.
+  if (config.urls.control.endsWith(':0')) return new URL(c.req.url).origin;
+  return config.urls.control.replace(/\/$/, '');
+}
+
+const PackSchema = z.object({ id: z.string(), name: z.string(), price_cents: z.number().int(), credit_cents: z.number().int(), bonus_cents: z.number().int() }).openapi('CreditPack');
+
+const BalanceSchema = z
+  .object({
+    org_id: z.string(),
+    credit_cents: z.number().int().openapi({ description: 'Settled credits, including reserved' }),
+    pending_cents: z.number().int().openapi({ description: 'Withheld credits (signup credit awaiting email verification)' }),
+    reserved_cents: z.number().int().openapi({ description: 'Part of credit_cents leased to gateways for in-flight calls' }),
+    available_cents: z.number().int(),
+    payments_mode: z.enum(['stripe', 'test']),
+    card_on_file: z.boolean(),
+    card: z.object({ brand: z.string().nullable(), last4: z.string().nullable() }).nullable(),
+    auto_reload: z.object({
+      enabled: z.boolean(),
+      threshold_cents: z.number().int().nullable(),
+      amount_cents: z.number().int().nullable(),
+      failures: z.number().int(),
+      paused: z.boolean(),
+    }),
+  })
+  .openapi('Balance');
+
+const PaymentSchema = z
+  .object({
+    id: z.string(),
+    kind: z.enum(['checkout', 'auto_reload', 'setup']),
+    processor: z.enum(['stripe', 'test']),
+    status: z.enum(['open', 'succeeded', 'failed', 'expired']),
+    pack: z.string().nullable(),
+    amount_cents: z.number().int(),
+    credit_cents: z.number().int(),
+    failure_reason: z.string().nullable(),
+    created_at: z.string(),
+    completed_at: z.string().nullable(),
+  })
+  .openapi('Payment');
+
+function toPayment(p: Row<'payments'>): z.infer<typeof PaymentSchema> {
+  return { id: p.id, kind: p.kind, processor: p.processor, status: p.status, pack: p.pack_id, amount_cents: p.amount_paid_cents, credit_cents: p.credit_cents, failure_reason: p.failure_reason, created_at: iso(p.created_at)!, completed_at: iso(p.completed_at) };
+}
+
+billingRoutes.openapi(
+  createRoute({ method: 'get', path: '/v1/billing/balance', tags: ['billing'], security: bearer, responses: { 200: jsonResponse(BalanceSchema, 'Credits, reservations, card on file and auto-reload'), ...problemResponses } }),
+  async (c) => {
+    const p = requireAuth(c);
+    const ctx = c.get('ctx');
+    const bal = await getBalance(ctx.db, p.orgId);
+    const acc = await getAccount(ctx.db, p.orgId);
+    const card = acc?.payment_method_id && acc.processor === ctx.payments.kind ? { brand: acc.card_brand, last4: acc.card_last4 } : null;
+    return c.json(
+      {
+        org_id: p.orgId,
+        credit_cents: bal.credit_cents,
+        pending_cents: bal.pending_cents,
+        reserved_cents: bal.reserved_cents,
+        available_cents: bal.credit_cents - bal.reserved_cents,
+        payments_mode: ctx.payments.kind,
+        card_on_file: card !== null,
+        card,
+        auto_reload: {
+          enabled: acc?.auto_reload_enabled === 1,
+          threshold_cents: acc?.auto_reload_threshold_cents ?? null,
+          amount_cents: acc?.auto_reload_amount_cents ?? null,
+          failures: acc?.auto_reload_failures ?? 0,
+          paused: acc?.auto_reload_paused_at != null,
+        },
+      },
+      200,
+    );
+  },
+);
+
+billingRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/billing/packs',
+    tags: ['billing'],
+    security: bearer,
+    responses: { 200: jsonResponse(z.object({ data: z.array(PackSchema), custom_amount: z.object({ min_cents: z.number().int(), max_cents: z.number().int() }) }), 'Credit packs'), ...problemResponses },
+  }),
+  async (c) => {
+    requireAuth(c);
+    const { packs, checkoutMinCents, checkoutMaxCents } = c.get('ctx').config.billing;
+    return c.json({ data: packs.map((p) => ({ ...p, bonus_cents: p.credit_cents - p.price_cents })), custom_amount: { min_cents: checkoutMinCents, max_cents: checkoutMaxCents } }, 200);
+  },
+);
+
+billingRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/billing/payments',
+    tags: ['billing'],
+    security: bearer,
+    responses: { 200: jsonResponse(z.object({ data: z.array(PaymentSchema) }), 'Latest 50 payments of the org'), ...problemResponses },
+  }),
+  async (c) => {
+    const p = requireAuth(c);
+    return c.json({ data: (await listPayments(c.get('ctx').db, p.orgId, 50)).map(toPayment) }, 200);
+  },
+);
+
+const CheckoutBody = z
+  .object({
+    pack: z.string().min(1).max(40).optional().openapi({ description: 'A pack id from GET /v1/billing/packs' }),
+    amount_cents: z.number().int().min(1).max(100_000_000).optional().openapi({ description: 'Custom amount, credited 1:1, within the configured min/max' }),
+  })
+  .strict();
+
+billingRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/billing/checkout',
+    tags: ['billing'],
+    security: bearer,
+    request: jsonBody(CheckoutBody),
+    responses: {
+      201: jsonResponse(z.object({ payment_id: z.string(), checkout_url: z.string(), mode: z.enum(['stripe', 'test']), pack: z.string().nullable(), amount_cents: z.number().int(), credit_cents: z.number().int() }), 'Open checkout_url in a browser to pay'),
+      ...problemResponses,
+    },
+  }),
+  async (c) => {
+    const p = requireScope(c, 'billing:write');
+    const ctx = c.get('ctx');
+    const body = c.req.valid('json');
+    const r = await startCheckout(ctx, p.orgId, body, publicBase(c));
+    return c.json({ payment_id: r.payment.id, checkout_url: r.url, mode: ctx.payments.kind, pack: r.priced.pack?.id ?? null, amount_cents: r.priced.amountCents, credit_cents: r.priced.creditCents }, 201);
+  },
+);
+
+billingRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/billing/setup',
+    tags: ['billing'],
+    security: bearer,
+    responses: { 201: jsonResponse(z.object({ setup_id: z.string(), setup_url: z.string(), mode: z.enum(['stripe', 'test']) }), 'Open setup_url in a browser to confirm a card'), ...problemResponses },
+  }),
+  async (c) => {
+    const p = requireScope(c, 'billing:write');
+    const r = await startCardSetup(c.get('ctx'), p.orgId, publicBase(c));
+    return c.json({ setup_id: r.payment.id, setup_url: r.url, mode: c.get('ctx').payments.kind }, 201);
+  },
+);
+
+billingRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/billing/portal',
+    tags: ['billing'],
+    security: bearer,
+    responses: { 200: jsonResponse(z.object({ portal_url: z.string(), mode: z.enum(['stripe', 'test']) }), 'Open portal_url in a browser'), ...problemResponses },
+  }),
+  async (c) => {
+    const p = requireScope(c, 'billing:write');
+    const r = await openPortal(c.get('ctx'), p.orgId, publicBase(c));
+    return c.json({ portal_url: r.url, mode: c.get('ctx').payments.kind }, 200);
+  },
+);
+
+const AutoReloadBody = z
+  .object({
+    enabled: z.boolean(),
+    threshold: z.number().int().min(0).max(10_000_000).optional().openapi({ description: 'Reload when credit_cents falls below this (cents)' }),
+    amount: z.number().int().min(1).max(10_000_000).optional().openapi({ description: 'Cents charged to the saved card and credited per reload' }),
+  })
+  .strict();
+
+billingRoutes.openapi(
+  createRoute({ method: 'post', path: '/v1/billing/auto-reload', tags: ['billing'], security: bearer, request: jsonBody(AutoReloadBody), responses: { 200: jsonResponse(BalanceSchema.shape.auto_reload, 'Auto-reload settings now'), ...problemResponses } }),
+  async (c) => {
+    const p = requireScope(c, 'billing:write');
+    const ctx = c.get('ctx');
+    await setAutoReload(ctx, p.orgId, c.req.valid('json'));
+    const acc = (await getAccount(ctx.db, p.orgId))!;
+    return c.json({ enabled: acc.auto_reload_enabled === 1, threshold_cents: acc.auto_reload_threshold_cents, amount_cents: acc.auto_reload_amount_cents, failures: acc.auto_reload_failures, paused: acc.auto_reload_paused_at !== null }, 200);
+  },
+);
+
+billingRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/billing/webhooks/stripe',
+    tags: ['billing'],
+    description: 'Stripe webhook endpoint. No bearer auth: the Stripe-Signature header is verified against SVC_STRIPE_WEBHOOK_SECRET.',
+    responses: { 200: jsonResponse(z.object({ received: z.boolean(), event_id: z.string(), duplicate: z.boolean(), outcome: z.string() }), 'Applied (or already applied)'), 400: problemResponses[400] },
+  }),
+  async (c) => {
+    const raw = await c.req.text();
+    const r = await handleStripeWebhook(c.get('ctx'), raw, c.req.header('stripe-signature'));
+    return c.json({ received: true, ...r }, 200);
+  },
+);
+
+const ConnectSchema = z.object({ account_id: z.string(), processor: z.enum(['stripe', 'test']), details_submitted: z.boolean(), payouts_enabled: z.boolean() }).openapi('ConnectAccount');
+
+billingRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/provider/connect',
+    tags: ['provider'],
+    security: bearer,
+    responses: { 200: jsonResponse(z.object({ onboarding_url: z.string(), created: z.boolean(), account: ConnectSchema }), 'Open onboarding_url in a browser to verify identity'), ...problemResponses },
+  }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    const r = await connectOnboard(c.get('ctx'), p.orgId, publicBase(c));
+    return c.json({ onboarding_url: r.url, created: r.created, account: toConnectResource(r.account)! }, 200);
+  },
+);
+
+const PayoutSchema = z.object({ id: z.string(), period: z.string(), amount_cents: z.number().int(), status: z.enum(['pending', 'paid', 'failed']), transfer_id: z.string().nullable(), failure_reason: z.string().nullable(), created_at: z.string(), completed_at: z.string().nullable() }).openapi('Payout');
+
+billingRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/provider/payouts',
+    tags: ['provider'],
+    security: bearer,
+    responses: {
+      200: jsonResponse(
+        z.object({
+          account: ConnectSchema.nullable(),
+          earnings: z.object({ gross_cents: z.number().int(), fee_cents: z.number().int(), net_earned_cents: z.number().int(), paid_out_cents: z.number().int(), available_cents: z.number().int() }),
+          payouts: z.array(PayoutSchema),
+        }),
+        'Connected account, earnings summary and payouts (newest first)',
+      ),
+      ...problemResponses,
+    },
+  }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    const { db } = c.get('ctx');
+    const payouts = await db.selectFrom('payouts').selectAll().where('provider_org_id', '=', p.orgId).orderBy('created_at', 'desc').limit(100).execute();
+    return c.json({ account: toConnectResource(await getConnectAccount(db, p.orgId)), earnings: await earningsSummary(db, p.orgId), payouts: payouts.map(toPayoutResource) }, 200);
+  },
+);
+
+billingRoutes.route('/', testPagesRoutes);

@@ -1,0 +1,105 @@
+/**
+ * Card on file and auto-reload settings: card setup (a human confirms it on a hosted page), the billing portal,
+ * saving a confirmed card, and the auto-reload switch. A card never lets the balance go negative (docs/billing.md).
+ */
+import type { BillingCtx, CardInfo } from './payments.js';
+import type { Db, Row } from '../db/database.js';
+import { SvcError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import { ensureCustomer } from './checkout.service.js';
+
+export async function startCardSetup(ctx: BillingCtx, orgId: string, baseUrl: string): Promise<{ payment: Row<'payments'>; url: string }> {
+  const account = await ensureCustomer(ctx, orgId);
+  const now = ctx.clock.now();
+  const payment: Row<'payments'> = {
+    id: newId('pay', now),
+    org_id: orgId,
+    kind: 'setup',
+    processor: ctx.payments.kind,
+    processor_ref: null,
+    pack_id: null,
+    amount_paid_cents: 0,
+    credit_cents: 0,
+    status: 'open',
+    failure_reason: null,
+    trigger_ref: null,
+    created_at: now,
+    completed_at: null,
+  };
+  await ctx.db.insertInto('payments').values(payment).execute();
+  const setup = await ctx.payments.createCardSetup({ paymentId: payment.id, orgId, customerId: account.customer_id, baseUrl });
+  await ctx.db.updateTable('payments').set({ processor_ref: setup.ref }).where('id', '=', payment.id).execute();
+  return { payment: { ...payment, processor_ref: setup.ref }, url: setup.url };
+}
+
+/**
+ * Stores a confirmed card as the org's card on file. A new card also lifts an auto-reload pause and clears the
+ * failure count: the pause exists because the old card kept failing.
+ */
+export async function saveCard(trx: Db, customerId: string, paymentMethodId: string, card: CardInfo, now: number): Promise<string | null> {
+  const account = await trx.selectFrom('billing_accounts').select('org_id').where('customer_id', '=', customerId).executeTakeFirst();
+  if (!account) return null;
+  await trx
+    .updateTable('billing_accounts')
+    .set({ payment_method_id: paymentMethodId, card_brand: card.brand, card_last4: card.last4, auto_reload_failures: 0, auto_reload_paused_at: null, updated_at: now })
+    .where('org_id', '=', account.org_id)
+    .execute();
+  return account.org_id;
+}
+
+export async function removeCard(trx: Db, orgId: string, now: number): Promise<void> {
+  await trx
+    .updateTable('billing_accounts')
+    .set({ payment_method_id: null, card_brand: null, card_last4: null, auto_reload_enabled: 0, updated_at: now })
+    .where('org_id', '=', orgId)
+    .execute();
+}
+
+export async function openPortal(ctx: BillingCtx, orgId: string, baseUrl: string): Promise<{ url: string }> {
+  const account = await ensureCustomer(ctx, orgId);
+  return ctx.payments.createPortal({ orgId, customerId: account.customer_id, baseUrl });
+}
+
+export interface AutoReloadInput {
+  enabled: boolean;
+  threshold?: number | undefined;
+  amount?: number | undefined;
+}
+
+/** Enabling needs a card on file and both numbers (given now or kept from before); it resets pause and failures. */
+export async function setAutoReload(ctx: BillingCtx, orgId: string, input: AutoReloadInput): Promise<void> {
+  const now = ctx.clock.now();
+  const { checkoutMinCents, checkoutMaxCents } = ctx.config.billing;
+  if (input.amount !== undefined && (input.amount < checkoutMinCents || input.amount > checkoutMaxCents)) {
+    throw new SvcError('validation_failed', `amount must be between ${checkoutMinCents} and ${checkoutMaxCents} cents`, { errors: [{ path: 'amount', message: `between ${checkoutMinCents} and ${checkoutMaxCents}` }] });
+  }
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('billing_accounts')
+      .values({ org_id: orgId, processor: ctx.payments.kind, customer_id: null, payment_method_id: null, card_brand: null, card_last4: null, auto_reload_threshold_cents: null, auto_reload_amount_cents: null, auto_reload_paused_at: null, updated_at: now })
+      .onConflict((oc) => oc.column('org_id').doNothing())
+      .execute();
+    const acc = await trx.selectFrom('billing_accounts').selectAll().where('org_id', '=', orgId).executeTakeFirstOrThrow();
+    const threshold = input.threshold ?? acc.auto_reload_threshold_cents;
+    const amount = input.amount ?? acc.auto_reload_amount_cents;
+    if (input.enabled) {
+      if (!acc.payment_method_id || acc.processor !== ctx.payments.kind) {
+        throw new SvcError('card_required', 'Auto-reload charges a saved card: add one first (POST /v1/billing/setup)');
+      }
+      if (threshold === null || amount === null) {
+        throw new SvcError('validation_failed', 'Enabling auto-reload needs `threshold` and `amount` (cents)', { errors: [{ path: threshold === null ? 'threshold' : 'amount', message: 'required when enabling' }] });
+      }
+    }
+    await trx
+      .updateTable('billing_accounts')
+      .set({
+        auto_reload_enabled: input.enabled ? 1 : 0,
+        auto_reload_threshold_cents: threshold,
+        auto_reload_amount_cents: amount,
+        ...(input.enabled ? { auto_reload_failures: 0, auto_reload_paused_at: null } : {}),
+        updated_at: now,
+      })
+      .where('org_id', '=', orgId)
+      .execute();
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * The local test-payments back-end (no SVC_STRIPE_SECRET_KEY): checkout, card setup, portal and Connect
+ * onboarding open pages on the control plane itself (test-pages.routes.ts), labeled "TEST MODE - no real money".
+ * Nothing leaves the machine; page links are capability URLs (random ids or HMAC-signed tokens).
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { randomString } from '../lib/ids.js';
+import { SvcError } from '../lib/errors.js';
+import type { PaymentsBackend } from './payments.js';
+
+/** Test cards, as Stripe's: 4242… succeeds, 4000…0002 is declined, 4000…0341 attaches but off-session charges fail. */
+export const TEST_CARDS = {
+  ok: '4242424242424242',
+  declined: '4000000000000002',
+  attachThenDecline: '4000000000000341',
+} as const;
+
+export type TestCardOutcome = 'ok' | 'declined' | 'attach_then_decline' | 'unknown';
+
+export function testCardOutcome(input: string): TestCardOutcome {
+  const digits = input.replace(/[\s-]/g, '');
+  if (digits === TEST_CARDS.ok) return 'ok';
+  if (digits === TEST_CARDS.declined) return 'declined';
+  if (digits === TEST_CARDS.attachThenDecline) return 'attach_then_decline';
+  return 'unknown';
+}
+
+/** Payment-method ids of the test back-end carry their outcome, so off-session charges stay deterministic. */
+export function testPaymentMethodId(outcome: 'ok' | 'attach_then_decline'): string {
+  return `pm_test_${outcome === 'ok' ? 'ok' : 'decline'}_${randomString(16)}`;
+}
+
+function sign(secretKey: Buffer, payload: string): string {
+  return createHmac('sha256', secretKey).update(payload).digest('base64url');
+}
+
+/** `orgId.expiresMs.sig`: a short-lived link to the test billing portal page. */
+export function makePortalToken(secretKey: Buffer, orgId: string, expiresAt: number): string {
+  const body = `${orgId}.${expiresAt}`;
+  return `${body}.${sign(secretKey, 'portal:' + body)}`;
+}
+
+export function verifyPortalToken(secretKey: Buffer, token: string, now: number): string | null {
+  const [orgId, exp, sig] = token.split('.');
+  if (!orgId || !exp || !sig) return null;
+  const want = Buffer.from(sign(secretKey, `portal:${orgId}.${exp}`));
+  const got = Buffer.from(sig);
+  if (want.length !== got.length || !timingSafeEqual(want, got)) return null;
+  return Number(exp) > now ? orgId : null;
+}
+
+export function connectLinkSig(secretKey: Buffer, accountId: string): string {
+  return sign(secretKey, 'connect:' + accountId);
+}
+
+export function createTestBackend(opts: { secretKey: Buffer }): PaymentsBackend {
+  return {
+    kind: 'test',
+    async createCustomer() {
+      return `cus_test_${randomString(16)}`;
+    },
+    async createCheckout({ baseUrl }) {
+      const ref = `cs_test_${randomString(24)}`;
+      return { ref, url: `${baseUrl}/billing/test/checkout/${ref}` };
+    },
+    async createCardSetup({ baseUrl }) {
+      const ref = `seti_test_${randomString(24)}`;
+      return { ref, url: `${baseUrl}/billing/test/setup/${ref}` };
+    },
+    async createPortal({ orgId, baseUrl }) {
+      const token = makePortalToken(opts.secretKey, orgId, Date.now() + 3_600_000);
+      return { url: `${baseUrl}/billing/test/portal/${token}` };
+    },
+    async chargeOffSession({ paymentMethodId }) {
+      const ref = `pi_test_${randomString(24)}`;
+      if (paymentMethodId.startsWith('pm_test_ok_')) return { ok: true, ref };
+      return { ok: false, ref, reason: 'card_declined (test card 4000 0000 0000 0341)' };
+    },
+    async createConnectedAccount() {
+      return { accountId: `acct_test_${randomString(16)}` };
+    },
+    async createOnboardingLink({ accountId, baseUrl }) {
+      return { url: `${baseUrl}/billing/test/connect/${accountId}?sig=${connectLinkSig(opts.secretKey, accountId)}` };
+    },
+    async transfer() {
+      return { transferId: `tr_test_${randomString(24)}` };
+    },
+    async verifyWebhook() {
+      throw new SvcError('unavailable', 'Stripe webhooks are not used in test-payments mode (SVC_STRIPE_SECRET_KEY is not set)');
+    },
+  };
+}
