@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ROOT, baseEnv, tempDataDir } from '../helpers/processes.js';
+import { call } from '../helpers/http.js';
+
+/** `npm start` is `node dist/scripts/start.js`: the supervisor of control, gateway and MCP (and the demo upstream). */
+describe('npm start', () => {
+  it('runs control, gateway and MCP on one SQLite file, each answering /healthz, and stops them all on SIGTERM', async () => {
+    const data = tempDataDir();
+    const child = spawn(process.execPath, [join(ROOT, 'dist/scripts/start.js')], { env: baseEnv(data.dir, { SVC_DEMO: 'false' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const urls = await new Promise<Record<string, string>>((resolve, reject) => {
+      const found: Record<string, string> = {};
+      const timer = setTimeout(() => reject(new Error(`supervisor not ready:\n${err}`)), 30_000);
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const m = /^\s+(control plane|gateway|MCP)\s+(http:\/\/[0-9.:]+)/.exec(line);
+        if (m) found[m[1]!] = m[2]!;
+        if (line.startsWith('Ctrl-C')) {
+          clearTimeout(timer);
+          resolve(found);
+        }
+      });
+    });
+    try {
+      expect((await call(urls['control plane']!, 'GET', '/healthz')).body).toMatchObject({ ok: true, process: 'control' });
+      expect((await call(urls.gateway!, 'GET', '/healthz')).status).toBe(200);
+      expect((await call(urls.MCP!, 'GET', '/healthz')).body).toMatchObject({ ok: true, process: 'mcp' });
+      // One shared file: a key registered on the control plane is known to the gateway (401 would mean unknown).
+      const reg = (await call(urls['control plane']!, 'POST', '/v1/register')).body;
+      const viaGateway = await call(urls.gateway!, 'GET', '/no-such-listing/x', { token: reg.api_key });
+      expect(viaGateway.status).toBe(404);
+    } finally {
+      const code = await new Promise<number | null>((resolve) => {
+        child.once('exit', (c) => resolve(c));
+        child.kill('SIGTERM');
+      });
+      expect(code).toBe(0);
+      for (const url of Object.values(urls)) await expect(fetch(url + '/healthz')).rejects.toThrow();
+      data.cleanup();
+    }
+  });
+});
