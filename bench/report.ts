@@ -37,7 +37,8 @@ export function renderMarkdown(r: BenchResult): string {
     const busy = [0, 1].map((c) => Math.round((median(runs.map((x) => x.coreBusy[c] ?? NaN)) ?? 0) * 100) + '%').join(' / ');
     L.push(`| ${TARGET_LABELS[id]} | ${fmt(t.rps)} | ${fmt(t.p50Ms)} | ${fmt(t.p99Ms)} | ${fmt(t.cpuUsPerReq)} | ${t.eldP999Ms === null ? '-' : `${t.eldP999Ms} / ${t.eldP999MsWorst}`} | ${busy} | ${t.unexpectedResponses} |`);
   }
-  L.push('', `Ratios (median of per-round): paid / nginx **${fmt(s.ratios.paidVsNginx)}**, paid / pass-through **${fmt(s.ratios.paidVsPassthrough)}**, pass-through / nginx ${fmt(s.ratios.passthroughVsNginx)}.`, '');
+  L.push('', `Ratios (median of per-round): paid / nginx **${fmt(s.ratios.paidVsNginx)}**, paid / pass-through **${fmt(s.ratios.paidVsPassthrough)}**, pass-through / nginx ${fmt(s.ratios.passthroughVsNginx)}.`);
+  L.push(`From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`, '');
   L.push('| round | paid / nginx | paid / pass-through | pass-through / nginx |', '|---|---|---|---|');
   for (const p of s.ratios.perRound) L.push(`| ${p.round} | ${fmt(p.paidVsNginx)} | ${fmt(p.paidVsPassthrough)} | ${fmt(p.passthroughVsNginx)} |`);
   L.push('', '## Added latency (one core, wrk -c1)', '', '| target | p50 µs | p99 µs | p99.9 µs | added p50 µs | added p99 µs |', '|---|---|---|---|---|---|');
@@ -47,7 +48,8 @@ export function renderMarkdown(r: BenchResult): string {
   }
   L.push('', '## Micro-benchmarks', '');
   const ka = r.micro.keyAuth;
-  L.push(`- Key auth on a cache hit (gateway/steps/authenticate.ts + cache/key-cache.ts): ${ka?.error ? `not measured: ${ka.error}` : `${fmt(ka?.usPerOp)} µs/op wall-clock (${fmt(ka?.cpuUsPerOp)} µs/op of CPU time) over ${ka?.ops} ops; SHA-256 of the key alone ${fmt(ka?.sha256UsPerOp)} µs.`}`);
+  if (!ka && !r.micro.ledger) L.push('- Skipped in this run (`--skip-micro`).');
+  if (ka) L.push(`- Key auth on a cache hit (gateway/steps/authenticate.ts + cache/key-cache.ts): ${ka?.error ? `not measured: ${ka.error}` : `${fmt(ka?.usPerOp)} µs/op wall-clock (${fmt(ka?.cpuUsPerOp)} µs/op of CPU time) over ${ka?.ops} ops; SHA-256 of the key alone ${fmt(ka?.sha256UsPerOp)} µs.`}`);
   for (const l of [r.micro.ledger, ...(r.micro.ledgerSweep ?? [])]) {
     if (!l) continue;
     L.push(

@@ -55,6 +55,8 @@ async function _main(): Promise<void> {
       'INSERT INTO balance_leases (id, holder_id, org_id, key_id, day, amount_cents, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ).run('lease_bench', holderId, m.consumer.orgId, m.consumer.keyId, day, LEASE, now, now + 3_600_000);
     sq.prepare('UPDATE balances SET reserved_cents = reserved_cents + ? WHERE org_id = ?').run(LEASE, m.consumer.orgId);
+    // As the gateway runs (gateway/worker.ts): no automatic checkpoints on the writer's connection, a thread does them.
+    sq.pragma('wal_autocheckpoint = 0');
     const writer = new SettleWriter(sq, { holderId, platformFeeBps: 2000 });
 
     const cps: { ms: number }[] = [];
