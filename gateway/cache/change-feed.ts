@@ -1,0 +1,70 @@
+/**
+ * Cross-process invalidation: polls `PRAGMA data_version` (~2 µs; it moves only when ANOTHER connection
+ * committed) and, when it moved, reads the `changes` rows past the last seen seq and hands them to `onChange`.
+ * New api_keys rows (max rowid) clear the negative key cache so a just-created key works at once.
+ */
+import type Sqlite from 'better-sqlite3';
+import type { ChangeEntity } from '../../control/db/database.js';
+
+export interface ChangeRow {
+  seq: number;
+  entity: ChangeEntity;
+  entity_id: string;
+}
+
+export class ChangeFeed {
+  #dataVersion: number;
+  #seq: number;
+  #maxKeyRowid: number;
+  #timer: NodeJS.Timeout | undefined;
+  readonly #s: ReturnType<typeof _prepare>;
+
+  constructor(
+    private readonly sqlite: Sqlite.Database,
+    private readonly onChange: (rows: ChangeRow[]) => void,
+    private readonly onNewKeys: () => void,
+  ) {
+    this.#s = _prepare(sqlite);
+    this.#dataVersion = this.#version();
+    this.#seq = this.#s.maxSeq.get()!.seq;
+    this.#maxKeyRowid = this.#s.maxKey.get()!.r;
+  }
+
+  start(intervalMs: number): void {
+    this.#timer = setInterval(() => this.poll(), intervalMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+  }
+
+  poll(): void {
+    const v = this.#version();
+    if (v === this.#dataVersion) return;
+    this.#dataVersion = v;
+    const rows = this.#s.since.all(this.#seq);
+    if (rows.length) {
+      this.#seq = rows[rows.length - 1]!.seq;
+      this.onChange(rows);
+    }
+    const r = this.#s.maxKey.get()!.r;
+    if (r !== this.#maxKeyRowid) {
+      this.#maxKeyRowid = r;
+      this.onNewKeys();
+    }
+  }
+
+  #version(): number {
+    return this.#s.dataVersion.get() as number;
+  }
+}
+
+function _prepare(db: Sqlite.Database) {
+  return {
+    maxSeq: db.prepare<[], { seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM changes'),
+    since: db.prepare<[number], ChangeRow>('SELECT seq, entity, entity_id FROM changes WHERE seq > ? ORDER BY seq LIMIT 10000'),
+    dataVersion: db.prepare('PRAGMA data_version').pluck(),
+    maxKey: db.prepare<[], { r: number }>('SELECT COALESCE(MAX(rowid), 0) AS r FROM api_keys'),
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * `Idempotency-Key` claims (idempotency_records, per org, 24 h): the first call claims the key in flight; a retry
+ * with the same request replays the stored outcome (no second charge, no second upstream call), waits while the
+ * first is in flight, and gets 409 `idempotency_conflict` when the key was used for a different request.
+ * The record is completed in the settle transaction (settle-writer.ts), so replay and charge agree.
+ */
+import type Sqlite from 'better-sqlite3';
+
+export type ClaimOutcome =
+  | { kind: 'new' }
+  | { kind: 'replay'; requestId: string; status: number; headers: [string, string][]; body: Buffer }
+  | { kind: 'conflict' }
+  | { kind: 'in_flight' };
+
+interface IdemRow {
+  request_hash: string;
+  request_id: string;
+  state: 'in_flight' | 'done';
+  response_status: number | null;
+  response_headers_json: string | null;
+  response_body: Buffer | null;
+  expires_at: number;
+}
+
+export class IdempotencyStore {
+  readonly #s: ReturnType<typeof _prepare>;
+  readonly #claimTx: (orgId: string, key: string, hash: string, requestId: string, now: number) => ClaimOutcome;
+
+  constructor(sqlite: Sqlite.Database, private readonly holderId: string, private readonly ttlMs: number) {
+    this.#s = _prepare(sqlite);
+    this.#claimTx = sqlite.transaction((orgId: string, key: string, hash: string, requestId: string, now: number) => this.#claim(orgId, key, hash, requestId, now)).immediate;
+  }
+
+  claim(orgId: string, key: string, requestHash: string, requestId: string, now: number): ClaimOutcome {
+    return this.#claimTx(orgId, key, requestHash, requestId, now);
+  }
+
+  /** The first call failed upstream (not charged): free the key so a retry calls again. */
+  abandon(orgId: string, key: string, requestId: string): void {
+    this.#s.abandon.run(orgId, key, requestId);
+  }
+
+  #claim(orgId: string, key: string, hash: string, requestId: string, now: number): ClaimOutcome {
+    const s = this.#s;
+    let row = s.get.get(orgId, key);
+    if (row && row.expires_at <= now) {
+      s.del.run(orgId, key);
+      row = undefined;
+    }
+    if (!row) {
+      s.insert.run(orgId, key, hash, requestId, this.holderId, now, now + this.ttlMs);
+      return { kind: 'new' };
+    }
+    if (row.request_hash !== hash) return { kind: 'conflict' };
+    if (row.state === 'in_flight') return { kind: 'in_flight' };
+    return {
+      kind: 'replay',
+      requestId: row.request_id,
+      status: row.response_status ?? 200,
+      headers: row.response_headers_json ? (JSON.parse(row.response_headers_json) as [string, string][]) : [],
+      body: row.response_body ?? Buffer.alloc(0),
+    };
+  }
+}
+
+function _prepare(db: Sqlite.Database) {
+  return {
+    get: db.prepare<[string, string], IdemRow>(
+      'SELECT request_hash, request_id, state, response_status, response_headers_json, response_body, expires_at FROM idempotency_records WHERE org_id = ? AND idem_key = ?',
+    ),
+    del: db.prepare('DELETE FROM idempotency_records WHERE org_id = ? AND idem_key = ?'),
+    insert: db.prepare(
+      "INSERT INTO idempotency_records (org_id, idem_key, request_hash, request_id, state, holder_id, created_at, expires_at) VALUES (?, ?, ?, ?, 'in_flight', ?, ?, ?)",
+    ),
+    abandon: db.prepare("DELETE FROM idempotency_records WHERE org_id = ? AND idem_key = ? AND request_id = ? AND state = 'in_flight'"),
+  };
+}

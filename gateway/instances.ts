@@ -1,0 +1,78 @@
+/**
+ * This process's row in gateway_instances (its lease-holder id), its heartbeat, and the reaper that returns
+ * the unspent leases of holders that died (stale heartbeat, or a pid that no longer exists on this host).
+ */
+import type Sqlite from 'better-sqlite3';
+import { newId } from '../control/lib/ids.js';
+
+export class Instances {
+  readonly id: string;
+  readonly #s: ReturnType<typeof _prepare>;
+  readonly #reapTx: (holderId: string, now: number) => number;
+
+  constructor(private readonly sqlite: Sqlite.Database, now: number) {
+    this.id = newId('gw', now);
+    this.#s = _prepare(sqlite);
+    this.#s.register.run(this.id, process.pid, now, now);
+    this.#reapTx = sqlite.transaction((holderId: string, t: number) => this.#reapOne(holderId, t)).immediate;
+  }
+
+  /** False when another process reaped us (we were presumed dead): the caller must stop serving. */
+  heartbeat(now: number): boolean {
+    return this.#s.heartbeat.run(now, this.id).changes === 1;
+  }
+
+  /** Releases dead holders' open leases and in-flight idempotency claims; returns the cents returned. */
+  reapDead(now: number, staleMs: number): number {
+    let returned = 0;
+    for (const h of this.#s.live.all(this.id)) {
+      if (h.heartbeat_at < now - staleMs || !_pidAlive(h.pid)) returned += this.#reapTx(h.id, now);
+    }
+    return returned;
+  }
+
+  markStopped(now: number): void {
+    this.#s.stop.run(now, this.id);
+  }
+
+  #reapOne(holderId: string, now: number): number {
+    const s = this.#s;
+    if (s.markDead.run(now, holderId).changes !== 1) return 0;
+    let back = 0;
+    for (const l of s.openLeases.all(holderId)) {
+      const unspent = l.amount_cents - l.spent_cents;
+      s.release.run(now, l.id);
+      if (unspent > 0) s.unreserve.run(unspent, now, l.org_id);
+      back += unspent;
+    }
+    s.dropClaims.run(holderId);
+    return back;
+  }
+}
+
+function _pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function _prepare(db: Sqlite.Database) {
+  return {
+    register: db.prepare('INSERT INTO gateway_instances (id, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?)'),
+    heartbeat: db.prepare('UPDATE gateway_instances SET heartbeat_at = ? WHERE id = ? AND stopped_at IS NULL'),
+    stop: db.prepare('UPDATE gateway_instances SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL'),
+    live: db.prepare<[string], { id: string; pid: number; heartbeat_at: number }>(
+      'SELECT id, pid, heartbeat_at FROM gateway_instances WHERE stopped_at IS NULL AND id != ?',
+    ),
+    markDead: db.prepare('UPDATE gateway_instances SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL'),
+    openLeases: db.prepare<[string], { id: string; org_id: string; amount_cents: number; spent_cents: number }>(
+      'SELECT id, org_id, amount_cents, spent_cents FROM balance_leases WHERE holder_id = ? AND released_at IS NULL',
+    ),
+    release: db.prepare('UPDATE balance_leases SET released_at = ? WHERE id = ?'),
+    unreserve: db.prepare('UPDATE balances SET reserved_cents = reserved_cents - ?, updated_at = ? WHERE org_id = ?'),
+    dropClaims: db.prepare("DELETE FROM idempotency_records WHERE holder_id = ? AND state = 'in_flight'"),
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Gateway entry (dist/gateway/main.js). SVC_GATEWAY_WORKERS=1: this process serves. N>1: this process is a
+ * supervisor that forks N workers and prints one ready line when all listen. This uWS build does not set
+ * SO_REUSEPORT on Linux, so worker i listens on its own port (PORT+i, or ephemeral when PORT is 0); the ready
+ * line carries every worker's URL in `urls`. See gateway/README.md.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from '../control/config.js';
+import { openDatabase } from '../control/db/database.js';
+import { migrateToLatest } from '../control/db/migrate.js';
+import { loadGatewayConfig, type GatewayConfig } from './config.js';
+import { runWorker } from './worker.js';
+
+function loadOrExit(): Readonly<GatewayConfig> {
+  try {
+    return loadGatewayConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(e.message + '\n');
+      process.exit(1);
+    }
+    throw e;
+  }
+}
+
+const cfg = loadOrExit();
+const workerIndexEnv = process.env.SVC_GATEWAY_WORKER_INDEX;
+
+if (workerIndexEnv !== undefined) {
+  await runWorker(cfg, Number(workerIndexEnv), Number(process.env.SVC_GATEWAY_WORKER_PORT ?? cfg.base.ports.gateway));
+} else if (cfg.base.gatewayWorkers <= 1) {
+  await runWorker(cfg, 0, cfg.base.ports.gateway);
+} else {
+  await supervise(cfg);
+}
+
+async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
+  const handles = openDatabase(c.base.dbFile);
+  await migrateToLatest(handles.db);
+  await handles.close();
+  const n = c.base.gatewayWorkers;
+  const basePort = c.base.ports.gateway;
+  const ports: number[] = Array.from({ length: n }, (_, i) => (basePort === 0 ? 0 : basePort + i));
+  const urls: string[] = new Array<string>(n).fill('');
+  const children: (ChildProcess | undefined)[] = new Array<ChildProcess | undefined>(n);
+  let stopping = false;
+  let announced = false;
+
+  const spawnWorker = (i: number) =>
+    new Promise<void>((resolve) => {
+      const child = fork(fileURLToPath(import.meta.url), [], {
+        env: { ...process.env, SVC_GATEWAY_WORKER_INDEX: String(i), SVC_GATEWAY_WORKER_PORT: String(ports[i]) },
+        stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+      });
+      children[i] = child;
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        try {
+          const msg = JSON.parse(line) as { ready?: string; url?: string; port?: number };
+          if (msg.ready === 'gateway' && msg.url && msg.port) {
+            ports[i] = msg.port; // a restarted worker comes back on the same port
+            urls[i] = msg.url;
+            resolve();
+          }
+        } catch {
+          process.stdout.write(line + '\n');
+        }
+      });
+      child.once('exit', (code, sig) => {
+        if (stopping) return;
+        process.stderr.write(JSON.stringify({ lvl: 'warn', proc: 'gateway', msg: 'worker exited; restarting', worker: i, code, sig }) + '\n');
+        setTimeout(() => void spawnWorker(i), 200);
+      });
+    });
+
+  for (let i = 0; i < n; i++) await spawnWorker(i);
+  if (!announced) {
+    announced = true;
+    process.stdout.write(JSON.stringify({ ready: 'gateway', url: urls[0], port: ports[0], urls, workers: children.map((ch) => ch?.pid) }) + '\n');
+  }
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    const live = children.filter((ch): ch is ChildProcess => !!ch && ch.exitCode === null && ch.signalCode === null);
+    let left = live.length;
+    if (left === 0) process.exit(0);
+    for (const ch of live) {
+      ch.once('exit', () => {
+        if (--left === 0) process.exit(0);
+      });
+      ch.kill('SIGTERM');
+    }
+    setTimeout(() => process.exit(0), 15_000).unref();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}

@@ -1,0 +1,344 @@
+/**
+ * One metered call, start to finish: authenticate → rate limit → resolve listing/endpoint → terms, price and caps
+ * → (quote) → idempotency claim → reserve from a lease → forward → settle (group commit) → answer.
+ * Plain async code over a ClientSink, so nothing here knows uWS; see gateway/README.md for the money rules.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { hash } from 'node:crypto';
+import type { Agent } from 'undici';
+import { SvcError, type ErrorCode } from '../control/lib/errors.js';
+import type { Clock } from '../control/lib/clock.js';
+import { utcDay } from '../control/lib/clock.js';
+import type { GatewayConfig } from './config.js';
+import type { KeyCache, KeyRecord } from './cache/key-cache.js';
+import type { ListingCache } from './cache/listing-cache.js';
+import type { LeaseManager, Lease, ReserveOutcome } from './leases.js';
+import type { SettleRecord, SettleWriter } from './settle-writer.js';
+import type { IdempotencyStore } from './idempotency.js';
+import type { KeyRateLimiter } from './rate-limiter.js';
+import type { ClientSink, Headers } from './respond.js';
+import { authenticate } from './steps/authenticate.js';
+import { checkCall, priceOf, resolveListing, type Resolved } from './steps/checks.js';
+import { forward, type ForwardRequest } from './steps/forward.js';
+import { quote } from './steps/quote.js';
+
+export interface ProxyRequest {
+  method: string;
+  /** Path including the slug, e.g. /weather/forecast/7 */
+  url: string;
+  query: string;
+  headers: Headers;
+  body: Buffer | null;
+  requestId: string;
+}
+
+export interface PipelineDeps {
+  cfg: Readonly<GatewayConfig>;
+  clock: Clock;
+  keys: KeyCache;
+  listings: ListingCache;
+  leases: LeaseManager;
+  writer: SettleWriter;
+  idem: IdempotencyStore;
+  limiter: KeyRateLimiter;
+  agent: Agent;
+  /** Ask other processes to hand back this org's unused lease slices (writes a 'org' change). */
+  signalPressure(orgId: string): void;
+}
+
+const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'trailer', 'upgrade', 'proxy-connection']);
+const SMALL_BODY = 64 * 1024;
+
+function header(h: Headers, name: string): string {
+  for (const [k, v] of h) if (k === name) return v;
+  return '';
+}
+
+export function splitSlug(url: string): { slug: string; path: string } {
+  const i = url.indexOf('/', 1);
+  return i < 0 ? { slug: url.slice(1), path: '/' } : { slug: url.slice(1, i), path: url.slice(i) };
+}
+
+function responseHeaders(h: IncomingHttpHeaders): Headers {
+  const out: Headers = [];
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined || DROP_RESPONSE.has(k) || k.startsWith('x-svc-')) continue;
+    if (Array.isArray(v)) for (const x of v) out.push([k, x]);
+    else out.push([k, v]);
+  }
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class Pipeline {
+  constructor(private readonly d: PipelineDeps) {}
+
+  async handle(p: ProxyRequest, sink: ClientSink): Promise<void> {
+    const isQuote = p.url.startsWith('/_quote/');
+    const { slug, path } = splitSlug(isQuote ? p.url.slice(7) : p.url);
+    if (!this.d.cfg.metering) return this.#passThrough(p, slug, path, sink);
+    const d = this.d;
+    const ids: Headers = [['x-svc-request-id', p.requestId]];
+    const refuse = (code: ErrorCode, detail: string, extra?: Record<string, unknown>, retryAfter?: number) =>
+      sink.problem(new SvcError(code, detail, { extra, retryAfter }), p.requestId, ids);
+
+    const auth = authenticate(header(p.headers, 'authorization'), header(p.headers, 'x-svc-key'), d.keys);
+    if (!auth.ok) return refuse(auth.code, auth.detail);
+    const key = auth.key;
+    const now = d.clock.now();
+    const wait = d.limiter.take(key.keyId, key.rateLimitPerMin ?? d.cfg.defaultRatePerMin, now);
+    if (wait > 0) return refuse('rate_limited', `Rate limit of this key reached; retry in ${wait} s.`, undefined, wait);
+    const resolved = resolveListing(d.listings, slug, p.method, path);
+    if (!resolved.ok) return refuse(resolved.code, resolved.detail);
+    const price = priceOf(d.listings, key.orgId, resolved.endpoint, now);
+    ids.push(['x-svc-price-cents', String(price)]);
+    const maxRaw = header(p.headers, 'x-svc-max-price-cents');
+    const maxPrice = maxRaw === '' ? null : Number(maxRaw);
+    if (maxPrice !== null && !(Number.isSafeInteger(maxPrice) && maxPrice >= 0)) {
+      return refuse('validation_failed', 'X-Svc-Max-Price-Cents must be a non-negative integer.');
+    }
+    const refusal = checkCall(d.listings, key, resolved, price, maxPrice);
+    if (isQuote) return quote(d, sink, p.requestId, key, auth.org.emailVerified, resolved, price, refusal, now);
+    if (refusal) return refuse(refusal.code, refusal.detail, refusal.extra);
+
+    const idemKey = header(p.headers, 'idempotency-key');
+    if (idemKey) {
+      const replayed = await this.#claimIdempotency(p, sink, key, slug, path, idemKey);
+      if (replayed) return;
+    }
+    const day = utcDay(now);
+    let lease: Lease | null = null;
+    if (price > 0) {
+      const r = await this.#reserve(key, day, price, sink);
+      if (!r.ok) {
+        if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
+        if (sink.aborted) return;
+        return refuse(r.code, capDetail(r.code, price, r.headroom, auth.org.emailVerified), { price_cents: price, available_cents: r.headroom });
+      }
+      lease = r.lease;
+    }
+    this.#forward(p, sink, key, resolved, path, price, lease, day, idemKey, ids);
+  }
+
+  async #reserve(key: KeyRecord, day: number, price: number, sink: ClientSink): Promise<ReserveOutcome> {
+    for (let attempt = 0; ; attempt++) {
+      const r = this.d.leases.reserve(key, day, price, this.d.clock.now());
+      if (r.ok || !r.othersHold || attempt >= 6 || sink.aborted) return r;
+      // Another process holds unspent slices of this org: ask for them back, then retry.
+      this.d.signalPressure(key.orgId);
+      await sleep(this.d.cfg.pollMs + 20);
+    }
+  }
+
+  /** True when the call was answered from (or refused by) an existing idempotency record. */
+  async #claimIdempotency(p: ProxyRequest, sink: ClientSink, key: KeyRecord, slug: string, path: string, idemKey: string): Promise<boolean> {
+    const d = this.d;
+    const bodyHash = p.body ? hash('sha256', p.body, 'hex') : '';
+    const reqHash = hash('sha256', `${p.method} /${slug}${path}?${p.query}\n${bodyHash}`, 'hex');
+    const deadline = Date.now() + d.cfg.headersTimeoutMs + 5_000;
+    for (;;) {
+      const c = d.idem.claim(key.orgId, idemKey, reqHash, p.requestId, d.clock.now());
+      if (c.kind === 'new') return false;
+      if (c.kind === 'conflict') {
+        sink.problem(new SvcError('idempotency_conflict', 'This Idempotency-Key was used for a different request in the last 24 h.'), p.requestId, [['x-svc-request-id', p.requestId]]);
+        return true;
+      }
+      if (c.kind === 'replay') {
+        sink.send(c.status, [...c.headers, ['x-svc-request-id', c.requestId], ['x-svc-charged-cents', '0'], ['x-svc-idempotent-replay', 'true']], c.body);
+        return true;
+      }
+      // The first call is still in flight (here or in another process): wait for its outcome.
+      if (sink.aborted) return true;
+      if (Date.now() > deadline) {
+        sink.problem(new SvcError('conflict', 'The first call with this Idempotency-Key is still in flight.'), p.requestId, [['x-svc-request-id', p.requestId]]);
+        return true;
+      }
+      await sleep(25);
+    }
+  }
+
+  #forward(p: ProxyRequest, sink: ClientSink, key: KeyRecord, resolved: Resolved, path: string, price: number, lease: Lease | null, day: number, idemKey: string, ids: Headers): void {
+    const d = this.d;
+    const t0 = d.clock.now();
+    const freq: ForwardRequest = { method: p.method, path, query: p.query, headers: p.headers, body: p.body, requestId: p.requestId };
+    const rec = (status: number, charged: number, errorCode: string | null): SettleRecord => ({
+      requestId: p.requestId, orgId: key.orgId, keyId: key.keyId, apiId: resolved.listing.apiId, endpointId: resolved.endpoint.id,
+      providerOrgId: resolved.listing.providerOrgId, method: p.method, status, latencyMs: d.clock.now() - t0, priceCents: price,
+      chargedCents: charged, errorCode, createdAt: d.clock.now(), leaseId: charged > 0 && lease ? lease.id : null, day,
+    });
+    let reservationOpen = price > 0 && lease !== null;
+    const giveBack = () => {
+      if (reservationOpen && lease) d.leases.cancel(lease, price);
+      reservationOpen = false;
+    };
+    const settled = (r: SettleRecord): Promise<number> => {
+      // The writer's onCommitted moved the reservation into lease.spent; on failure it is still ours to cancel.
+      if (r.chargedCents > 0) reservationOpen = false;
+      else giveBack();
+      const pr = d.writer.settle(r);
+      if (r.chargedCents > 0 && lease) pr.catch(() => d.leases.cancel(lease!, price));
+      if (r.chargedCents > 0) d.listings.countCall(key.orgId, resolved.endpoint.id, monthStart(t0));
+      return pr;
+    };
+    const svcHeaders = (charged: number, balance: number): Headers => [...ids, ['x-svc-charged-cents', String(charged)], ['x-svc-balance-cents', String(balance)]];
+    const failInternal = (e: unknown) => {
+      if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
+      sink.problem(new SvcError('internal', 'The call could not be recorded; it was not charged.', { cause: e }), p.requestId, ids);
+    };
+
+    let status = 0;
+    let upHeaders: Headers = [];
+    let buffered: Buffer[] = [];
+    let mode: 'buffer' | 'stream' = 'buffer';
+    let started = false;
+    let endPending = false;
+    let finished = false;
+
+    const abort = forward(d.agent, resolved.listing, freq, d.cfg.maxResponseBytes, {
+      start: (st, headers, ctrl) => {
+        status = st;
+        upHeaders = responseHeaders(headers);
+        const len = Number(headers['content-length'] ?? NaN);
+        const failed = st >= 500;
+        if (idemKey || failed || (Number.isFinite(len) && len <= SMALL_BODY) || sink.isHead) return; // buffer, settle at end
+        if (sink.aborted) return;
+        mode = 'stream';
+        // Streamed bodies are charged when the upstream's headers arrive; the answer starts after the commit.
+        ctrl.pause();
+        settled(rec(st, price, null)).then(
+          (balance) => {
+            if (sink.aborted) return abort(new Error('client gone'));
+            sink.begin(st, [...upHeaders, ...svcHeaders(price, balance)]);
+            started = true;
+            for (const c of buffered) sink.write(c);
+            buffered = [];
+            if (endPending) sink.end();
+            else ctrl.resume();
+          },
+          (e) => {
+            abort(new Error('settle failed'));
+            failInternal(e);
+          },
+        );
+      },
+      data: (chunk, ctrl) => {
+        if (!started) {
+          buffered.push(chunk);
+          if (mode === 'buffer' && idemKey && buffered.reduce((n, b) => n + b.length, 0) > d.cfg.idempotentBodyMax) {
+            abort(new Error('too large for replay'));
+            this.#upstreamFailed(sink, p, 'error', rec, settled, giveBack, ids, idemKey, key, 'The upstream answer is too large to store for Idempotency-Key replay; nothing was charged.');
+          }
+          return;
+        }
+        if (!sink.write(chunk)) {
+          ctrl.pause();
+          sink.onWritable(() => ctrl.resume());
+        }
+      },
+      end: () => {
+        finished = true;
+        if (mode === 'stream') {
+          if (started) sink.end();
+          else endPending = true;
+          return;
+        }
+        if (sink.aborted) {
+          giveBack();
+          if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
+          void settled(rec(499, 0, 'client_aborted')).catch(() => undefined);
+          return;
+        }
+        const failed = status >= 500;
+        const charged = failed ? 0 : price;
+        const body = Buffer.concat(buffered);
+        buffered = [];
+        const r = rec(status, charged, failed ? 'upstream_status' : null);
+        if (idemKey) {
+          if (failed) d.idem.abandon(key.orgId, idemKey, p.requestId);
+          else r.idempotency = { orgId: key.orgId, idemKey, status, headersJson: JSON.stringify([...upHeaders, ['x-svc-price-cents', String(price)]]), body };
+        }
+        settled(r).then(
+          (balance) => sink.send(status, [...upHeaders, ...svcHeaders(charged, balance)], body),
+          failInternal,
+        );
+      },
+      fail: (kind, err) => {
+        if (started) return sink.close();
+        if (finished) return;
+        finished = true;
+        this.#upstreamFailed(sink, p, kind, rec, settled, giveBack, ids, idemKey, key, kind === 'too_large' ? 'The upstream answer exceeds the gateway size limit; nothing was charged.' : undefined, err);
+      },
+    });
+    sink.onAbort(() => {
+      if (!started && !finished) {
+        finished = true;
+        abort(new Error('client aborted'));
+        giveBack();
+        if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
+        void settled(rec(499, 0, 'client_aborted')).catch(() => undefined);
+      }
+    });
+  }
+
+  #upstreamFailed(
+    sink: ClientSink, p: ProxyRequest, kind: 'timeout' | 'error' | 'too_large',
+    rec: (s: number, c: number, e: string | null) => SettleRecord, settled: (r: SettleRecord) => Promise<number>,
+    giveBack: () => void, ids: Headers, idemKey: string, key: KeyRecord, detail?: string, err?: Error,
+  ): void {
+    giveBack();
+    if (idemKey) this.d.idem.abandon(key.orgId, idemKey, p.requestId);
+    const code: ErrorCode = kind === 'timeout' ? 'upstream_timeout' : 'upstream_error';
+    const svcErr = new SvcError(code, detail ?? (kind === 'timeout' ? 'The upstream API did not answer in time; nothing was charged.' : `The upstream API failed (${err?.message ?? 'error'}); nothing was charged.`));
+    settled(rec(svcErr.status, 0, code)).then(
+      () => sink.problem(svcErr, p.requestId, [...ids, ['x-svc-charged-cents', '0']]),
+      () => sink.problem(svcErr, p.requestId, [...ids, ['x-svc-charged-cents', '0']]),
+    );
+  }
+
+  /** Metering off (benchmark baseline): resolve the listing and forward; no auth, caps, ledger or usage. */
+  #passThrough(p: ProxyRequest, slug: string, path: string, sink: ClientSink): void {
+    const resolved = resolveListing(this.d.listings, slug, p.method, path);
+    const ids: Headers = [['x-svc-request-id', p.requestId]];
+    if (!resolved.ok) return sink.problem(new SvcError(resolved.code, resolved.detail), p.requestId, ids);
+    let started = false;
+    const chunks: Buffer[] = [];
+    let status = 0;
+    let hdrs: Headers = [];
+    const abort = forward(this.d.agent, resolved.listing, { method: p.method, path, query: p.query, headers: p.headers, body: p.body, requestId: p.requestId }, this.d.cfg.maxResponseBytes, {
+      start: (st, headers) => {
+        status = st;
+        hdrs = [...responseHeaders(headers), ...ids];
+        const len = Number(headers['content-length'] ?? NaN);
+        if (!(Number.isFinite(len) && len <= SMALL_BODY) && !sink.isHead) {
+          started = true;
+          sink.begin(st, hdrs);
+        }
+      },
+      data: (chunk, ctrl) => {
+        if (!started) return void chunks.push(chunk);
+        if (!sink.write(chunk)) {
+          ctrl.pause();
+          sink.onWritable(() => ctrl.resume());
+        }
+      },
+      end: () => (started ? sink.end() : sink.send(status, hdrs, Buffer.concat(chunks))),
+      fail: (kind) => (started ? sink.close() : sink.problem(new SvcError(kind === 'timeout' ? 'upstream_timeout' : 'upstream_error'), p.requestId, ids)),
+    });
+    sink.onAbort(() => abort(new Error('client aborted')));
+  }
+}
+
+function monthStart(ms: number): number {
+  const dt = new Date(ms);
+  return Date.UTC(dt.getUTCFullYear(), dt.getUTCMonth(), 1);
+}
+
+function capDetail(code: ErrorCode, price: number, headroom: number, verified: boolean): string {
+  if (code === 'budget_exceeded') return `This call costs ${price} cents; the key's lifetime budget has ${headroom} cents left. Raise budget_cents with \`svc keys update\`.`;
+  if (code === 'daily_cap_exceeded') return `This call costs ${price} cents; the key's daily cap has ${headroom} cents left today (UTC).`;
+  const how = verified
+    ? 'Buy credits with `svc billing buy` (POST /v1/billing/checkout) or enable auto-reload.'
+    : 'Verify your email (`svc verify`, POST /v1/auth/verify-email) to receive signup credit, or buy credits with `svc billing buy` (POST /v1/billing/checkout).';
+  return `This call costs ${price} cents and your org has ${headroom} cents available. ${how}`;
+}

@@ -1,0 +1,124 @@
+/**
+ * The gateway's only writer of HTTP responses (uWS): problem+json for our refusals, whole bodies, and
+ * streamed upstream bodies with backpressure. Every write after an await checks `aborted` and is corked.
+ */
+import type { HttpResponse } from 'uWebSockets.js';
+import { STATUS_CODES } from 'node:http';
+import type { SvcError } from '../control/lib/errors.js';
+import { PROBLEM_CONTENT_TYPE, problemOf } from '../control/lib/problem.js';
+
+const STATUS_LINE: string[] = [];
+for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_LINE[Number(code)] = `${code} ${text ?? ''}`;
+export function statusLine(status: number): string {
+  return STATUS_LINE[status] ?? `${status} Status`;
+}
+
+export type Headers = [string, string][];
+
+/** What the pipeline needs from the client connection: nothing uWS-specific leaks past this interface. */
+export interface ClientSink {
+  readonly aborted: boolean;
+  readonly isHead: boolean;
+  onAbort(cb: () => void): void;
+  problem(err: SvcError, requestId: string, headers: Headers): void;
+  send(status: number, headers: Headers, body: Buffer | string): void;
+  /** Status and headers now, body to follow with write()/end() (chunked). */
+  begin(status: number, headers: Headers): void;
+  /** False when the socket is backpressured: wait for onWritable before writing more. */
+  write(chunk: Buffer): boolean;
+  onWritable(cb: () => void): void;
+  end(): void;
+  close(): void;
+}
+
+export class UwsSink implements ClientSink {
+  aborted = false;
+  #abortCb: (() => void) | undefined;
+  #writableCb: (() => void) | undefined;
+
+  #onFinish: (() => void) | undefined;
+
+  /** `onFinish` runs once, when the response ended, was closed or the client aborted (drain accounting). */
+  constructor(private readonly res: HttpResponse, readonly isHead: boolean, onFinish?: () => void) {
+    this.#onFinish = onFinish;
+    res.onAborted(() => {
+      this.aborted = true;
+      this.#finish();
+      this.#abortCb?.();
+    });
+  }
+
+  #finish(): void {
+    const f = this.#onFinish;
+    this.#onFinish = undefined;
+    f?.();
+  }
+
+  onAbort(cb: () => void): void {
+    this.#abortCb = cb;
+  }
+
+  problem(err: SvcError, requestId: string, headers: Headers): void {
+    const h: Headers = [['content-type', PROBLEM_CONTENT_TYPE], ...headers];
+    if (err.retryAfter !== undefined) h.push(['retry-after', String(err.retryAfter)]);
+    this.send(err.status, h, JSON.stringify(problemOf(err, requestId)));
+  }
+
+  send(status: number, headers: Headers, body: Buffer | string): void {
+    if (this.aborted) return;
+    const res = this.res;
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      for (const [k, v] of headers) res.writeHeader(k, v);
+      if (this.isHead) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+      else res.end(body);
+    });
+    this.aborted = true;
+    this.#finish();
+  }
+
+  begin(status: number, headers: Headers): void {
+    if (this.aborted) return;
+    const res = this.res;
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      for (const [k, v] of headers) res.writeHeader(k, v);
+    });
+  }
+
+  write(chunk: Buffer): boolean {
+    if (this.aborted) return true;
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(chunk);
+    });
+    return ok;
+  }
+
+  onWritable(cb: () => void): void {
+    this.#writableCb = cb;
+    this.res.onWritable(() => {
+      const f = this.#writableCb;
+      this.#writableCb = undefined;
+      f?.();
+      return true;
+    });
+  }
+
+  end(): void {
+    if (this.aborted) return;
+    this.res.cork(() => {
+      if (this.isHead) this.res.endWithoutBody();
+      else this.res.end();
+    });
+    this.aborted = true;
+    this.#finish();
+  }
+
+  close(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.res.close();
+    this.#finish();
+  }
+}

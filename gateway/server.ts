@@ -1,0 +1,94 @@
+/**
+ * The uWS HTTP server (the only file besides respond.ts that touches uWS): health routes, header-size guard,
+ * request body intake with a size cap, then hands a typed ProxyRequest to the pipeline.
+ */
+import { createRequire } from 'node:module';
+import type * as Uws from 'uWebSockets.js';
+import { SvcError } from '../control/lib/errors.js';
+import { newId } from '../control/lib/ids.js';
+import type { Pipeline, ProxyRequest } from './pipeline.js';
+import { UwsSink, type Headers } from './respond.js';
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Loads uWS after setting its header limit (read by the native module at load). `native` is false when the
+ * package silently fell back to its JS implementation: the gateway refuses to run that way.
+ */
+export function loadUws(maxHeaderBytes: number): { uws: typeof Uws; native: boolean; file: string | undefined } {
+  process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(maxHeaderBytes);
+  const uws = require('uWebSockets.js') as typeof Uws;
+  const file = Object.keys(require.cache).find((k) => /uWebSockets\.js\/binaries\/uws_[^/]+\.node$/.test(k) || /uws_[a-z0-9_]+\.node$/.test(k));
+  return { uws, native: file !== undefined && typeof (uws as { App?: unknown }).App === 'function', file };
+}
+
+export interface ServerState {
+  closing: boolean;
+  active: number;
+  native: boolean;
+  workerIndex: number;
+}
+
+export function createServer(uws: typeof Uws, pipeline: Pipeline, state: ServerState, opts: { maxRequestBytes: number; maxHeaderBytes: number }): Uws.TemplatedApp {
+  const app = uws.App();
+  app.get('/healthz', (res) => {
+    res.cork(() => {
+      res.writeHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ ok: true, native: state.native, pid: process.pid, worker: state.workerIndex }));
+    });
+  });
+  app.get('/readyz', (res) => {
+    res.cork(() => {
+      res.writeStatus(state.closing ? '503 Service Unavailable' : '200 OK');
+      res.writeHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ ready: !state.closing }));
+    });
+  });
+  app.any('/*', (res, req) => {
+    const method = req.getMethod().toUpperCase();
+    const url = req.getUrl();
+    const query = req.getQuery() ?? '';
+    const headers: Headers = [];
+    let headerBytes = url.length + query.length;
+    let contentLength = -1;
+    let chunked = false;
+    req.forEach((k, v) => {
+      headers.push([k, v]);
+      headerBytes += k.length + v.length + 4;
+      if (k === 'content-length') contentLength = Number(v);
+      else if (k === 'transfer-encoding') chunked = true;
+    });
+    state.active++;
+    const sink = new UwsSink(res, method === 'HEAD', () => state.active--);
+    const requestId = newId('req');
+    if (headerBytes > opts.maxHeaderBytes) {
+      return sink.problem(new SvcError('headers_too_large', `Request headers exceed ${opts.maxHeaderBytes} bytes.`), requestId, [['x-svc-request-id', requestId], ['connection', 'close']]);
+    }
+    const run = (body: Buffer | null) => {
+      const p: ProxyRequest = { method, url, query, headers, body, requestId };
+      pipeline.handle(p, sink).catch((e: unknown) => {
+        sink.problem(new SvcError('internal', 'Internal gateway error; the call was not charged.', { cause: e }), requestId, [['x-svc-request-id', requestId]]);
+        process.stderr.write(JSON.stringify({ lvl: 'error', proc: 'gateway', msg: 'pipeline failed', err: String((e as Error)?.stack ?? e) }) + '\n');
+      });
+    };
+    if (contentLength <= 0 && !chunked) return run(null);
+    if (contentLength > opts.maxRequestBytes) {
+      return sink.problem(new SvcError('payload_too_large', `Request body exceeds ${opts.maxRequestBytes} bytes.`), requestId, [['x-svc-request-id', requestId], ['connection', 'close']]);
+    }
+    const parts: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    res.onData((ab, isLast) => {
+      if (over) return;
+      size += ab.byteLength;
+      if (size > opts.maxRequestBytes) {
+        over = true;
+        return sink.problem(new SvcError('payload_too_large', `Request body exceeds ${opts.maxRequestBytes} bytes.`), requestId, [['x-svc-request-id', requestId], ['connection', 'close']]);
+      }
+      // The ArrayBuffer is only valid during this callback: copy it.
+      parts.push(Buffer.from(new Uint8Array(ab.slice(0))));
+      if (isLast) run(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+    });
+  });
+  return app;
+}

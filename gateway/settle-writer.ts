@@ -1,0 +1,188 @@
+/**
+ * Group commit of call outcomes: every settle enqueued during one event-loop turn is written in ONE
+ * `BEGIN IMMEDIATE` transaction (usage row; for charged calls the ledger entry, balance, lease, key spend,
+ * daily spend and provider earning), and each caller's promise resolves only after that COMMIT, so an
+ * answered call is always a recorded call. Usable without a server: `new SettleWriter(sqlite, opts)`.
+ */
+import type Sqlite from 'better-sqlite3';
+import { newId } from '../control/lib/ids.js';
+import { splitPlatformFee } from '../control/ledger/platform-fee.js';
+
+export interface SettleRecord {
+  requestId: string;
+  orgId: string;
+  keyId: string;
+  apiId: string;
+  endpointId: string;
+  providerOrgId: string;
+  method: string;
+  status: number;
+  latencyMs: number;
+  /** Price quoted for the call (after discounts). */
+  priceCents: number;
+  /** What is charged: the price for a successful call, 0 for free or failed calls. */
+  chargedCents: number;
+  errorCode: string | null;
+  createdAt: number;
+  /** The lease the charge was reserved from (required when chargedCents > 0, unless `unleased`). */
+  leaseId: string | null;
+  /** UTC day number of the charge (key_daily_spend). */
+  day: number;
+  /** Idempotency record to complete in the same transaction. */
+  idempotency?: { orgId: string; idemKey: string; status: number; headersJson: string; body: Buffer | null };
+}
+
+export interface SettleWriterOptions {
+  /** gateway_instances.id of this process; each batch heartbeats it and aborts if this holder was reaped. */
+  holderId: string | null;
+  platformFeeBps: number;
+  /** Called after a batch commits, before callers are resumed (lease accounting). */
+  onCommitted?: (records: readonly SettleRecord[]) => void;
+}
+
+/** Thrown (to every waiter) when another process declared this holder dead and released its leases. */
+export class HolderReapedError extends Error {}
+
+interface Waiter {
+  rec: SettleRecord;
+  resolve: (balanceCents: number) => void;
+  reject: (e: unknown) => void;
+}
+
+export class SettleWriter {
+  #queue: Waiter[] = [];
+  #scheduled = false;
+  readonly #sqlite: Sqlite.Database;
+  readonly #opts: SettleWriterOptions;
+  readonly #s: ReturnType<typeof _prepare>;
+  /** Rows written since start (for metrics and the bench). */
+  written = 0;
+
+  constructor(sqlite: Sqlite.Database, opts: SettleWriterOptions) {
+    this.#sqlite = sqlite;
+    this.#opts = opts;
+    this.#s = _prepare(sqlite);
+  }
+
+  /** Resolves after the record's transaction committed, with the org's credit_cents right after it. */
+  settle(rec: SettleRecord): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ rec, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  /** Writes everything queued now (also called on shutdown). */
+  flush(): void {
+    this.#scheduled = false;
+    const batch = this.#queue;
+    if (batch.length === 0) return;
+    this.#queue = [];
+    let balances: number[];
+    try {
+      balances = this.#writeBatch(batch.map((w) => w.rec));
+    } catch (e) {
+      if (e instanceof HolderReapedError || batch.length === 1) {
+        for (const w of batch) w.reject(e);
+        return;
+      }
+      // Isolate the bad record: retry one by one so one failure does not fail its neighbours.
+      for (const w of batch) {
+        try {
+          w.resolve(this.#writeBatch([w.rec])[0]!);
+        } catch (e1) {
+          w.reject(e1);
+        }
+      }
+      return;
+    }
+    batch.forEach((w, i) => w.resolve(balances[i]!));
+  }
+
+  #writeBatch(records: SettleRecord[]): number[] {
+    const s = this.#s;
+    const now = records[records.length - 1]!.createdAt;
+    let balances: number[];
+    this.#sqlite.exec('BEGIN IMMEDIATE');
+    try {
+      if (this.#opts.holderId !== null && s.heartbeat.run(now, this.#opts.holderId).changes !== 1) {
+        throw new HolderReapedError('this gateway holder was reaped by another process');
+      }
+      balances = records.map((r) => {
+        _writeOne(s, r, this.#opts.platformFeeBps);
+        return (s.balance.get(r.orgId) as number | undefined) ?? 0;
+      });
+      this.#sqlite.exec('COMMIT');
+    } catch (e) {
+      if (this.#sqlite.inTransaction) this.#sqlite.exec('ROLLBACK');
+      throw e;
+    }
+    this.written += records.length;
+    this.#opts.onCommitted?.(records);
+    return balances;
+  }
+}
+
+function _writeOne(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number): void {
+  s.usage.run(newId('use', r.createdAt), r.orgId, r.keyId, r.apiId, r.endpointId, r.providerOrgId, r.method, r.status, r.latencyMs, r.priceCents, r.chargedCents, r.errorCode, r.createdAt);
+  const c = r.chargedCents;
+  if (c > 0) {
+    s.ledger.run(newId('txn', r.createdAt), r.orgId, r.keyId, -c, r.requestId, `call:${r.requestId}`, r.createdAt);
+    if (r.leaseId !== null) {
+      if (s.leaseSpend.run(c, r.leaseId, c).changes !== 1) throw new Error(`lease ${r.leaseId} is released or exhausted`);
+      if (s.balanceLeased.run(c, c, r.createdAt, r.orgId).changes !== 1) throw new Error('balance row missing');
+    } else if (s.balanceDirect.run(c, r.createdAt, r.orgId, c).changes !== 1) {
+      throw new Error('insufficient unreserved credit for an unleased charge');
+    }
+    s.keySpend.run(c, r.keyId);
+    s.daySpend.run(r.keyId, r.day, c);
+    const { feeCents, netCents } = splitPlatformFee(c, feeBps);
+    s.earning.run(newId('txn', r.createdAt), r.providerOrgId, r.apiId, c, feeCents, netCents, r.requestId, `earn:${r.requestId}`, r.createdAt);
+  }
+  const idem = r.idempotency;
+  if (idem) s.idemDone.run(idem.status, idem.headersJson, idem.body, idem.orgId, idem.idemKey, r.requestId);
+}
+
+function _prepare(db: Sqlite.Database) {
+  return {
+    balance: db.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').pluck(),
+    heartbeat: db.prepare('UPDATE gateway_instances SET heartbeat_at = ? WHERE id = ? AND stopped_at IS NULL'),
+    usage: db.prepare(
+      `INSERT INTO usage_events (id, org_id, key_id, api_id, endpoint_id, provider_org_id, method, status, latency_ms, price_cents, charged_cents, error_code, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    ledger: db.prepare(
+      `INSERT INTO ledger_entries (id, org_id, key_id, kind, status, amount_cents, reason, ref_type, ref_id, idempotency_key, created_at)
+       VALUES (?, ?, ?, 'call_charge', 'settled', ?, NULL, 'usage', ?, ?, ?)`,
+    ),
+    leaseSpend: db.prepare(
+      'UPDATE balance_leases SET spent_cents = spent_cents + ? WHERE id = ? AND released_at IS NULL AND spent_cents + ? <= amount_cents',
+    ),
+    balanceLeased: db.prepare(
+      'UPDATE balances SET credit_cents = credit_cents - ?, reserved_cents = reserved_cents - ?, updated_at = ? WHERE org_id = ?',
+    ),
+    balanceDirect: db.prepare(
+      'UPDATE balances SET credit_cents = credit_cents - ?, updated_at = ? WHERE org_id = ? AND credit_cents - reserved_cents >= ?',
+    ),
+    keySpend: db.prepare('UPDATE api_keys SET spent_cents = spent_cents + ? WHERE id = ?'),
+    daySpend: db.prepare(
+      `INSERT INTO key_daily_spend (key_id, day, spent_cents) VALUES (?, ?, ?)
+       ON CONFLICT (key_id, day) DO UPDATE SET spent_cents = spent_cents + excluded.spent_cents`,
+    ),
+    earning: db.prepare(
+      `INSERT INTO provider_earnings (id, provider_org_id, api_id, kind, gross_cents, fee_cents, net_cents, ref_id, idempotency_key, created_at)
+       VALUES (?, ?, ?, 'earning', ?, ?, ?, ?, ?, ?)`,
+    ),
+    idemDone: db.prepare(
+      `UPDATE idempotency_records SET state = 'done', response_status = ?, response_headers_json = ?, response_body = ?
+       WHERE org_id = ? AND idem_key = ? AND request_id = ?`,
+    ),
+  };
+}

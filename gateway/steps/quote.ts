@@ -1,0 +1,39 @@
+/**
+ * Free quotes: `{METHOD} /_quote/{slug}/{path}` answers the current price of that call and whether every check
+ * (terms, max price, free-only, per-call cap, budget, daily cap, credits) would pass, without calling upstream,
+ * reserving or charging anything.
+ */
+import { utcDay } from '../../control/lib/clock.js';
+import type { KeyRecord } from '../cache/key-cache.js';
+import type { PipelineDeps } from '../pipeline.js';
+import type { ClientSink } from '../respond.js';
+import type { Refusal, Resolved } from './checks.js';
+
+export function quote(
+  d: PipelineDeps, sink: ClientSink, requestId: string, key: KeyRecord, _verified: boolean,
+  resolved: Resolved, price: number, refusal: Refusal | null, now: number,
+): void {
+  let ok = refusal === null;
+  let code: string | null = refusal?.code ?? null;
+  let available: number | null = null;
+  if (ok && price > 0) {
+    const peek = d.leases.peek(key, utcDay(now), price);
+    available = peek.headroom;
+    if (!peek.ok) {
+      ok = false;
+      code = peek.code;
+    }
+  }
+  const body = {
+    slug: resolved.listing.slug,
+    endpoint_id: resolved.endpoint.id,
+    method: resolved.endpoint.method,
+    price_cents: price,
+    base_price_cents: resolved.endpoint.priceCents,
+    would_pass: ok,
+    code,
+    detail: refusal?.detail ?? null,
+    available_cents: available,
+  };
+  sink.send(200, [['content-type', 'application/json'], ['x-svc-request-id', requestId], ['x-svc-price-cents', String(price)], ['x-svc-charged-cents', '0']], JSON.stringify(body));
+}

@@ -1,0 +1,148 @@
+/**
+ * One gateway worker process: opens the DB, wires caches, leases, writer, change feed and timers around the
+ * pipeline, listens, and on SIGTERM/SIGINT drains, flushes settles, returns its leases and exits 0.
+ */
+import { openDatabase } from '../control/db/database.js';
+import { migrateToLatest } from '../control/db/migrate.js';
+import { loadSecretKey } from '../control/context.js';
+import { offsetClock, utcDay } from '../control/lib/clock.js';
+import { createLogger } from '../control/lib/log.js';
+import type { GatewayConfig } from './config.js';
+import { KeyCache } from './cache/key-cache.js';
+import { ListingCache } from './cache/listing-cache.js';
+import { ChangeFeed } from './cache/change-feed.js';
+import { LeaseManager } from './leases.js';
+import { SettleWriter, HolderReapedError } from './settle-writer.js';
+import { IdempotencyStore } from './idempotency.js';
+import { Instances } from './instances.js';
+import { KeyRateLimiter } from './rate-limiter.js';
+import { createUpstreamAgent } from './steps/forward.js';
+import { Pipeline } from './pipeline.js';
+import { createServer, loadUws, type ServerState } from './server.js';
+import { startCheckpointer } from './checkpointer.js';
+
+export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: number, port: number): Promise<void> {
+  const base = cfg.base;
+  const log = createLogger(`gateway${workerIndex ? `-${workerIndex}` : ''}`, base.logLevel);
+  const { uws, native, file } = loadUws(cfg.maxHeaderBytes);
+  if (!native) {
+    log.error('uWebSockets.js native binary not loaded (JS fallback); refusing to start');
+    process.exit(1);
+  }
+  const handles = openDatabase(base.dbFile);
+  await migrateToLatest(handles.db);
+  const sqlite = handles.sqlite;
+  const stopCheckpointer = cfg.checkpointMs > 0 && workerIndex === 0 ? startCheckpointer(base.dbFile, cfg.checkpointMs) : null;
+  if (cfg.checkpointMs > 0) sqlite.pragma('wal_autocheckpoint = 0');
+  const clock = offsetClock(base.env === 'development' ? base.clockOffsetFile : undefined);
+  const secretKey = loadSecretKey(base);
+
+  const instances = new Instances(sqlite, clock.now());
+  const reaped = instances.reapDead(clock.now(), cfg.staleMs);
+  if (reaped > 0) log.info('released dead holders\' leases', { cents: reaped });
+  const keys = new KeyCache(sqlite);
+  const listings = new ListingCache(sqlite, secretKey);
+  const leases = new LeaseManager(sqlite, instances.id, { workers: base.gatewayWorkers, maxChunkCents: cfg.leaseMaxCents, idleMs: cfg.leaseIdleMs });
+  const writer = new SettleWriter(sqlite, {
+    holderId: instances.id,
+    platformFeeBps: base.platformFeeBps,
+    onCommitted: (records) => {
+      for (const r of records) if (r.leaseId !== null && r.chargedCents > 0) leases.committed(r.leaseId, r.chargedCents);
+    },
+  });
+  const fatal = (why: string) => {
+    log.error('stopping: this holder was reaped by another process', { why });
+    process.exit(1);
+  };
+  const feed = new ChangeFeed(
+    sqlite,
+    (rows) => {
+      const now = clock.now();
+      for (const r of rows) {
+        if (r.entity === 'key') {
+          keys.dropKey(r.entity_id);
+          leases.shrinkWhere((l) => l.keyId === r.entity_id, now);
+        } else if (r.entity === 'org') {
+          keys.dropOrg(r.entity_id);
+          leases.shrinkWhere((l) => l.orgId === r.entity_id, now);
+        } else if (r.entity === 'api') listings.dropApi(r.entity_id);
+        else listings.dropTerms(r.entity_id);
+      }
+    },
+    () => keys.clearUnknown(),
+  );
+  const pressureAt = new Map<string, number>();
+  const pressureStmt = sqlite.prepare("INSERT INTO changes (entity, entity_id, created_at) VALUES ('org', ?, ?)");
+  const pipeline = new Pipeline({
+    cfg,
+    clock,
+    keys,
+    listings,
+    leases,
+    writer,
+    idem: new IdempotencyStore(sqlite, instances.id, cfg.idempotencyTtlMs),
+    limiter: new KeyRateLimiter(base.gatewayWorkers),
+    agent: createUpstreamAgent({ connections: cfg.upstreamConnections, connectTimeoutMs: cfg.connectTimeoutMs, headersTimeoutMs: cfg.headersTimeoutMs, bodyTimeoutMs: cfg.bodyTimeoutMs }),
+    signalPressure(orgId) {
+      const now = clock.now();
+      if ((pressureAt.get(orgId) ?? 0) > now - cfg.pollMs) return;
+      pressureAt.set(orgId, now);
+      pressureStmt.run(orgId, now);
+    },
+  });
+
+  if (cfg.metering) feed.start(cfg.pollMs);
+  else feed.start(Math.max(cfg.pollMs, 250));
+  const housekeeping = setInterval(() => {
+    const now = clock.now();
+    try {
+      if (!instances.heartbeat(now)) fatal('heartbeat refused');
+      instances.reapDead(now, cfg.staleMs);
+      leases.releaseIdle(now, utcDay(now));
+    } catch (e) {
+      log.warn('housekeeping failed', { err: e as Error });
+    }
+  }, cfg.heartbeatMs);
+  housekeeping.unref();
+
+  const state: ServerState = { closing: false, active: 0, native, workerIndex };
+  const app = createServer(uws, pipeline, state, { maxRequestBytes: cfg.maxRequestBytes, maxHeaderBytes: cfg.maxHeaderBytes });
+  const listenSocket = await new Promise<Parameters<Parameters<typeof app.listen>[2]>[0]>((resolve) => app.listen(base.host, port, resolve));
+  if (!listenSocket) {
+    log.error('could not listen', { host: base.host, port });
+    process.exit(1);
+  }
+  const boundPort = uws.us_socket_local_port(listenSocket);
+  const host = base.host === '0.0.0.0' ? '127.0.0.1' : base.host;
+  process.stdout.write(JSON.stringify({ ready: 'gateway', url: `http://${host}:${boundPort}`, port: boundPort }) + '\n');
+  log.info('gateway listening', { port: boundPort, metering: cfg.metering, uws: file, holder: instances.id });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    state.closing = true;
+    log.info('stopping', { signal });
+    uws.us_listen_socket_close(listenSocket);
+    const deadline = Date.now() + 10_000;
+    while ((state.active > 0 || writer.pending > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    writer.flush();
+    feed.stop();
+    clearInterval(housekeeping);
+    try {
+      leases.releaseAll(clock.now());
+      instances.markStopped(clock.now());
+    } catch (e) {
+      log.error('releasing leases failed', { err: e as Error });
+    }
+    await stopCheckpointer?.();
+    sqlite.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('unhandledRejection', (e) => {
+    if (e instanceof HolderReapedError) fatal('settle refused');
+    log.error('unhandled rejection', { err: e as Error });
+  });
+}

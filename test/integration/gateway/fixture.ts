@@ -1,0 +1,155 @@
+/**
+ * Shared arrangement for gateway tests: a local upstream (node:http, the "outside world"), a temp data dir with
+ * the schema migrated, a provider listing pointing at the upstream, and helpers to read ledger/usage state.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { openTestDb, seedListing, seedOrg, type SeededOrg, type SeedEndpoint } from '../../helpers/db.js';
+import { tempDataDir } from '../../helpers/processes.js';
+import { migrateToLatest } from '../../../control/db/migrate.js';
+import { loadSecretKey } from '../../../control/context.js';
+import { loadConfig } from '../../../control/config.js';
+import type { DbHandles } from '../../../control/db/database.js';
+
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+export interface Upstream {
+  url: string;
+  seen: SeenRequest[];
+  close(): Promise<void>;
+}
+
+/** Routes: /users/{id} (JSON echo), /echo (body echo), /fail (500), /slow (answers after 3 s), /big?mb=N (streams N MB). */
+export async function startUpstream(): Promise<Upstream> {
+  const seen: SeenRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      const u = new URL(req.url ?? '/', 'http://x');
+      if (u.pathname === '/fail') {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        return res.end('{"upstream":"boom"}');
+      }
+      if (u.pathname === '/slow') {
+        const t = setTimeout(() => res.end('late'), 3000);
+        res.on('close', () => clearTimeout(t));
+        return;
+      }
+      if (u.pathname === '/big') {
+        const total = Number(u.searchParams.get('mb') ?? '1') * 1024 * 1024;
+        const chunk = Buffer.alloc(64 * 1024, 97);
+        let sent = 0;
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(total) });
+        const pump = () => {
+          while (sent < total) {
+            sent += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          res.end();
+        };
+        return pump();
+      }
+      if (u.pathname === '/teapot') {
+        res.writeHead(418, { 'content-type': 'text/plain', 'x-upstream': 'yes' });
+        return res.end('short and stout');
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'yes' });
+      res.end(JSON.stringify({ path: u.pathname, query: u.search, method: req.method, body }));
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+export const DEFAULT_ENDPOINTS: SeedEndpoint[] = [
+  { method: 'GET', path: '/users/{id}', priceCents: 3 },
+  { method: 'POST', path: '/echo', priceCents: 2 },
+  { method: 'GET', path: '/free', priceCents: 0 },
+  { method: 'GET', path: '/fail', priceCents: 5 },
+  { method: 'GET', path: '/slow', priceCents: 5 },
+  { method: 'GET', path: '/big', priceCents: 1 },
+  { method: 'GET', path: '/teapot', priceCents: 1 },
+];
+
+export interface World {
+  dataDir: string;
+  h: DbHandles;
+  upstream: Upstream;
+  provider: SeededOrg;
+  apiId: string;
+  endpointIds: string[];
+  slug: string;
+  secretKey: Buffer;
+  cleanup(): Promise<void>;
+}
+
+export async function makeWorld(opts: { endpoints?: SeedEndpoint[]; injection?: 'none' | 'bearer' | 'header' | 'query'; injectionName?: string; secret?: string } = {}): Promise<World> {
+  const data = tempDataDir();
+  const h = openTestDb(data.dir);
+  await migrateToLatest(h.db);
+  const upstream = await startUpstream();
+  const provider = await seedOrg(h);
+  const secretKey = loadSecretKey(loadConfig({ SVC_DATA_DIR: data.dir }));
+  const slug = `api-${Math.random().toString(36).slice(2, 8)}`;
+  const { apiId, endpointIds } = await seedListing(h, {
+    orgId: provider.orgId,
+    slug,
+    baseUrl: upstream.url,
+    endpoints: opts.endpoints ?? DEFAULT_ENDPOINTS,
+    injection: opts.injection ?? 'bearer',
+    injectionName: opts.injectionName,
+    secret: opts.secret ?? 'provider-secret-123',
+    secretKey,
+  });
+  return {
+    dataDir: data.dir,
+    h,
+    upstream,
+    provider,
+    apiId,
+    endpointIds,
+    slug,
+    secretKey,
+    async cleanup() {
+      await upstream.close();
+      await h.close();
+      data.cleanup();
+    },
+  };
+}
+
+export async function balanceOf(h: DbHandles, orgId: string): Promise<{ credit_cents: number; reserved_cents: number }> {
+  return h.db.selectFrom('balances').select(['credit_cents', 'reserved_cents']).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+}
+
+export async function gw(base: string, method: string, path: string, opts: { key?: string; headers?: Record<string, string>; body?: string } = {}) {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.key) headers['authorization'] = `Bearer ${opts.key}`;
+  const res = await fetch(base + path, { method, headers, body: opts.body });
+  const text = await res.text();
+  let json: Record<string, unknown> | undefined;
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json, code: json?.code as string | undefined };
+}
