@@ -10,6 +10,9 @@ import type { Db, Row } from '../db/database.js';
 import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 
+/** A pending payout older than this is an interrupted run, not a concurrent one still waiting on its transfer. */
+const STALE_PENDING_MS = 10 * 60_000;
+
 export function periodOf(ms: number): string {
   const d = new Date(ms);
   return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
@@ -91,8 +94,17 @@ export async function runPayouts(ctx: BillingCtx, period: string = previousPerio
   const cutoff = Math.min(periodEnd(period), ctx.clock.now());
   const min = ctx.config.billing.payoutMinCents;
   const out: PayoutRunItem[] = [];
-  // Crash recovery first: a pending payout was written but its transfer outcome was never recorded.
-  const pending = await ctx.db.selectFrom('payouts').innerJoin('connect_accounts as c', 'c.org_id', 'payouts.provider_org_id').selectAll('payouts').select('c.account_id').where('payouts.status', '=', 'pending').execute();
+  // Crash recovery first: a payout written long enough ago that its run must have died before recording the
+  // transfer. Retrying reuses the transfer's idempotency key, so the processor never pays it twice.
+  const stale = ctx.clock.now() - STALE_PENDING_MS;
+  const pending = await ctx.db
+    .selectFrom('payouts')
+    .innerJoin('connect_accounts as c', 'c.org_id', 'payouts.provider_org_id')
+    .selectAll('payouts')
+    .select('c.account_id')
+    .where('payouts.status', '=', 'pending')
+    .where('payouts.created_at', '<', stale)
+    .execute();
   for (const p of pending) out.push(await transferAndSettle(ctx, p, p.account_id));
 
   const providers = await ctx.db.selectFrom('provider_earnings').select('provider_org_id').distinct().execute();
