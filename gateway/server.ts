@@ -16,7 +16,9 @@ const require = createRequire(import.meta.url);
  * package silently fell back to its JS implementation: the gateway refuses to run that way.
  */
 export function loadUws(maxHeaderBytes: number): { uws: typeof Uws; native: boolean; file: string | undefined } {
-  process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(maxHeaderBytes);
+  // uWS drops (no response) requests whose headers exceed its own limit; keep that limit well above ours so
+  // oversized headers reach the handler and get a proper 431 instead.
+  process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(Math.max(maxHeaderBytes * 4, 64 * 1024));
   const uws = require('uWebSockets.js') as typeof Uws;
   const file = Object.keys(require.cache).find((k) => /uWebSockets\.js\/binaries\/uws_[^/]+\.node$/.test(k) || /uws_[a-z0-9_]+\.node$/.test(k));
   return { uws, native: file !== undefined && typeof (uws as { App?: unknown }).App === 'function', file };

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeWorld, gw, balanceOf, type World } from './fixture.js';
+import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
+import { seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
+import { REGISTER_SCOPES } from '../../../control/auth/scopes.js';
+
+let w: World;
+let g: RunningGateway;
+
+beforeAll(async () => {
+  w = await makeWorld();
+  g = await startGateway(w.dataDir, { SVC_PLATFORM_FEE_BPS: '2000', SVC_GATEWAY_HEADERS_TIMEOUT_MS: '1000' });
+});
+afterAll(async () => {
+  await g?.stop();
+  await w?.cleanup();
+});
+
+describe('gateway money path', () => {
+  it('serves a free call right after registration (no credits) and records it uncharged', async () => {
+    const c = await seedOrg(w.h, { scopes: [...REGISTER_SCOPES] });
+    const r = await gw(g.url, 'GET', `/${w.slug}/free`, { key: c.key });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-svc-price-cents')).toBe('0');
+    expect(r.headers.get('x-svc-charged-cents')).toBe('0');
+    const usage = await w.h.db.selectFrom('usage_events').selectAll().where('org_id', '=', c.orgId).execute();
+    expect(usage).toHaveLength(1);
+    expect(usage[0]).toMatchObject({ key_id: c.keyId, api_id: w.apiId, method: 'GET', status: 200, charged_cents: 0, price_cents: 0 });
+    const ledger = await w.h.db.selectFrom('ledger_entries').selectAll().where('org_id', '=', c.orgId).execute();
+    expect(ledger).toHaveLength(0);
+  });
+
+  it('debits exactly the price, records usage and the provider earning net of the platform fee', async () => {
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 100);
+    const r = await gw(g.url, 'GET', `/${w.slug}/users/42?q=1`, { key: c.key });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ path: '/users/42', query: '?q=1' });
+    expect(r.headers.get('x-svc-price-cents')).toBe('3');
+    expect(r.headers.get('x-svc-charged-cents')).toBe('3');
+    expect(r.headers.get('x-svc-balance-cents')).toBe('97');
+    const reqId = r.headers.get('x-svc-request-id')!;
+    expect(reqId).toMatch(/^req_/);
+    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(97);
+    const entry = await w.h.db.selectFrom('ledger_entries').selectAll().where('idempotency_key', '=', `call:${reqId}`).executeTakeFirstOrThrow();
+    expect(entry).toMatchObject({ org_id: c.orgId, key_id: c.keyId, kind: 'call_charge', amount_cents: -3, status: 'settled', ref_type: 'usage', ref_id: reqId });
+    const usage = await w.h.db.selectFrom('usage_events').selectAll().where('org_id', '=', c.orgId).executeTakeFirstOrThrow();
+    expect(usage).toMatchObject({ key_id: c.keyId, endpoint_id: w.endpointIds[0], provider_org_id: w.provider.orgId, status: 200, price_cents: 3, charged_cents: 3 });
+    const earn = await w.h.db.selectFrom('provider_earnings').selectAll().where('idempotency_key', '=', `earn:${reqId}`).executeTakeFirstOrThrow();
+    expect(earn).toMatchObject({ provider_org_id: w.provider.orgId, kind: 'earning', gross_cents: 3, fee_cents: 0, net_cents: 3 });
+    const key = await w.h.db.selectFrom('api_keys').select('spent_cents').where('id', '=', c.keyId).executeTakeFirstOrThrow();
+    expect(key.spent_cents).toBe(3);
+    const day = await w.h.db.selectFrom('key_daily_spend').selectAll().where('key_id', '=', c.keyId).executeTakeFirstOrThrow();
+    expect(day.spent_cents).toBe(3);
+    await expectLedgerConsistent(w.h);
+  });
+
+  it('N paid calls lower the balance by exactly N x price, then the next call gets 402', async () => {
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 20);
+    for (let i = 0; i < 10; i++) expect((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: `n=${i}` })).status).toBe(200);
+    const last = await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: 'one more' });
+    expect(last.status).toBe(402);
+    expect(last.code).toBe('insufficient_credits');
+    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(0);
+    await expectLedgerConsistent(w.h);
+  });
+
+  it('passes the body through and keeps the consumer key and cookies away from the upstream; injects the secret', async () => {
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 10);
+    const r = await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: '{"a":1}', headers: { cookie: 'sid=consumer', 'content-type': 'application/json', 'x-custom': 'kept' } });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ body: '{"a":1}', method: 'POST' });
+    const seen = w.upstream.seen.at(-1)!;
+    expect(seen.headers.authorization).toBe('Bearer provider-secret-123');
+    expect(seen.headers.cookie).toBeUndefined();
+    expect(seen.headers['x-custom']).toBe('kept');
+    expect(JSON.stringify(seen.headers)).not.toContain(c.key);
+  });
+
+  it('relays an upstream 4xx untouched and charges it (the upstream answered)', async () => {
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 10);
+    const r = await gw(g.url, 'GET', `/${w.slug}/teapot`, { key: c.key });
+    expect(r.status).toBe(418);
+    expect(r.text).toBe('short and stout');
+    expect(r.headers.get('x-upstream')).toBe('yes');
+    expect(r.headers.get('x-svc-charged-cents')).toBe('1');
+    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(9);
+  });
+
+  it('does not charge an upstream 500 (relayed untouched) nor an upstream timeout (504)', async () => {
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 50);
+    const fail = await gw(g.url, 'GET', `/${w.slug}/fail`, { key: c.key });
+    expect(fail.status).toBe(500);
+    expect(fail.json).toEqual({ upstream: 'boom' });
+    expect(fail.headers.get('x-svc-charged-cents')).toBe('0');
+    const slow = await gw(g.url, 'GET', `/${w.slug}/slow`, { key: c.key });
+    expect(slow.status).toBe(504);
+    expect(slow.code).toBe('upstream_timeout');
+    expect(slow.headers.get('content-type')).toBe('application/problem+json');
+    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(50);
+    const usage = await w.h.db.selectFrom('usage_events').select(['status', 'charged_cents', 'error_code']).where('org_id', '=', c.orgId).orderBy('created_at').execute();
+    expect(usage).toEqual([
+      { status: 500, charged_cents: 0, error_code: 'upstream_status' },
+      { status: 504, charged_cents: 0, error_code: 'upstream_timeout' },
+    ]);
+    await expectLedgerConsistent(w.h);
+  }, 20_000);
+
+  it('loads the native uWS binary, not the JS fallback', async () => {
+    const health = (await (await fetch(`${g.url}/healthz`)).json()) as { native: boolean };
+    expect(health.native).toBe(true);
+    // The fallback announces itself on a header: the native server sends `uWebSockets: 20`.
+    const r = await fetch(`${g.url}/healthz`);
+    expect(r.headers.get('uwebsockets')).toBe('20');
+  });
+
+  it('keys created after start work at once (the unknown-key cache is dropped on new keys)', async () => {
+    const c = await seedOrg(w.h);
+    const bad = await gw(g.url, 'GET', `/${w.slug}/free`, { key: 'svc_live_' + 'x'.repeat(24) });
+    expect(bad.status).toBe(401);
+    const fresh = await seedKey(w.h, c.orgId);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await gw(g.url, 'GET', `/${w.slug}/free`, { key: fresh.key })).status).toBe(200);
+  });
+});
