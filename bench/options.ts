@@ -15,12 +15,14 @@ export interface BenchOptions {
   authOps: number;
   skipMicro: boolean;
   skipLoad: boolean;
+  /** After the measured phases, a short load run on a `--cpu-prof` gateway to show where its CPU goes. */
+  profile: boolean;
   /** Write bench/RESULTS.md (default: only for a full run). */
   record: boolean;
 }
 
 const USAGE = `npm run bench [-- --quick] [--rounds N] [--duration S] [--connections C] [--latency S] [--latency-rounds N]
-                 [--ledger-seconds S] [--auth-ops N] [--skip-micro] [--skip-load] [--record|--no-record]`;
+                 [--ledger-seconds S] [--auth-ops N] [--skip-micro] [--skip-load] [--profile|--no-profile] [--record|--no-record]`;
 
 export function parseOptions(argv: string[]): BenchOptions {
   const quick = argv.includes('--quick');
@@ -35,6 +37,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     authOps: quick ? 200_000 : 2_000_000,
     skipMicro: false,
     skipLoad: false,
+    profile: !quick,
     record: !quick,
   };
   const num = (i: number, flag: string): number => {
@@ -54,6 +57,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (a === '--auth-ops') o.authOps = num(i++, a);
     else if (a === '--skip-micro') o.skipMicro = true;
     else if (a === '--skip-load') o.skipLoad = true;
+    else if (a === '--profile') o.profile = true;
+    else if (a === '--no-profile') o.profile = false;
     else if (a === '--record') o.record = true;
     else if (a === '--no-record') o.record = false;
     else if (a === '--help' || a === '-h') throw new Error(USAGE);

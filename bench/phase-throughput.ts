@@ -21,6 +21,8 @@ export interface LoadRun {
   /** Busy fraction per CPU during the run (core 0: load + upstream, core 1: server under test). */
   coreBusy: number[];
   eld: { p999Ms: number; p99Ms: number; maxMs: number; raw: EldSnapshot } | null;
+  /** The same probe in an idle Node process on the server's core during this run: the machine's share of the delay. */
+  eldIdle: { p999Ms: number; p99Ms: number; maxMs: number } | null;
 }
 
 export const LOAD_CPU = '0';
@@ -49,7 +51,7 @@ export function runLoadWorker(spec: LoadSpec, cpus = LOAD_CPU): Promise<LoadResu
 
 export async function runThroughput(
   targets: Target[],
-  o: { rounds: number; durationSec: number; connections: number; eldDir: string },
+  o: { rounds: number; durationSec: number; connections: number; eldDir: string; idlePid: number | null },
   log: (s: string) => void,
 ): Promise<LoadRun[]> {
   const runs: LoadRun[] = [];
@@ -57,12 +59,14 @@ export async function runThroughput(
     for (let i = 0; i < targets.length; i++) {
       const t = targets[(i + r) % targets.length]!;
       if (t.eld) await eldSnapshot(o.eldDir, t.sut.pid);
+      if (o.idlePid !== null) await eldSnapshot(o.eldDir, o.idlePid);
       const cpu0 = cpuMicros(t.sut.pid);
       const s0 = cpuSample();
       const load = await runLoadWorker({ url: t.url, connections: o.connections, durationSec: o.durationSec, headers: t.headers });
       const s1 = cpuSample();
       const cpu1 = cpuMicros(t.sut.pid);
       const snap = t.eld ? await eldSnapshot(o.eldDir, t.sut.pid) : null;
+      const idle = o.idlePid !== null ? await eldSnapshot(o.eldDir, o.idlePid) : null;
       const expected = load.statusCounts[String(t.expectStatus)] ?? 0;
       const run: LoadRun = {
         round: r + 1,
@@ -72,6 +76,7 @@ export async function runThroughput(
         cpuUsPerReq: load.responses > 0 ? (cpu1 - cpu0) / load.responses : null,
         coreBusy: cpuBusy(s0, s1),
         eld: snap ? { p999Ms: eldDelay(snap.p999Ms), p99Ms: eldDelay(snap.p99Ms), maxMs: eldDelay(snap.maxMs), raw: snap } : null,
+        eldIdle: idle ? { p999Ms: eldDelay(idle.p999Ms), p99Ms: eldDelay(idle.p99Ms), maxMs: eldDelay(idle.maxMs) } : null,
       };
       runs.push(run);
       const bad = load.responses - expected + load.errors;
@@ -79,6 +84,7 @@ export async function runThroughput(
         `round ${r + 1} ${t.id.padEnd(11)} ${Math.round(load.rps).toString().padStart(6)} req/s  p50 ${load.p50Ms} ms p99 ${load.p99Ms} ms  ` +
           `cpu ${run.cpuUsPerReq?.toFixed(1)} µs/req  cores ${run.coreBusy.map((b) => Math.round(b * 100) + '%').join('/')}` +
           (run.eld ? `  eld p99.9 ${run.eld.p999Ms.toFixed(2)} ms` : '') +
+          (run.eldIdle ? ` (idle ${run.eldIdle.p999Ms.toFixed(2)})` : '') +
           (bad ? `  UNEXPECTED ${bad} (${JSON.stringify(load.statusCounts)} errors ${load.errors})` : ''),
       );
     }

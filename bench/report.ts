@@ -26,16 +26,16 @@ export function renderMarkdown(r: BenchResult): string {
     `pinned with the stub upstream on core 0; nginx / gateway under test on core 1. Ratios are the median of per-round ratios. CPU µs/req is utime+stime of the server under test ` +
     `(/proc/<pid>/stat, whole process tree) over the run divided by responses. Added latency: everything on core 0, \`wrk -t1 -c1\` ${r.options.latencySec} s per target per round, ` +
     `${r.options.latencyRounds} rounds, median of per-round differences from the upstream direct. Event-loop delay: \`monitorEventLoopDelay\` (1 ms resolution) preloaded into the gateway ` +
-    `process (bench/eld-probe.ts), reported as delay beyond the 1 ms sampling interval, per load run.`);
+    `process (bench/eld-probe.ts), reported as delay beyond the 1 ms sampling interval, per load run; the same probe in an idle Node process on core 1 shows the share of the machine's scheduling.`);
   L.push('');
   L.push('## Goals (issue 3, item 7)', '', '| goal | target | measured | met |', '|---|---|---|---|');
   for (const g of s.goals) L.push(`| ${g.name} | ${g.goal} | ${g.measured} | ${g.met === null ? 'not measured' : g.met ? 'yes' : '**NO**'} |`);
   L.push('');
-  L.push('## Throughput (median of rounds)', '', '| target | req/s | p50 ms | p99 ms | CPU µs/req (server under test) | loop delay p99.9 ms (median / worst) | core0 / core1 busy | unexpected responses |', '|---|---|---|---|---|---|---|---|');
+  L.push('## Throughput (median of rounds)', '', '| target | req/s | p50 ms | p99 ms | CPU µs/req (server under test) | loop delay p99.9 ms (median / worst) | idle Node on core 1, p99.9 ms | core0 / core1 busy | unexpected responses |', '|---|---|---|---|---|---|---|---|---|');
   for (const [id, t] of Object.entries(s.throughput) as [TargetId, NonNullable<(typeof s.throughput)[TargetId]>][]) {
     const runs = r.load.filter((x) => x.target === id);
     const busy = [0, 1].map((c) => Math.round((median(runs.map((x) => x.coreBusy[c] ?? NaN)) ?? 0) * 100) + '%').join(' / ');
-    L.push(`| ${TARGET_LABELS[id]} | ${fmt(t.rps)} | ${fmt(t.p50Ms)} | ${fmt(t.p99Ms)} | ${fmt(t.cpuUsPerReq)} | ${t.eldP999Ms === null ? '-' : `${t.eldP999Ms} / ${t.eldP999MsWorst}`} | ${busy} | ${t.unexpectedResponses} |`);
+    L.push(`| ${TARGET_LABELS[id]} | ${fmt(t.rps)} | ${fmt(t.p50Ms)} | ${fmt(t.p99Ms)} | ${fmt(t.cpuUsPerReq)} | ${t.eldP999Ms === null ? '-' : `${t.eldP999Ms} / ${t.eldP999MsWorst}`} | ${fmt(t.eldIdleP999Ms)} | ${busy} | ${t.unexpectedResponses} |`);
   }
   L.push('', `Ratios (median of per-round): paid / nginx **${fmt(s.ratios.paidVsNginx)}**, paid / pass-through **${fmt(s.ratios.paidVsPassthrough)}**, pass-through / nginx ${fmt(s.ratios.passthroughVsNginx)}.`);
   L.push(`From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`, '');
@@ -59,6 +59,11 @@ export function renderMarkdown(r: BenchResult): string {
             `**${l.rowsPerSec} paid-call settles/s** wall-clock (${l.rowsPerCpuSec} per CPU-second), slowest 1-s window ${l.minWindowRowsPerSec}/s, ${l.rows} settles, ${l.checkpoints} checkpoints (slowest ${l.checkpointMsMax} ms), ` +
             `WAL peak ${(l.walMaxBytes / 1e6).toFixed(1)} MB, ledger consistent after run: ${l.consistent}.`,
     );
+  }
+  if (r.profile.length) {
+    L.push('', '## Where the paid path spends CPU', '', 'Self time in a separate 5 s load run on a gateway started with `--cpu-prof` (not part of the measured numbers), percent of non-idle CPU:', '');
+    L.push('| self % | function | where |', '|---|---|---|');
+    for (const l of r.profile) L.push(`| ${l.percent} | \`${l.fn}\` | ${l.where} |`);
   }
   L.push('', '## Pre-measurement checks', '');
   for (const [id, c] of Object.entries(r.checks)) L.push(`- ${TARGET_LABELS[id as TargetId]}: ${c.ok ? 'ok' : '**FAILED**'}: ${c.detail}`);

@@ -13,12 +13,13 @@ import { startPinned, type Pinned } from './procs.js';
 import { startNginx } from './nginx.js';
 import { ROOT, seedDataDir, startGateway, unknownKey, type Seeded } from './setup.js';
 import { checkTarget, type CheckResult, type Target, type TargetId, TARGET_LABELS } from './targets.js';
-import { runThroughput, type LoadRun } from './phase-throughput.js';
+import { runLoadWorker, runThroughput, type LoadRun } from './phase-throughput.js';
 import { repin, runLatency, type LatencyRun } from './phase-latency.js';
 import { runMicro, type MicroResults } from './phase-micro.js';
 import { summarise, type Summary } from './summary.js';
 import { machineInfo, type Machine } from './stats.js';
 import { renderMarkdown, withKeptNotes } from './report.js';
+import { topSelfTime, type ProfileLine } from './profile.js';
 
 export interface BenchResult {
   file: string;
@@ -32,6 +33,8 @@ export interface BenchResult {
   load: LoadRun[];
   latency: LatencyRun[];
   micro: MicroResults;
+  /** Self-time profile of the paid path (a separate, unmeasured run). */
+  profile: ProfileLine[];
   summary: Summary;
   notes: string[];
 }
@@ -57,6 +60,7 @@ async function _main(): Promise<void> {
   let load: LoadRun[] = [];
   let latency: LatencyRun[] = [];
   let micro: MicroResults = {};
+  let profile: ProfileLine[] = [];
   try {
     const nginx = ensureTool('nginx', 'nginx-light', log);
     const wrk = ensureTool('wrk', 'wrk', log);
@@ -101,6 +105,13 @@ async function _main(): Promise<void> {
         notes.push(`gateway targets skipped: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`);
       }
     }
+    let idlePid: number | null = null;
+    if (targets.some((t) => t.eld)) {
+      const nodeOptions = `--import=${pathToFileURL(join(ROOT, 'dist', 'bench', 'eld-probe.js')).href}`;
+      const idle = await startPinned('idle-node', SUT_CPU, process.execPath, [join(ROOT, 'dist', 'bench', 'idle-node.js')], { PATH: process.env.PATH ?? '', NODE_OPTIONS: nodeOptions, BENCH_ELD_DIR: join(tmp, 'eld') });
+      procs.push(idle);
+      idlePid = idle.pid;
+    }
     const measured: Target[] = [];
     for (const t of targets) {
       const c = await checkTarget(t, paidSeed);
@@ -110,24 +121,66 @@ async function _main(): Promise<void> {
       else notes.push(`${t.label} not measured: its check failed (${c.detail})`);
     }
     if (!o.skipLoad) {
-      load = await runThroughput(measured, { rounds: o.rounds, durationSec: o.durationSec, connections: o.connections, eldDir: join(tmp, 'eld') }, log);
+      load = await runThroughput(measured, { rounds: o.rounds, durationSec: o.durationSec, connections: o.connections, eldDir: join(tmp, 'eld'), idlePid }, log);
       if (wrk.path) {
         const latTargets = measured.filter((t) => t.id !== 'unauth');
-        repin(procs.map((p) => p.pid), LOAD_CPU);
+        repin(procs.filter((p) => p.pid !== idlePid).map((p) => p.pid), LOAD_CPU);
         latency = await runLatency(wrk.path, latTargets, { rounds: o.latencyRounds, seconds: o.latencySec, cpus: LOAD_CPU }, log);
+      }
+    }
+    if (o.profile && checks.paid?.ok) {
+      try {
+        profile = await _profilePaid(stub.url, tmp, o, seeds);
+      } catch (e) {
+        notes.push(`profile run failed: ${(e as Error).message.split('\n')[0]}`);
       }
     }
     await stopAll();
     if (!o.skipMicro) micro = await runMicro({ authOps: o.authOps, ledgerSec: o.ledgerSec, sweep: !o.quick, cpus: SUT_CPU }, log);
+  } catch (e) {
+    // Keep whatever was measured: the report says where the run stopped.
+    notes.push(`run stopped early: ${(e as Error).message.split('\n').slice(0, 2).join(' ')}`);
+    log(`ERROR ${(e as Error).stack ?? String(e)}`);
   } finally {
     await stopAll();
     for (const s of seeds) rmSync(s.dataDir, { recursive: true, force: true });
     rmSync(tmp, { recursive: true, force: true });
   }
-  _write({ startedAt, argv, o, loadavgStart, checks, load, latency, micro, notes });
+  _write({ startedAt, argv, o, loadavgStart, checks, load, latency, micro, profile, notes });
 }
 
-function _write(p: { startedAt: string; argv: string[]; o: BenchOptions; loadavgStart: string; checks: BenchResult['checks']; load: LoadRun[]; latency: LatencyRun[]; micro: MicroResults; notes: string[] }): void {
+async function _profilePaid(stubUrl: string, tmp: string, o: BenchOptions, seeds: Seeded[]): Promise<ProfileLine[]> {
+  const dir = join(tmp, 'prof');
+  const seed = await seedDataDir(stubUrl, 'prof');
+  seeds.push(seed);
+  const gw = await startGateway(seed, 'gateway-prof', {
+    metering: true,
+    cpus: SUT_CPU,
+    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+    env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000' },
+  });
+  try {
+    await runLoadWorker({ url: gw.url + seed.path, connections: o.connections, durationSec: 5, headers: { authorization: `Bearer ${seed.key}` } });
+  } finally {
+    await gw.stop();
+  }
+  const top = topSelfTime(dir);
+  log(`profile of the paid path: ${top.slice(0, 5).map((l) => `${l.percent}% ${l.fn}`).join(', ')}`);
+  return top;
+}
+
+function _write(p: {
+  startedAt: string;
+  argv: string[];
+  o: BenchOptions;
+  loadavgStart: string;
+  checks: BenchResult['checks'];
+  load: LoadRun[];
+  latency: LatencyRun[];
+  micro: MicroResults;
+  profile: ProfileLine[];
+  notes: string[];
+}): void {
   const stamp = p.startedAt.slice(0, 16).replace(/:/g, '') + 'Z' + (p.o.quick ? '-quick' : '');
   const dir = join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
@@ -143,6 +196,7 @@ function _write(p: { startedAt: string; argv: string[]; o: BenchOptions; loadavg
     load: p.load,
     latency: p.latency,
     micro: p.micro,
+    profile: p.profile,
     summary: summarise(p.load, p.latency, p.micro),
     notes: p.notes,
   };

@@ -59,6 +59,8 @@ export interface GatewayOptions {
   cpus: string;
   /** Extra NODE_OPTIONS, e.g. the event-loop-delay probe preload. */
   nodeOptions?: string;
+  /** Flags for node itself (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+  nodeArgs?: string[];
   env?: Record<string, string>;
 }
 
@@ -77,5 +79,5 @@ export function startGateway(seed: Seeded, name: string, opts: GatewayOptions): 
     ...(opts.nodeOptions ? { NODE_OPTIONS: opts.nodeOptions } : {}),
     ...opts.env,
   };
-  return startPinned(name, opts.cpus, process.execPath, [join(ROOT, 'dist', 'gateway', 'main.js')], env, 30_000);
+  return startPinned(name, opts.cpus, process.execPath, [...(opts.nodeArgs ?? []), join(ROOT, 'dist', 'gateway', 'main.js')], env, 30_000);
 }

@@ -15,6 +15,8 @@ export interface TargetSummary {
   cpuUsPerReq: number | null;
   eldP999Ms: number | null;
   eldP999MsWorst: number | null;
+  /** Median p99.9 loop delay of an idle Node process on the same core during this target's runs. */
+  eldIdleP999Ms: number | null;
   rounds: number;
   unexpectedResponses: number;
 }
@@ -57,6 +59,7 @@ export function summarise(load: LoadRun[], lat: LatencyRun[], micro: MicroResult
       cpuUsPerReq: r2(median(rs.map((r) => r.cpuUsPerReq ?? NaN))),
       eldP999Ms: r2(median(elds)),
       eldP999MsWorst: elds.length ? r2(Math.max(...elds)) : null,
+      eldIdleP999Ms: r2(median(rs.flatMap((r) => (r.eldIdle ? [r.eldIdle.p999Ms] : [])))),
       rounds: rs.length,
       unexpectedResponses: rs.reduce((s, r) => s + r.load.responses - r.expected + r.load.errors, 0),
     };
@@ -103,7 +106,7 @@ function _goals(tp: Summary['throughput'], ratios: Summary['ratios'], added: Sum
     g('paid / pass-through throughput', '>= 0.85', ratios.paidVsPassthrough, '', (v) => v >= 0.85),
     g('added p99 latency, paid path vs direct (wrk -c1, one core)', '<= 1 ms', r2(added.paid?.p99Us != null ? added.paid.p99Us / 1000 : null), ' ms', (v) => v <= 1),
     g('event-loop delay p99.9 under load (paid path, median of rounds)', '<= 1 ms', paid?.eldP999Ms ?? null, ' ms', (v) => v <= 1),
-    g('key auth, cache hit', '<= 2 µs/op', micro.keyAuth?.usPerOp ?? null, ' µs/op', (v) => v <= 2, micro.keyAuth ? micro.keyAuth.error : 'micro-benchmarks skipped'),
+    g('key auth, cache hit (CPU time per op; wall-clock in the micro section)', '<= 2 µs/op', micro.keyAuth?.cpuUsPerOp ?? null, ' µs/op', (v) => v <= 2, micro.keyAuth ? micro.keyAuth.error : 'micro-benchmarks skipped'),
     g(
       `ledger writer, sustained ${micro.ledger?.seconds ?? '?'} s with WAL checkpoints`,
       '>= 100k rows/s for 60 s',

@@ -1,0 +1,46 @@
+/**
+ * Where the gateway's CPU goes on the paid path: a separate short load run against a gateway started with
+ * `--cpu-prof` (after the measured phases, so profiling never skews the numbers), summarised by self time.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface ProfileLine {
+  percent: number;
+  fn: string;
+  where: string;
+}
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Top self-time entries (percent of non-idle samples) of the (first) .cpuprofile in `dir`; frames are grouped by function and file. */
+export function topSelfTime(dir: string, n = 20): ProfileLine[] {
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) return [];
+  const p = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+  const byId = new Map(p.nodes.map((x) => [x.id, x]));
+  const self = new Map<string, number>();
+  let total = 0;
+  p.samples.forEach((id, i) => {
+    const node = byId.get(id);
+    const dt = p.timeDeltas[i] ?? 0;
+    // Idle time is the loop waiting for I/O: leave it out so percentages are of the CPU actually used.
+    if (!node || node.callFrame.functionName === '(idle)') return;
+    const cf = node.callFrame;
+    const where = cf.url ? `${cf.url.replace(/^file:\/\/.*?\/(node_modules|dist)\//, '$1/').replace(/^node:/, 'node:')}:${cf.lineNumber + 1}` : '';
+    const key = `${cf.functionName || '(anonymous)'}\u0000${where}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    total += dt;
+  });
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => {
+      const [fn, where] = k.split('\u0000') as [string, string];
+      return { percent: Math.round((v / total) * 1000) / 10, fn, where };
+    });
+}
