@@ -79,6 +79,9 @@ export function createStripeBackend(opts: StripeBackendOptions): PaymentsBackend
         if (!customerId || !pmId) return { kind: 'ignored' };
         return { kind: 'setup_succeeded', customerId, paymentMethodId: pmId, card: await cardOf(pmId), setupRef: si.id };
       }
+      case 'payment_method.detached':
+        // Removed in the billing portal: it can no longer be charged off-session.
+        return { kind: 'card_removed', paymentMethodId: event.data.object.id };
       case 'payment_intent.succeeded': {
         const pi = event.data.object;
         if (pi.metadata?.kind !== 'auto_reload') return { kind: 'ignored' };

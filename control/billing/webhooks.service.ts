@@ -55,6 +55,14 @@ async function applyEvent(ctx: BillingCtx, trx: Db, e: BillingEvent, now: number
       await trx.updateTable('payments').set({ status: 'succeeded', completed_at: now }).where('org_id', '=', orgId).where('kind', '=', 'setup').where('status', '=', 'open').execute();
       return 'card_saved';
     }
+    case 'card_removed': {
+      const r = await trx
+        .updateTable('billing_accounts')
+        .set({ payment_method_id: null, card_brand: null, card_last4: null, auto_reload_enabled: 0, updated_at: now })
+        .where('payment_method_id', '=', e.paymentMethodId)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0 ? 'card_removed' : 'no_change';
+    }
     case 'charge_succeeded': {
       const payment = await findPayment(trx, { id: e.paymentId, ref: e.chargeRef });
       if (!payment || payment.kind !== 'auto_reload') return 'unknown_payment';

@@ -4,31 +4,38 @@
  */
 import { defineCommand } from 'citty';
 import { loadConfigOrExit } from '../../config.js';
-import { openDatabase } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
 import { loadSecretKey } from '../../context.js';
 import { offsetClock } from '../../lib/clock.js';
+import { isSvcError } from '../../lib/errors.js';
 import { createPaymentsBackend } from '../../billing/payments.js';
-import { previousPeriod, runPayouts } from '../../billing/payouts.service.js';
+import { periodEnd, previousPeriod, runPayouts } from '../../billing/payouts.service.js';
+import { fail, jsonArg, withAdminDb } from '../admin-context.js';
 
 const run = defineCommand({
   meta: { name: 'run', description: 'Run the payout for a period (exactly once per provider and period)' },
-  args: { period: { type: 'string', description: 'UTC month YYYY-MM (default: previous month)' } },
-  async run({ args }) {
-    const config = loadConfigOrExit();
-    const handles = openDatabase(config.dbFile);
-    try {
-      await migrateToLatest(handles.db);
+  args: { ...jsonArg, period: { type: 'string', description: 'UTC month YYYY-MM (default: previous month)' } },
+  run: ({ args }) =>
+    withAdminDb(async ({ db }) => {
+      const config = loadConfigOrExit();
       const clock = offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
       const payments = createPaymentsBackend(config, loadSecretKey(config));
       const period = args.period ?? previousPeriod(clock.now());
-      const results = await runPayouts({ config, db: handles.db, clock, payments }, period);
-      process.stdout.write(JSON.stringify({ ok: true, period, payments_mode: payments.kind, results }, null, 2) + '\n');
-      if (results.some((r) => r.outcome === 'failed')) process.exitCode = 1;
-    } finally {
-      await handles.close();
-    }
-  },
+      try {
+        periodEnd(period);
+      } catch (e) {
+        fail(isSvcError(e) ? e.detail : String(e));
+      }
+      const results = await runPayouts({ config, db, clock, payments }, period);
+      const failed = results.some((r) => r.outcome === 'failed');
+      if (args.json) {
+        process.stdout.write(JSON.stringify({ ok: !failed, data: { period, payments_mode: payments.kind, results } }, null, 2) + '\n');
+      } else {
+        const lines = [`payouts for ${period} (${payments.kind} mode):`];
+        for (const r of results) lines.push(`  ${r.provider_org_id}: ${r.outcome} ${r.amount_cents} cents${r.transfer_id ? ` (${r.transfer_id})` : ''}${r.reason ? `: ${r.reason}` : ''}`);
+        process.stdout.write(lines.join('\n') + '\n');
+      }
+      if (failed) process.exitCode = 1;
+    }),
 });
 
 export const payoutsCommand = defineCommand({

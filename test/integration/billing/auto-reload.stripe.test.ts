@@ -118,4 +118,13 @@ describe('auto-reload with Stripe', () => {
     const acc = await db.db.selectFrom('billing_accounts').selectAll().where('org_id', '=', org.orgId).executeTakeFirstOrThrow();
     expect(fake.callsTo('POST', '/v1/billing_portal/sessions').some((q) => q.body.customer === acc.customer_id)).toBe(true);
   });
+
+  it('forgets the card and turns auto-reload off when the card is removed in the portal', async () => {
+    const org = await seedOrg(db);
+    await cardOnFile(org);
+    await call(h.control.url, 'POST', '/v1/billing/auto-reload', { token: org.key, body: { enabled: true, threshold: 0, amount: 1000 } });
+    const ev = await fake.deliver(h.control.url, fake.signedEvent('payment_method.detached', { id: `pm_${org.orgId}`, object: 'payment_method', customer: null }));
+    expect(ev.body.outcome).toBe('card_removed');
+    expect(await balance(org)).toMatchObject({ card_on_file: false, card: null, auto_reload: { enabled: false } });
+  });
 });

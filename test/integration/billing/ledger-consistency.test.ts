@@ -82,18 +82,18 @@ describe('ledger consistency', () => {
     const sum = await db.db.selectFrom('ledger_entries').select((eb) => eb.fn.sum<number>('amount_cents').as('s')).where('org_id', '=', org.orgId).where('status', '=', 'settled').executeTakeFirstOrThrow();
     expect(bal.body.credit_cents, `seed ${seed}`).toBe(expected);
     expect(Number(sum.s ?? 0), `seed ${seed}`).toBe(expected);
-    const check = await runAdmin(h.env, ['ledger', 'check']);
+    const check = await runAdmin(h.env, ['ledger', 'check', '--json']);
     expect(check.code, check.stderr).toBe(0);
-    expect(check.json).toMatchObject({ ok: true, ledger_mismatches: [] });
+    expect(check.json).toMatchObject({ ok: true, data: { ledger_mismatches: [] } });
   });
 
   it('makes `svc-admin ledger check` fail and name the org when a balance drifts from its entries', async () => {
     const org = await seedOrg(db);
     await sql`UPDATE balances SET credit_cents = credit_cents + 7 WHERE org_id = ${org.orgId}`.execute(db.db);
-    const check = await runAdmin(h.env, ['ledger', 'check']);
+    const check = await runAdmin(h.env, ['ledger', 'check', '--json']);
     expect(check.code).toBe(1);
     expect(check.json.ok).toBe(false);
-    expect(check.json.ledger_mismatches).toEqual([expect.objectContaining({ org_id: org.orgId, credit_cents: 7, settled_sum: 0 })]);
+    expect(check.json.data.ledger_mismatches).toEqual([expect.objectContaining({ org_id: org.orgId, credit_cents: 7, settled_sum: 0 })]);
     await sql`UPDATE balances SET credit_cents = credit_cents - 7 WHERE org_id = ${org.orgId}`.execute(db.db);
   });
 });

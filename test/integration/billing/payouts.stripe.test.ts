@@ -92,13 +92,13 @@ describe('payout run', () => {
     await earn(provider.orgId, 625, Date.now()); // this month: not part of the closed period
     await earn(small.orgId, 100, lastMonth); // net 80, under the 1000-cent minimum
 
-    const runs = await Promise.all([runAdmin(h.env, ['payouts', 'run', '--period', period]), runAdmin(h.env, ['payouts', 'run', '--period', period])]);
-    const again = await runAdmin(h.env, ['payouts', 'run', '--period', period]);
+    const runs = await Promise.all([runAdmin(h.env, ['payouts', 'run', '--json', '--period', period]), runAdmin(h.env, ['payouts', 'run', '--json', '--period', period])]);
+    const again = await runAdmin(h.env, ['payouts', 'run', '--json', '--period', period]);
     for (const r of [...runs, again]) expect(r.code, r.stderr).toBe(0);
-    const outcomes = [...runs, again].flatMap((r) => r.json.results).filter((x: { provider_org_id: string }) => x.provider_org_id === provider.orgId);
+    const outcomes = [...runs, again].flatMap((r) => r.json.data.results).filter((x: { provider_org_id: string }) => x.provider_org_id === provider.orgId);
     expect(outcomes.filter((o: { outcome: string }) => o.outcome === 'paid')).toHaveLength(1);
     expect(outcomes.filter((o: { outcome: string }) => o.outcome === 'already_done')).toHaveLength(2);
-    expect([...runs, again].flatMap((r) => r.json.results).find((x: { provider_org_id: string }) => x.provider_org_id === small.orgId)).toMatchObject({ outcome: 'below_minimum', amount_cents: 80 });
+    expect([...runs, again].flatMap((r) => r.json.data.results).find((x: { provider_org_id: string }) => x.provider_org_id === small.orgId)).toMatchObject({ outcome: 'below_minimum', amount_cents: 80 });
 
     const transfers = fake.callsTo('POST', '/v1/transfers').filter((t) => t.body.destination === acct);
     expect(transfers).toHaveLength(1);
@@ -111,7 +111,7 @@ describe('payout run', () => {
     const view = await call(h.control.url, 'GET', '/v1/provider/payouts', { token: provider.key });
     expect(view.body.earnings).toEqual({ gross_cents: 3125, fee_cents: 625, net_earned_cents: 2500, paid_out_cents: 2000, available_cents: 500 });
     expect(view.body.payouts).toHaveLength(1);
-    expect((await runAdmin(h.env, ['ledger', 'check'])).code).toBe(0);
+    expect((await runAdmin(h.env, ['ledger', 'check', '--json'])).code).toBe(0);
   });
 
   it('books a failed transfer back to the provider so it rolls into a later period', async () => {
@@ -119,15 +119,15 @@ describe('payout run', () => {
     await onboarded(provider);
     await earn(provider.orgId, 5000, lastMonth); // net 4000
     fake.failNextTransfers = 1;
-    const r = await runAdmin(h.env, ['payouts', 'run', '--period', period]);
+    const r = await runAdmin(h.env, ['payouts', 'run', '--json', '--period', period]);
     expect(r.code).toBe(1);
-    expect(r.json.results.find((x: { provider_org_id: string }) => x.provider_org_id === provider.orgId)).toMatchObject({ outcome: 'failed', amount_cents: 4000 });
+    expect(r.json.data.results.find((x: { provider_org_id: string }) => x.provider_org_id === provider.orgId)).toMatchObject({ outcome: 'failed', amount_cents: 4000 });
     const payout = await db.db.selectFrom('payouts').selectAll().where('provider_org_id', '=', provider.orgId).executeTakeFirstOrThrow();
     expect(payout.status).toBe('failed');
     const view = await call(h.control.url, 'GET', '/v1/provider/payouts', { token: provider.key });
     expect(view.body.earnings).toMatchObject({ available_cents: 4000, paid_out_cents: 0 });
-    const check = await runAdmin(h.env, ['ledger', 'check']);
+    const check = await runAdmin(h.env, ['ledger', 'check', '--json']);
     expect(check.code).toBe(0);
-    expect(check.json).toMatchObject({ ok: true, payout_mismatches: [] });
+    expect(check.json).toMatchObject({ ok: true, data: { payout_mismatches: [] } });
   });
 });
