@@ -13,6 +13,8 @@ const main = defineCommand({
     suspend: () => import('./commands/suspend.js').then((m) => m.suspendCommand),
     unsuspend: () => import('./commands/suspend.js').then((m) => m.unsuspendCommand),
     outbox: () => import('./commands/outbox.js').then((m) => m.outboxCommand),
+    ledger: () => import('./commands/ledger.js').then((m) => m.ledgerCommand),
+    payouts: () => import('./commands/payouts.js').then((m) => m.payoutsCommand),
   },
 });
 
