@@ -17,6 +17,10 @@ export interface LedgerResult {
   /** Settles per CPU-second of this process (all threads): the rate with a core to itself. */
   rowsPerCpuSec: number;
   rows: number;
+  /** Table rows written per settle: usage, ledger entry, provider earning (inserts); lease, balance, key spend, daily spend (updates). */
+  rowWritesPerSettle: number;
+  /** CPU µs of one plain INSERT (integer key, no index) on this machine, 128 per commit: to compare machines. */
+  calibrationInsertUs: number;
   seconds: number;
   batch: number;
   checkpoints: number;
@@ -36,6 +40,23 @@ interface WriterModule {
 }
 
 const CREDIT = 1_000_000_000;
+const ROW_WRITES_PER_SETTLE = 7;
+
+/** How fast this machine does the simplest SQLite insert, in the same file and mode as the writer. */
+function _calibrate(sq: import('better-sqlite3').Database): number {
+  sq.exec('CREATE TABLE IF NOT EXISTS bench_cal (id INTEGER PRIMARY KEY, a TEXT, b INTEGER)');
+  const ins = sq.prepare('INSERT INTO bench_cal (a, b) VALUES (?, ?)');
+  const n = 50_000;
+  const c0 = process.cpuUsage();
+  for (let b = 0; b < n / 125; b++) {
+    sq.exec('BEGIN IMMEDIATE');
+    for (let j = 0; j < 125; j++) ins.run('x', j);
+    sq.exec('COMMIT');
+  }
+  const c = process.cpuUsage(c0);
+  sq.exec('DROP TABLE bench_cal');
+  return Math.round(((c.user + c.system) / n) * 100) / 100;
+}
 const LEASE = 900_000_000;
 
 async function _main(): Promise<void> {
@@ -102,6 +123,8 @@ async function _main(): Promise<void> {
       minWindowRowsPerSec: Math.round(Math.min(...windows)),
       rowsPerCpuSec: Math.round(rows / ((cpu.user + cpu.system) / 1e6)),
       rows,
+      rowWritesPerSettle: ROW_WRITES_PER_SETTLE,
+      calibrationInsertUs: _calibrate(sq),
       seconds: Math.round(elapsed * 10) / 10,
       batch,
       checkpoints: cps.length,
