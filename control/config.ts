@@ -57,6 +57,8 @@ const EnvSchema = z.object({
   SVC_PAYOUTS_AUTO: bool(false),
   SVC_DEMO: bool(true),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** How often leaderboards and listing stats are recomputed (control/market/leaderboards.job.ts). */
+  SVC_LEADERBOARD_REFRESH_MS: z.coerce.number().int().min(200).max(86_400_000).default(60_000),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -84,6 +86,7 @@ export interface Config {
   billing: BillingConfig;
   demo: boolean;
   logLevel: Env['SVC_LOG_LEVEL'];
+  leaderboardRefreshMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -190,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     },
     demo: e.SVC_DEMO,
     logLevel: e.SVC_LOG_LEVEL,
+    leaderboardRefreshMs: e.SVC_LEADERBOARD_REFRESH_MS,
   });
 }
 

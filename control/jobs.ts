@@ -1,12 +1,16 @@
 /** Background timers of the control process (price schedules, auto-reload, leaderboards...). Each returns a stopper. */
 import type { AppContext } from './context.js';
 import { autoReloadJob, payoutsJob } from './billing/billing.jobs.js';
+import { priceScheduleJob } from './pricing/pricing.service.js';
+import { leaderboardJob } from './market/leaderboards.job.js';
 
 export type Job = (ctx: AppContext) => () => void;
 
 const JOBS: Job[] = [
   autoReloadJob,
   payoutsJob,
+  priceScheduleJob,
+  leaderboardJob,
 ];
 
 export function startBackgroundJobs(ctx: AppContext): () => void {

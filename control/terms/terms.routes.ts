@@ -1,4 +1,113 @@
-/** REST routes of the terms domain (filled in by its issue). */
+/**
+ * Terms: provider documents (`/v1/provider/documents`, provider:write) and the consumer side
+ * (`GET /v1/apis/:slug/terms` with any credential, `POST .../accept` with an owner/admin session only).
+ */
+import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
+import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { requireAuth, requireOrgAdminSession, requireScope } from '../auth/principal.js';
+import { getVisibleListing } from '../catalog/listings.repo.js';
+import { acceptanceOf, acceptTerms, activateDocument, activeDocument, createDocument, listDocuments, toDocument } from './terms.service.js';
 
 export const termsRoutes = newRouter();
+
+const Json = z.record(z.string(), z.unknown()).openapi('TermsJson');
+const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
+const SlugParam = z.object({ slug: z.string().min(1).max(80).openapi({ param: { name: 'slug', in: 'path' } }) });
+const DocIdParam = z.object({ id: z.string().min(1).max(64).openapi({ param: { name: 'id', in: 'path' } }) });
+
+const CreateDoc = z
+  .object({
+    kind: z.literal('terms'),
+    source: z.literal('hosted'),
+    version: z.string().regex(/^\d{1,6}\.\d{1,6}\.\d{1,6}$/, 'version must be x.y.z'),
+    markdown: z.string().min(1).max(200_000),
+    api_id: z.string().min(1).max(64),
+    acceptance_mode: z.enum(['required', 'optional']),
+  })
+  .strict();
+const AcceptBody = z.object({ document_id: z.string().min(1).max(64).optional().openapi({ description: 'The document you read; refused if a newer version is active' }) }).strict();
+
+termsRoutes.openapi(
+  createRoute({ method: 'post', path: '/v1/provider/documents', tags: ['provider'], security: bearer, request: jsonBody(CreateDoc), responses: { 201: jsonResponse(Json, 'The document, status created'), ...problemResponses } }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    return c.json(toDocument(await createDocument(c.get('ctx'), p.orgId, c.req.valid('json'))), 201);
+  },
+);
+
+termsRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/provider/documents',
+    tags: ['provider'],
+    security: bearer,
+    request: { query: z.object({ api_id: z.string().max(64).optional() }) },
+    responses: ok('Documents of the org, newest first'),
+  }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    const rows = await listDocuments(c.get('ctx').db, p.orgId, c.req.valid('query').api_id);
+    return c.json({ data: rows.map(toDocument) }, 200);
+  },
+);
+
+termsRoutes.openapi(
+  createRoute({ method: 'post', path: '/v1/provider/documents/{id}/activate', tags: ['provider'], security: bearer, request: { params: DocIdParam }, responses: ok('Activated: consumers must accept it again when required') }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    return c.json(toDocument(await activateDocument(c.get('ctx'), p.orgId, c.req.valid('param').id)), 200);
+  },
+);
+
+termsRoutes.openapi(
+  createRoute({ method: 'get', path: '/v1/apis/{slug}/terms', tags: ['terms'], security: bearer, request: { params: SlugParam }, responses: ok("The listing's active terms and whether the caller's org accepted them") }),
+  async (c) => {
+    const p = requireAuth(c);
+    const { db } = c.get('ctx');
+    const api = await getVisibleListing(db, c.req.valid('param').slug, p.orgId);
+    const doc = await activeDocument(db, api.id);
+    const acc = doc ? await acceptanceOf(db, p.orgId, doc.id) : undefined;
+    return c.json(
+      {
+        slug: api.slug,
+        api_id: api.id,
+        document: doc ? toDocument(doc) : null,
+        required: doc?.acceptance_mode === 'required',
+        accepted: acc !== undefined,
+        accepted_at: acc ? new Date(acc.accepted_at).toISOString() : null,
+      },
+      200,
+    );
+  },
+);
+
+termsRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/apis/{slug}/terms/accept',
+    tags: ['terms'],
+    security: bearer,
+    request: { params: SlugParam, body: { content: { 'application/json': { schema: AcceptBody } }, required: false } },
+    responses: ok('Accepted for the whole org (idempotent)'),
+  }),
+  async (c) => {
+    const p = requireOrgAdminSession(c);
+    const ctx = c.get('ctx');
+    const api = await getVisibleListing(ctx.db, c.req.valid('param').slug, p.orgId);
+    const raw = (await c.req.json().catch(() => ({}))) as unknown;
+    const body = AcceptBody.safeParse(raw ?? {});
+    const r = await acceptTerms(ctx, { orgId: p.orgId, userId: p.userId! }, api.id, body.success ? body.data.document_id : undefined);
+    return c.json(
+      {
+        slug: api.slug,
+        document_id: r.document.id,
+        version: r.document.version,
+        accepted: true,
+        already_accepted: r.already,
+        accepted_at: new Date(r.acceptance.accepted_at).toISOString(),
+      },
+      200,
+    );
+  },
+);

@@ -1,0 +1,214 @@
+/**
+ * Provider listing lifecycle rules: create/import (draft), re-import (endpoints keep ids and prices), metadata patch,
+ * upstream credentials. Every write a gateway caches records an 'api' change in the same transaction.
+ */
+import type { AppContext } from '../context.js';
+import type { Db, Injection, Row, RowPatch } from '../db/database.js';
+import { recordChange } from '../db/changes.js';
+import { encryptSecret, fingerprint } from '../lib/crypto.js';
+import { SvcError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import type { ImportedEndpoint } from '../catalog/openapi-import.js';
+import { assertFetchableUrl } from '../catalog/safe-fetch.js';
+import { getOwnedApi, slugify, uniqueApiSlug } from './apis.repo.js';
+import { resolveImport, type ImportSourceInput } from './import-source.js';
+
+export interface ListingMetadata {
+  name?: string | undefined;
+  slug?: string | undefined;
+  summary?: string | undefined;
+  description?: string | undefined;
+  category?: string | undefined;
+  tags?: string[] | undefined;
+  base_url?: string | null | undefined;
+  docs_url?: string | null | undefined;
+  logo_url?: string | null | undefined;
+  health_path?: string | null | undefined;
+}
+
+export async function createApi(ctx: AppContext, orgId: string, input: ImportSourceInput & ListingMetadata): Promise<{ apiId: string; warnings: string[] }> {
+  const imported = await resolveImport(ctx, input);
+  const api = imported.api;
+  const baseUrl = input.base_url ?? api.baseUrl;
+  if (baseUrl) assertFetchableUrl(baseUrl, ctx.config.isProduction);
+  const now = ctx.clock.now();
+  const apiId = newId('api', now);
+  const name = input.name ?? api.title;
+  await ctx.db.transaction().execute(async (trx) => {
+    const slug = input.slug ? await requireFreeSlug(trx, input.slug) : await uniqueApiSlug(trx, name);
+    await trx
+      .insertInto('apis')
+      .values({
+        id: apiId,
+        org_id: orgId,
+        slug,
+        name,
+        summary: input.summary ?? firstSentence(api.description),
+        description: input.description ?? api.description,
+        category: normalizeCategory(input.category ?? api.category ?? 'other'),
+        tags: JSON.stringify(input.tags ?? api.tags),
+        base_url: baseUrl ?? null,
+        docs_url: input.docs_url ?? null,
+        logo_url: input.logo_url ?? null,
+        health_path: input.health_path ?? null,
+        suspended_at: null,
+        suspended_reason: null,
+        source_kind: imported.kind,
+        source_url: imported.url,
+        openapi_json: api.documentJson,
+        secret_enc: null,
+        secret_fingerprint: null,
+        injection_name: null,
+        published_at: null,
+        publish_terms_accepted_at: null,
+        last_verified_at: null,
+        last_verify_ok: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    await syncEndpoints(trx, apiId, api.endpoints, now);
+    await recordChange(trx, 'api', apiId, now);
+  });
+  return { apiId, warnings: api.warnings };
+}
+
+/** Re-import from a new source, or from the stored source URL when none is given. Prices and ids survive. */
+export async function reimportApi(ctx: AppContext, orgId: string, apiId: string, input: ImportSourceInput): Promise<{ warnings: string[]; removed: number; added: number }> {
+  const existing = await getOwnedApi(ctx.db, orgId, apiId);
+  let source = input;
+  if (input.openapi_url === undefined && input.rapidapi_url === undefined && input.body === undefined) {
+    if (!existing.source_url) throw new SvcError('validation_failed', 'This listing was imported from a body: send `body` (or a URL) to re-import');
+    source = existing.source_kind === 'rapidapi_url' ? { rapidapi_url: existing.source_url } : { openapi_url: existing.source_url };
+  }
+  const imported = await resolveImport(ctx, source);
+  const now = ctx.clock.now();
+  let result = { removed: 0, added: 0 };
+  await ctx.db.transaction().execute(async (trx) => {
+    result = await syncEndpoints(trx, apiId, imported.api.endpoints, now);
+    await trx
+      .updateTable('apis')
+      .set({ openapi_json: imported.api.documentJson, source_kind: imported.kind, source_url: imported.url, updated_at: now })
+      .where('id', '=', apiId)
+      .execute();
+    await recordChange(trx, 'api', apiId, now);
+  });
+  return { warnings: imported.api.warnings, ...result };
+}
+
+/**
+ * Matches endpoints by (method, path): matched rows keep id, price and discounts; missing ones are soft-removed
+ * (removed_at) so usage history still resolves; a path that comes back is revived with its old price.
+ */
+async function syncEndpoints(trx: Db, apiId: string, incoming: ImportedEndpoint[], now: number): Promise<{ removed: number; added: number }> {
+  const existing = await trx.selectFrom('endpoints').selectAll().where('api_id', '=', apiId).execute();
+  const byKey = new Map(existing.map((e) => [`${e.method} ${e.path}`, e]));
+  const seen = new Set<string>();
+  let added = 0;
+  for (const [position, ep] of incoming.entries()) {
+    const key = `${ep.method} ${ep.path}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const fields = {
+      operation_id: ep.operationId,
+      summary: ep.summary,
+      description: ep.description,
+      parameters_json: ep.parametersJson,
+      request_schema_json: ep.requestSchemaJson,
+      response_schema_json: ep.responseSchemaJson,
+      position,
+      updated_at: now,
+    };
+    const old = byKey.get(key);
+    if (old) {
+      await trx.updateTable('endpoints').set({ ...fields, removed_at: null }).where('id', '=', old.id).execute();
+    } else {
+      added++;
+      await trx.insertInto('endpoints').values({ id: newId('ep', now), api_id: apiId, method: ep.method, path: ep.path, removed_at: null, created_at: now, ...fields }).execute();
+    }
+  }
+  const gone = existing.filter((e) => !seen.has(`${e.method} ${e.path}`) && e.removed_at === null);
+  for (const e of gone) {
+    await trx.updateTable('endpoints').set({ removed_at: now, updated_at: now }).where('id', '=', e.id).execute();
+    await trx.updateTable('price_changes').set({ status: 'cancelled', cancelled_at: now }).where('endpoint_id', '=', e.id).where('status', '=', 'pending').execute();
+  }
+  return { removed: gone.length, added };
+}
+
+export async function patchApi(ctx: AppContext, orgId: string, apiId: string, patch: ListingMetadata): Promise<void> {
+  const api = await getOwnedApi(ctx.db, orgId, apiId);
+  const now = ctx.clock.now();
+  const set: RowPatch<'apis'> = { updated_at: now };
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.summary !== undefined) set.summary = patch.summary;
+  if (patch.description !== undefined) set.description = patch.description;
+  if (patch.category !== undefined) set.category = normalizeCategory(patch.category);
+  if (patch.tags !== undefined) set.tags = JSON.stringify(patch.tags);
+  if (patch.docs_url !== undefined) set.docs_url = patch.docs_url;
+  if (patch.logo_url !== undefined) set.logo_url = patch.logo_url;
+  if (patch.health_path !== undefined) set.health_path = patch.health_path;
+  if (patch.base_url !== undefined) {
+    if (patch.base_url !== null) assertFetchableUrl(patch.base_url, ctx.config.isProduction);
+    set.base_url = patch.base_url === null ? null : patch.base_url.replace(/\/+$/, '');
+  }
+  await ctx.db.transaction().execute(async (trx) => {
+    if (patch.slug !== undefined && patch.slug !== api.slug) {
+      // Consumers and agents address a live listing by slug; renaming it under them would break their calls.
+      if (api.status === 'live') throw new SvcError('invalid_state', 'The slug of a live listing cannot change: unpublish first');
+      set.slug = await requireFreeSlug(trx, patch.slug);
+    }
+    await trx.updateTable('apis').set(set).where('id', '=', apiId).execute();
+    await recordChange(trx, 'api', apiId, now);
+  });
+}
+
+export async function setCredentials(
+  ctx: AppContext,
+  orgId: string,
+  apiId: string,
+  input: { secret: string; injection?: Exclude<Injection, 'none'> | undefined; injection_name?: string | undefined },
+): Promise<void> {
+  await getOwnedApi(ctx.db, orgId, apiId);
+  const injection = input.injection ?? 'bearer';
+  if ((injection === 'header' || injection === 'query') && !input.injection_name) {
+    throw new SvcError('validation_failed', `injection '${injection}' needs injection_name (the header or query parameter name)`, {
+      errors: [{ path: 'injection_name', message: 'required for header and query injection' }],
+    });
+  }
+  const now = ctx.clock.now();
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('apis')
+      .set({
+        secret_enc: encryptSecret(ctx.secretKey, input.secret),
+        secret_fingerprint: fingerprint(input.secret),
+        injection,
+        injection_name: injection === 'bearer' ? (input.injection_name ?? null) : input.injection_name!,
+        updated_at: now,
+      })
+      .where('id', '=', apiId)
+      .execute();
+    await recordChange(trx, 'api', apiId, now);
+  });
+}
+
+async function requireFreeSlug(db: Db, wanted: string): Promise<string> {
+  const slug = slugify(wanted);
+  if (slug !== wanted) throw new SvcError('validation_failed', `slug must be lowercase letters, digits and dashes (e.g. ${slug})`, { errors: [{ path: 'slug', message: 'invalid slug' }] });
+  const taken = await db.selectFrom('apis').select('id').where('slug', '=', slug).executeTakeFirst();
+  if (taken) throw new SvcError('conflict', `The slug ${slug} is taken`);
+  return slug;
+}
+
+export function normalizeCategory(c: string): string {
+  const v = c.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  return v || 'other';
+}
+
+function firstSentence(s: string): string {
+  const line = s.split('\n')[0] ?? '';
+  const m = /^(.{1,280}?[.!?])(\s|$)/.exec(line);
+  return (m ? m[1]! : line).slice(0, 280);
+}
+
+export type ApiRow = Row<'apis'>;

@@ -1,0 +1,81 @@
+/**
+ * Provider profiles: created on first publish (or first update), edited by the org, listed in the public directory.
+ * A new profile is announced in the activity feed once.
+ */
+import type { AppContext } from '../context.js';
+import type { Db, Row } from '../db/database.js';
+import { SvcError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import { slugify } from './apis.repo.js';
+
+export interface ProfilePatch {
+  slug?: string | undefined;
+  display_name?: string | undefined;
+  bio?: string | null | undefined;
+  website?: string | null | undefined;
+  logo_url?: string | null | undefined;
+}
+
+export function toProfile(p: Row<'providers'>, liveListings?: number) {
+  return {
+    slug: p.slug,
+    display_name: p.display_name,
+    bio: p.bio,
+    website: p.website,
+    logo_url: p.logo_url,
+    ...(liveListings === undefined ? {} : { live_listings: liveListings }),
+    created_at: new Date(p.created_at).toISOString(),
+    updated_at: new Date(p.updated_at).toISOString(),
+  };
+}
+
+async function freeProviderSlug(db: Db, wanted: string): Promise<string> {
+  const base = slugify(wanted);
+  for (let i = 1; i < 50; i++) {
+    const s = i === 1 ? base : `${base}-${i}`;
+    if (!(await db.selectFrom('providers').select('org_id').where('slug', '=', s).executeTakeFirst())) return s;
+  }
+  return `${base}-${Date.now().toString(36)}`;
+}
+
+export async function ensureProviderProfile(ctx: AppContext, orgId: string): Promise<Row<'providers'>> {
+  const existing = await ctx.db.selectFrom('providers').selectAll().where('org_id', '=', orgId).executeTakeFirst();
+  if (existing) return existing;
+  const org = await ctx.db.selectFrom('orgs').select(['name', 'email']).where('id', '=', orgId).executeTakeFirstOrThrow();
+  const display = (org.name.includes('@') ? org.name.split('@')[0]! : org.name) || 'provider';
+  const now = ctx.clock.now();
+  return ctx.db.transaction().execute(async (trx) => {
+    const again = await trx.selectFrom('providers').selectAll().where('org_id', '=', orgId).executeTakeFirst();
+    if (again) return again;
+    const row = { org_id: orgId, slug: await freeProviderSlug(trx, display), display_name: display, bio: null, website: null, logo_url: null, created_at: now, updated_at: now };
+    await trx.insertInto('providers').values(row).execute();
+    await trx.insertInto('activity').values({ id: newId('act', now), kind: 'new_provider', api_id: null, org_id: orgId, data_json: JSON.stringify({ slug: row.slug, display_name: display }), created_at: now }).execute();
+    return row;
+  });
+}
+
+export async function getMyProfile(ctx: AppContext, orgId: string): Promise<Row<'providers'>> {
+  const p = await ctx.db.selectFrom('providers').selectAll().where('org_id', '=', orgId).executeTakeFirst();
+  if (!p) throw new SvcError('not_found', 'No provider profile yet: PATCH /v1/provider/profile creates one (publishing does too)');
+  return p;
+}
+
+export async function updateMyProfile(ctx: AppContext, orgId: string, patch: ProfilePatch): Promise<Row<'providers'>> {
+  const current = await ensureProviderProfile(ctx, orgId);
+  const now = ctx.clock.now();
+  if (patch.slug !== undefined && patch.slug !== current.slug) {
+    if (slugify(patch.slug) !== patch.slug) throw new SvcError('validation_failed', 'slug must be lowercase letters, digits and dashes', { errors: [{ path: 'slug', message: 'invalid slug' }] });
+    const taken = await ctx.db.selectFrom('providers').select('org_id').where('slug', '=', patch.slug).executeTakeFirst();
+    if (taken) throw new SvcError('conflict', `The provider slug ${patch.slug} is taken`);
+  }
+  const set = {
+    updated_at: now,
+    ...(patch.slug !== undefined ? { slug: patch.slug } : {}),
+    ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
+    ...(patch.bio !== undefined ? { bio: patch.bio } : {}),
+    ...(patch.website !== undefined ? { website: patch.website } : {}),
+    ...(patch.logo_url !== undefined ? { logo_url: patch.logo_url } : {}),
+  };
+  await ctx.db.updateTable('providers').set(set).where('org_id', '=', orgId).execute();
+  return { ...current, ...set };
+}

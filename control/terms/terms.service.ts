@@ -1,0 +1,102 @@
+/**
+ * Provider legal documents (created -> activated) and consumer acceptance per org and per document. The active
+ * document of a listing is its latest activated one; the gateway answers 428 until the caller's org accepted it.
+ */
+import type { AppContext } from '../context.js';
+import type { Db, Row } from '../db/database.js';
+import { recordChange } from '../db/changes.js';
+import { SvcError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import { getOwnedApi } from '../providers/apis.repo.js';
+
+export interface NewDocument {
+  kind: 'terms';
+  source: 'hosted';
+  version: string;
+  markdown: string;
+  api_id: string;
+  acceptance_mode: 'required' | 'optional';
+}
+
+export function toDocument(d: Row<'legal_documents'>) {
+  return {
+    document_id: d.id,
+    api_id: d.api_id,
+    kind: d.kind,
+    source: d.source,
+    version: d.version,
+    acceptance_mode: d.acceptance_mode,
+    status: d.status,
+    markdown: d.markdown,
+    created_at: new Date(d.created_at).toISOString(),
+    activated_at: d.activated_at === null ? null : new Date(d.activated_at).toISOString(),
+  };
+}
+
+export async function createDocument(ctx: AppContext, orgId: string, input: NewDocument): Promise<Row<'legal_documents'>> {
+  await getOwnedApi(ctx.db, orgId, input.api_id);
+  const now = ctx.clock.now();
+  const dup = await ctx.db.selectFrom('legal_documents').select('id').where('api_id', '=', input.api_id).where('kind', '=', input.kind).where('version', '=', input.version).executeTakeFirst();
+  if (dup) throw new SvcError('conflict', `Version ${input.version} of this listing's ${input.kind} already exists (${dup.id})`);
+  const row = { id: newId('doc', now), org_id: orgId, ...input, status: 'created' as const, created_at: now, activated_at: null };
+  await ctx.db.insertInto('legal_documents').values(row).execute();
+  return row;
+}
+
+export function listDocuments(db: Db, orgId: string, apiId?: string): Promise<Row<'legal_documents'>[]> {
+  let q = db.selectFrom('legal_documents').selectAll().where('org_id', '=', orgId);
+  if (apiId) q = q.where('api_id', '=', apiId);
+  return q.orderBy('created_at', 'desc').execute();
+}
+
+export async function activateDocument(ctx: AppContext, orgId: string, documentId: string): Promise<Row<'legal_documents'>> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction().execute(async (trx) => {
+    const doc = await trx.selectFrom('legal_documents').selectAll().where('id', '=', documentId).executeTakeFirst();
+    if (!doc || doc.org_id !== orgId) throw new SvcError('not_found', `No document ${documentId} in this organization`);
+    if (doc.status !== 'created') throw new SvcError('invalid_state', 'This document is already activated');
+    await trx.updateTable('legal_documents').set({ status: 'activated', activated_at: now }).where('id', '=', documentId).execute();
+    await recordChange(trx, 'terms', doc.api_id, now);
+    return { ...doc, status: 'activated' as const, activated_at: now };
+  });
+}
+
+/** The document in force for a listing: the most recently activated one (rowid breaks same-millisecond ties). */
+export function activeDocument(db: Db, apiId: string): Promise<Row<'legal_documents'> | undefined> {
+  return db
+    .selectFrom('legal_documents')
+    .selectAll()
+    .where('api_id', '=', apiId)
+    .where('status', '=', 'activated')
+    .orderBy('activated_at', 'desc')
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function acceptanceOf(db: Db, orgId: string, documentId: string): Promise<Row<'terms_acceptances'> | undefined> {
+  return db.selectFrom('terms_acceptances').selectAll().where('org_id', '=', orgId).where('document_id', '=', documentId).executeTakeFirst();
+}
+
+/** Records the org's acceptance of the active document; accepting twice is a no-op that returns the first record. */
+export async function acceptTerms(
+  ctx: AppContext,
+  p: { orgId: string; userId: string },
+  apiId: string,
+  expectedDocumentId?: string,
+): Promise<{ document: Row<'legal_documents'>; acceptance: Row<'terms_acceptances'>; already: boolean }> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction().execute(async (trx) => {
+    const doc = await activeDocument(trx, apiId);
+    if (!doc) throw new SvcError('not_found', 'This listing has no active terms to accept');
+    if (expectedDocumentId && expectedDocumentId !== doc.id) {
+      throw new SvcError('conflict', `The active terms are now version ${doc.version} (${doc.id}); read them and accept that document`, { extra: { document_id: doc.id, version: doc.version } });
+    }
+    const existing = await acceptanceOf(trx, p.orgId, doc.id);
+    if (existing) return { document: doc, acceptance: existing, already: true };
+    const acceptance = { id: newId('acc', now), org_id: p.orgId, api_id: apiId, document_id: doc.id, user_id: p.userId, accepted_at: now };
+    await trx.insertInto('terms_acceptances').values(acceptance).execute();
+    await recordChange(trx, 'terms', apiId, now);
+    return { document: doc, acceptance, already: false };
+  });
+}
