@@ -124,7 +124,9 @@ export async function runAutoReload(ctx: BillingCtx): Promise<ReloadResult[]> {
   const due = await ctx.db
     .selectFrom('billing_accounts as a')
     .innerJoin('balances as b', 'b.org_id', 'a.org_id')
+    .innerJoin('orgs as o', 'o.id', 'a.org_id')
     .select('a.org_id')
+    .where('o.status', '=', 'active')
     .where('a.auto_reload_enabled', '=', 1)
     .where('a.auto_reload_paused_at', 'is', null)
     .where('a.payment_method_id', 'is not', null)

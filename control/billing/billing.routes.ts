@@ -8,8 +8,8 @@ import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireAuth, requireScope } from '../auth/principal.js';
-import { getBalance } from '../ledger/ledger.service.js';
-import { getAccount, iso, listPayments } from './billing.repo.js';
+import { billingStatus, packsView } from './billing.views.js';
+import { iso, listPayments } from './billing.repo.js';
 import { startCheckout } from './checkout.service.js';
 import { openPortal, setAutoReload, startCardSetup } from './cards.service.js';
 import { handleStripeWebhook } from './webhooks.service.js';
@@ -73,30 +73,7 @@ billingRoutes.openapi(
   createRoute({ method: 'get', path: '/v1/billing/balance', tags: ['billing'], security: bearer, responses: { 200: jsonResponse(BalanceSchema, 'Credits, reservations, card on file and auto-reload'), ...problemResponses } }),
   async (c) => {
     const p = requireAuth(c);
-    const ctx = c.get('ctx');
-    const bal = await getBalance(ctx.db, p.orgId);
-    const acc = await getAccount(ctx.db, p.orgId);
-    const card = acc?.payment_method_id && acc.processor === ctx.payments.kind ? { brand: acc.card_brand, last4: acc.card_last4 } : null;
-    return c.json(
-      {
-        org_id: p.orgId,
-        credit_cents: bal.credit_cents,
-        pending_cents: bal.pending_cents,
-        reserved_cents: bal.reserved_cents,
-        available_cents: bal.credit_cents - bal.reserved_cents,
-        payments_mode: ctx.payments.kind,
-        card_on_file: card !== null,
-        card,
-        auto_reload: {
-          enabled: acc?.auto_reload_enabled === 1,
-          threshold_cents: acc?.auto_reload_threshold_cents ?? null,
-          amount_cents: acc?.auto_reload_amount_cents ?? null,
-          failures: acc?.auto_reload_failures ?? 0,
-          paused: acc?.auto_reload_paused_at != null,
-        },
-      },
-      200,
-    );
+    return c.json(await billingStatus(c.get('ctx'), p.orgId), 200);
   },
 );
 
@@ -110,8 +87,7 @@ billingRoutes.openapi(
   }),
   async (c) => {
     requireAuth(c);
-    const { packs, checkoutMinCents, checkoutMaxCents } = c.get('ctx').config.billing;
-    return c.json({ data: packs.map((p) => ({ ...p, bonus_cents: p.credit_cents - p.price_cents })), custom_amount: { min_cents: checkoutMinCents, max_cents: checkoutMaxCents } }, 200);
+    return c.json(packsView(c.get('ctx').config), 200);
   },
 );
 
@@ -201,8 +177,7 @@ billingRoutes.openapi(
     const p = requireScope(c, 'billing:write');
     const ctx = c.get('ctx');
     await setAutoReload(ctx, p.orgId, c.req.valid('json'));
-    const acc = (await getAccount(ctx.db, p.orgId))!;
-    return c.json({ enabled: acc.auto_reload_enabled === 1, threshold_cents: acc.auto_reload_threshold_cents, amount_cents: acc.auto_reload_amount_cents, failures: acc.auto_reload_failures, paused: acc.auto_reload_paused_at !== null }, 200);
+    return c.json((await billingStatus(ctx, p.orgId)).auto_reload, 200);
   },
 );
 

@@ -51,6 +51,14 @@ describe('balance and packs', () => {
     expect(r.body.custom_amount).toEqual({ min_cents: 500, max_cents: 100000 });
   });
 
+  it('documents the billing routes in the OpenAPI document', async () => {
+    const r = await call(h.control.url, 'GET', '/v1/openapi.json');
+    expect(r.status).toBe(200);
+    for (const path of ['/v1/billing/balance', '/v1/billing/packs', '/v1/billing/checkout', '/v1/billing/setup', '/v1/billing/portal', '/v1/billing/auto-reload', '/v1/billing/webhooks/stripe', '/v1/provider/connect', '/v1/provider/payouts']) {
+      expect(Object.keys(r.body.paths)).toContain(path);
+    }
+  });
+
   it('refuses the balance without a credential', async () => {
     const r = await call(h.control.url, 'GET', '/v1/billing/balance');
     expect(r.status).toBe(401);

@@ -1,0 +1,60 @@
+/**
+ * Read views shared by every surface (REST routes, MCP tools): the org's billing status and the pack list.
+ * Explicit serialisers: no row leaves as-is (customer and payment-method ids stay inside).
+ */
+import type { Config } from '../config.js';
+import { getBalance } from '../ledger/ledger.service.js';
+import { getAccount } from './billing.repo.js';
+import type { BillingCtx } from './payments.js';
+
+export interface AutoReloadView {
+  enabled: boolean;
+  threshold_cents: number | null;
+  amount_cents: number | null;
+  failures: number;
+  paused: boolean;
+}
+
+export interface BillingStatus {
+  org_id: string;
+  credit_cents: number;
+  pending_cents: number;
+  reserved_cents: number;
+  available_cents: number;
+  payments_mode: 'stripe' | 'test';
+  card_on_file: boolean;
+  card: { brand: string | null; last4: string | null } | null;
+  auto_reload: AutoReloadView;
+}
+
+export async function billingStatus(ctx: BillingCtx, orgId: string): Promise<BillingStatus> {
+  const bal = await getBalance(ctx.db, orgId);
+  const acc = await getAccount(ctx.db, orgId);
+  // A card saved under the other back-end cannot be charged by this one.
+  const card = acc?.payment_method_id && acc.processor === ctx.payments.kind ? { brand: acc.card_brand, last4: acc.card_last4 } : null;
+  return {
+    org_id: orgId,
+    credit_cents: bal.credit_cents,
+    pending_cents: bal.pending_cents,
+    reserved_cents: bal.reserved_cents,
+    available_cents: bal.credit_cents - bal.reserved_cents,
+    payments_mode: ctx.payments.kind,
+    card_on_file: card !== null,
+    card,
+    auto_reload: {
+      enabled: acc?.auto_reload_enabled === 1,
+      threshold_cents: acc?.auto_reload_threshold_cents ?? null,
+      amount_cents: acc?.auto_reload_amount_cents ?? null,
+      failures: acc?.auto_reload_failures ?? 0,
+      paused: acc?.auto_reload_paused_at != null,
+    },
+  };
+}
+
+export function packsView(config: Readonly<Config>) {
+  const { packs, checkoutMinCents, checkoutMaxCents } = config.billing;
+  return {
+    data: packs.map((p) => ({ id: p.id, name: p.name, price_cents: p.price_cents, credit_cents: p.credit_cents, bonus_cents: p.credit_cents - p.price_cents })),
+    custom_amount: { min_cents: checkoutMinCents, max_cents: checkoutMaxCents },
+  };
+}
