@@ -4,6 +4,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runLoadWorker } from './phase-throughput.js';
+import { seedDataDir, startGateway, type Seeded } from './setup.js';
 
 export interface ProfileLine {
   percent: number;
@@ -43,4 +45,22 @@ export function topSelfTime(dir: string, n = 20): ProfileLine[] {
       const [fn, where] = k.split('\u0000') as [string, string];
       return { percent: Math.round((v / total) * 1000) / 10, fn, where };
     });
+}
+
+/** A fresh paid-path gateway under `node --cpu-prof`, 5 s of load, then its top self-time functions. */
+export async function profilePaid(o: { stubUrl: string; dir: string; connections: number; cpus: string; seeds: Seeded[] }): Promise<ProfileLine[]> {
+  const seed = await seedDataDir(o.stubUrl, 'prof');
+  o.seeds.push(seed);
+  const gw = await startGateway(seed, 'gateway-prof', {
+    metering: true,
+    cpus: o.cpus,
+    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${o.dir}`],
+    env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000' },
+  });
+  try {
+    await runLoadWorker({ url: gw.url + seed.path, connections: o.connections, durationSec: 5, headers: { authorization: `Bearer ${seed.key}` } });
+  } finally {
+    await gw.stop();
+  }
+  return topSelfTime(o.dir);
 }

@@ -67,6 +67,7 @@ export function renderMarkdown(r: BenchResult): string {
   }
   L.push('', '## Pre-measurement checks', '');
   for (const [id, c] of Object.entries(r.checks)) L.push(`- ${TARGET_LABELS[id as TargetId]}: ${c.ok ? 'ok' : '**FAILED**'}: ${c.detail}`);
+  if (r.integrity) L.push('', '## Money after the run', '', `Paid gateway's database after it stopped: ${r.integrity.ok ? 'consistent' : '**INCONSISTENT**'}: ${r.integrity.detail}.`);
   if (r.notes.length) L.push('', '## Skipped or changed', '', ...r.notes.map((n) => `- ${n}`));
   L.push('', `Raw numbers: \`bench/results/${r.file}\`.`, '');
   return L.join('\n');

@@ -13,13 +13,14 @@ import { startPinned, type Pinned } from './procs.js';
 import { startNginx } from './nginx.js';
 import { ROOT, seedDataDir, startGateway, unknownKey, type Seeded } from './setup.js';
 import { checkTarget, type CheckResult, type Target, type TargetId, TARGET_LABELS } from './targets.js';
-import { runLoadWorker, runThroughput, type LoadRun } from './phase-throughput.js';
+import { runThroughput, type LoadRun } from './phase-throughput.js';
 import { repin, runLatency, type LatencyRun } from './phase-latency.js';
 import { runMicro, type MicroResults } from './phase-micro.js';
 import { summarise, type Summary } from './summary.js';
 import { machineInfo, type Machine } from './stats.js';
 import { renderMarkdown, withKeptNotes } from './report.js';
-import { topSelfTime, type ProfileLine } from './profile.js';
+import { profilePaid, type ProfileLine } from './profile.js';
+import { checkIntegrity, type Integrity } from './integrity.js';
 
 export interface BenchResult {
   file: string;
@@ -35,6 +36,8 @@ export interface BenchResult {
   micro: MicroResults;
   /** Self-time profile of the paid path (a separate, unmeasured run). */
   profile: ProfileLine[];
+  /** Money check on the paid gateway's database after it stopped. */
+  integrity: Integrity | null;
   summary: Summary;
   notes: string[];
 }
@@ -61,6 +64,7 @@ async function _main(): Promise<void> {
   let latency: LatencyRun[] = [];
   let micro: MicroResults = {};
   let profile: ProfileLine[] = [];
+  let integrity: Integrity | null = null;
   try {
     const nginx = ensureTool('nginx', 'nginx-light', log);
     const wrk = ensureTool('wrk', 'wrk', log);
@@ -130,12 +134,19 @@ async function _main(): Promise<void> {
     }
     if (o.profile && checks.paid?.ok) {
       try {
-        profile = await _profilePaid(stub.url, tmp, o, seeds);
+        profile = await profilePaid({ stubUrl: stub.url, dir: join(tmp, 'prof'), connections: o.connections, cpus: SUT_CPU, seeds });
+        log(`profile of the paid path: ${profile.slice(0, 5).map((l) => `${l.percent}% ${l.fn}`).join(', ')}`);
       } catch (e) {
         notes.push(`profile run failed: ${(e as Error).message.split('\n')[0]}`);
       }
     }
     await stopAll();
+    if (paidSeed && checks.paid?.ok) {
+      const paidRuns = load.filter((r) => r.target === 'paid');
+      const clientOk = 2 + paidRuns.reduce((n, r) => n + r.expected, 0) + latency.filter((r) => r.target === 'paid').reduce((n, r) => n + r.wrk.requests - r.wrk.statusErrors, 0);
+      integrity = await checkIntegrity(paidSeed, clientOk, paidRuns.length * o.connections + latency.length);
+      log(`integrity of the paid path: ${integrity.ok ? 'ok' : 'FAILED'}: ${integrity.detail}`);
+    }
     if (!o.skipMicro) micro = await runMicro({ authOps: o.authOps, ledgerSec: o.ledgerSec, sweep: !o.quick, cpus: SUT_CPU }, log);
   } catch (e) {
     // Keep whatever was measured: the report says where the run stopped.
@@ -146,69 +157,25 @@ async function _main(): Promise<void> {
     for (const s of seeds) rmSync(s.dataDir, { recursive: true, force: true });
     rmSync(tmp, { recursive: true, force: true });
   }
-  _write({ startedAt, argv, o, loadavgStart, checks, load, latency, micro, profile, notes });
+  _write({ startedAt, argv, options: o, loadavgStart, checks, load, latency, micro, profile, integrity, notes });
 }
 
-async function _profilePaid(stubUrl: string, tmp: string, o: BenchOptions, seeds: Seeded[]): Promise<ProfileLine[]> {
-  const dir = join(tmp, 'prof');
-  const seed = await seedDataDir(stubUrl, 'prof');
-  seeds.push(seed);
-  const gw = await startGateway(seed, 'gateway-prof', {
-    metering: true,
-    cpus: SUT_CPU,
-    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
-    env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000' },
-  });
-  try {
-    await runLoadWorker({ url: gw.url + seed.path, connections: o.connections, durationSec: 5, headers: { authorization: `Bearer ${seed.key}` } });
-  } finally {
-    await gw.stop();
-  }
-  const top = topSelfTime(dir);
-  log(`profile of the paid path: ${top.slice(0, 5).map((l) => `${l.percent}% ${l.fn}`).join(', ')}`);
-  return top;
-}
+type RunData = Omit<BenchResult, 'file' | 'finishedAt' | 'machine' | 'summary'>;
 
-function _write(p: {
-  startedAt: string;
-  argv: string[];
-  o: BenchOptions;
-  loadavgStart: string;
-  checks: BenchResult['checks'];
-  load: LoadRun[];
-  latency: LatencyRun[];
-  micro: MicroResults;
-  profile: ProfileLine[];
-  notes: string[];
-}): void {
-  const stamp = p.startedAt.slice(0, 16).replace(/:/g, '') + 'Z' + (p.o.quick ? '-quick' : '');
+function _write(p: RunData): void {
+  const stamp = p.startedAt.slice(0, 16).replace(/:/g, '') + 'Z' + (p.options.quick ? '-quick' : '');
   const dir = join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  const result: BenchResult = {
-    file: `${stamp}.json`,
-    startedAt: p.startedAt,
-    finishedAt: new Date().toISOString(),
-    argv: p.argv,
-    options: p.o,
-    machine: machineInfo(),
-    loadavgStart: p.loadavgStart,
-    checks: p.checks,
-    load: p.load,
-    latency: p.latency,
-    micro: p.micro,
-    profile: p.profile,
-    summary: summarise(p.load, p.latency, p.micro),
-    notes: p.notes,
-  };
+  const result: BenchResult = { file: `${stamp}.json`, ...p, finishedAt: new Date().toISOString(), machine: machineInfo(), summary: summarise(p.load, p.latency, p.micro) };
   writeFileSync(join(dir, result.file), JSON.stringify(result, null, 2) + '\n');
   const md = renderMarkdown(result);
   writeFileSync(join(dir, `${stamp}.md`), md);
-  if (p.o.record) {
+  if (p.options.record) {
     const resultsPath = join(ROOT, 'bench', 'RESULTS.md');
     writeFileSync(resultsPath, withKeptNotes(md, resultsPath));
   }
   process.stdout.write(md + '\n');
-  log(`wrote bench/results/${stamp}.json and .md${p.o.record ? ' and bench/RESULTS.md' : ''}`);
+  log(`wrote bench/results/${stamp}.json and .md${p.options.record ? ' and bench/RESULTS.md' : ''}`);
 }
 
 void _main().catch((e: unknown) => {
