@@ -13,6 +13,9 @@ import { creditPaidPayment } from './checkout.service.js';
 /** Entry kinds that add money: the newest of them identifies the current "dip" (epoch between top-ups). */
 const TOP_UP_KINDS = ['purchase', 'auto_reload', 'adjustment', 'signup_credit', 'starter_credit'] as const;
 
+/** An auto-reload charge still `open` after this long was interrupted (the processor call times out far sooner). */
+const STALE_OPEN_MS = 10 * 60_000;
+
 export interface ReloadResult {
   org_id: string;
   payment_id: string;
@@ -46,8 +49,13 @@ async function claimDip(ctx: BillingCtx, orgId: string): Promise<{ payment: Row<
     if (account.processor !== ctx.payments.kind || account.auto_reload_threshold_cents === null || !account.auto_reload_amount_cents) return null;
     const bal = await trx.selectFrom('balances').select('credit_cents').where('org_id', '=', orgId).executeTakeFirst();
     if ((bal?.credit_cents ?? 0) >= account.auto_reload_threshold_cents) return null;
-    const inFlight = await trx.selectFrom('payments').select('id').where('org_id', '=', orgId).where('kind', '=', 'auto_reload').where('status', '=', 'open').executeTakeFirst();
-    if (inFlight) return null;
+    const inFlight = await trx.selectFrom('payments').selectAll().where('org_id', '=', orgId).where('kind', '=', 'auto_reload').where('status', '=', 'open').executeTakeFirst();
+    if (inFlight) {
+      // An open reload this old means a sweep died mid-charge. Count it as failed (a late payment_intent.succeeded
+      // still credits it) and let the next sweep retry; never start a second charge while one may be in flight.
+      if (inFlight.created_at < now - STALE_OPEN_MS) await recordChargeFailure(ctx, trx, inFlight, 'interrupted: outcome unknown', now);
+      return null;
+    }
     const topUp = await trx
       .selectFrom('ledger_entries')
       .select('id')

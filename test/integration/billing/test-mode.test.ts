@@ -143,6 +143,22 @@ describe('local test-payments mode', () => {
     expect(healed.auto_reload).toMatchObject({ paused: false, failures: 0 });
   });
 
+  it('recovers from a reload interrupted mid-charge: marks it failed, then reloads once', async () => {
+    const org = await seedOrg(db);
+    await saveCard(org, '4242 4242 4242 4242');
+    const stale = Date.now() - 3_600_000;
+    await db.db.insertInto('payments').values({ id: newId('pay', stale), org_id: org.orgId, kind: 'auto_reload', processor: 'test', processor_ref: null, pack_id: null, amount_paid_cents: 500, credit_cents: 500, status: 'open', failure_reason: null, trigger_ref: `stale:${org.orgId}`, created_at: stale, completed_at: null }).execute();
+    await call(h.control.url, 'POST', '/v1/billing/auto-reload', { token: org.key, body: { enabled: true, threshold: 400, amount: 500 } });
+    await waitFor(() => balance(org), (b) => b.credit_cents === 500);
+    await new Promise((r) => setTimeout(r, 500));
+    const payments = await db.db.selectFrom('payments').selectAll().where('org_id', '=', org.orgId).where('kind', '=', 'auto_reload').orderBy('created_at').execute();
+    expect(payments.map((p) => [p.status, p.failure_reason])).toEqual([
+      ['failed', 'interrupted: outcome unknown'],
+      ['succeeded', null],
+    ]);
+    expect((await balance(org)).credit_cents).toBe(500);
+  });
+
   it('onboards a provider on the test Connect page and reuses the account', async () => {
     const org = await seedOrg(db);
     const first = await call(h.control.url, 'POST', '/v1/provider/connect', { token: org.key });
