@@ -1,0 +1,80 @@
+/** The bench's arithmetic: ratios are medians of per-round ratios, added latency is per-round vs direct, goals judged. */
+import { describe, expect, it } from 'vitest';
+import { summarise } from '../../../bench/summary.js';
+import { median } from '../../../bench/stats.js';
+import { parseOptions } from '../../../bench/options.js';
+import { eldDelay } from '../../../bench/eld.js';
+import type { LoadRun } from '../../../bench/phase-throughput.js';
+import type { LatencyRun, WrkResult } from '../../../bench/phase-latency.js';
+import type { TargetId } from '../../../bench/targets.js';
+
+function load(round: number, target: TargetId, ok: number, cpuUsPerReq: number): LoadRun {
+  return {
+    round,
+    target,
+    load: { responses: ok, rps: ok / 10, p50Ms: 1, p99Ms: 2, statusCounts: { '200': ok }, errors: 0, timeouts: 0, durationSec: 10 },
+    expected: ok,
+    cpuUsPerReq,
+    coreBusy: [1, 1],
+    eld: target === 'paid' ? { p999Ms: 0.5, p99Ms: 0.2, maxMs: 3, raw: { seq: 1, count: 1, p50Ms: 1, p99Ms: 1.2, p999Ms: 1.5, maxMs: 4 } } : null,
+    eldIdle: null,
+  };
+}
+
+function lat(round: number, target: TargetId, p50Us: number, p99Us: number): LatencyRun {
+  const wrk: WrkResult = { requests: 1000, durationUs: 1e6, statusErrors: 0, connectErrors: 0, readErrors: 0, timeouts: 0, p50Us, p90Us: p99Us, p99Us, p999Us: p99Us, meanUs: p50Us, maxUs: p99Us };
+  return { round, target, wrk };
+}
+
+describe('bench summary', () => {
+  it('takes the median of per-round ratios, not the ratio of medians', () => {
+    // Round throughputs chosen so the two differ: per-round paid/nginx = 0.5, 0.2, 0.6 -> median 0.5.
+    const runs = [
+      load(1, 'nginx', 100_000, 20), load(1, 'paid', 50_000, 40),
+      load(2, 'nginx', 200_000, 20), load(2, 'paid', 40_000, 50),
+      load(3, 'nginx', 50_000, 20), load(3, 'paid', 30_000, 40),
+    ];
+    const s = summarise(runs, [], {});
+    expect(s.ratios.paidVsNginx).toBe(0.5);
+    expect(s.throughput.paid?.rps).toBe(4000);
+    expect(s.cpuRatios.paidVsNginx).toBe(0.5);
+    expect(s.goals.find((g) => g.name.startsWith('paid / nginx'))?.met).toBe(true);
+  });
+
+  it('measures added latency against the direct run of the same round', () => {
+    const s = summarise([], [lat(1, 'direct', 40, 100), lat(1, 'paid', 300, 900), lat(2, 'direct', 50, 5000), lat(2, 'paid', 320, 5600)], {});
+    expect(s.added.paid).toEqual({ p50Us: 265, p99Us: 700 });
+    expect(s.goals.find((g) => g.name.startsWith('added p99'))?.met).toBe(true);
+  });
+
+  it('reports a goal without a measurement as not measured, never as met', () => {
+    const s = summarise([], [], {});
+    expect(s.goals.every((g) => g.met === null)).toBe(true);
+  });
+
+  it('judges the ledger writer on 60 s sustained, not on a short run', () => {
+    const ledger = { rowsPerSec: 150_000, minWindowRowsPerSec: 140_000, rowsPerCpuSec: 160_000, rows: 1, rowWritesPerSettle: 7, calibrationInsertUs: 1, seconds: 5, batch: 128, checkpoints: 4, checkpointMsMax: 1, walMaxBytes: 1, consistent: true };
+    expect(summarise([], [], { ledger }).goals.at(-1)?.met).toBe(false);
+    expect(summarise([], [], { ledger: { ...ledger, seconds: 60 } }).goals.at(-1)?.met).toBe(true);
+  });
+});
+
+describe('bench helpers', () => {
+  it.each([
+    [[3, 1, 2], 2],
+    [[4, 1, 3, 2], 2.5],
+    [[], null],
+  ])('median(%j) = %j', (xs, m) => expect(median(xs)).toBe(m));
+
+  it('subtracts the 1 ms sampling interval from loop-delay percentiles', () => {
+    expect(eldDelay(1.25)).toBeCloseTo(0.25);
+    expect(eldDelay(0.5)).toBe(0);
+  });
+
+  it('has a quick mode and a recorded mode with a 60 s ledger run', () => {
+    expect(parseOptions(['--quick'])).toMatchObject({ quick: true, record: false, rounds: 2 });
+    expect(parseOptions([])).toMatchObject({ quick: false, record: true, rounds: 5, ledgerSec: 60 });
+    expect(parseOptions(['--ledger-seconds', '10', '--no-record']).ledgerSec).toBe(10);
+    expect(() => parseOptions(['--bogus'])).toThrow(/unknown option/);
+  });
+});
