@@ -55,6 +55,8 @@ const EnvSchema = z.object({
   SVC_AUTO_RELOAD_MAX_FAILURES: z.coerce.number().int().min(1).max(20).default(3),
   SVC_PAYOUT_MIN_CENTS: cents(1000),
   SVC_PAYOUTS_AUTO: bool(false),
+  /** Allow the local test-payments back-end (free test-card credits) in production; never on by default there. */
+  SVC_TEST_PAYMENTS: bool(false),
   SVC_DEMO: bool(true),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** How often leaderboards and listing stats are recomputed (control/market/leaderboards.job.ts). */
@@ -108,6 +110,8 @@ export interface BillingConfig {
   payoutMinCents: number;
   payoutsAuto: boolean;
   stripeMaxNetworkRetries: number;
+  /** Without a Stripe key: development always gets test payments; production only with SVC_TEST_PAYMENTS=true. */
+  testPaymentsAllowed: boolean;
 }
 
 export const DEFAULT_PACKS: readonly CreditPack[] = [
@@ -190,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       payoutMinCents: e.SVC_PAYOUT_MIN_CENTS,
       payoutsAuto: e.SVC_PAYOUTS_AUTO,
       stripeMaxNetworkRetries: e.SVC_STRIPE_MAX_NETWORK_RETRIES,
+      testPaymentsAllowed: e.SVC_ENV !== 'production' || e.SVC_TEST_PAYMENTS,
     },
     demo: e.SVC_DEMO,
     logLevel: e.SVC_LOG_LEVEL,

@@ -81,5 +81,5 @@ export function createPaymentsBackend(config: Readonly<Config>, secretKey: Buffe
       maxNetworkRetries: config.billing.stripeMaxNetworkRetries,
     });
   }
-  return createTestBackend({ secretKey });
+  return createTestBackend({ secretKey, allowed: config.billing.testPaymentsAllowed });
 }

@@ -53,17 +53,27 @@ export function connectLinkSig(secretKey: Buffer, accountId: string): string {
   return sign(secretKey, 'connect:' + accountId);
 }
 
-export function createTestBackend(opts: { secretKey: Buffer }): PaymentsBackend {
+/**
+ * `allowed: false` (production without SVC_TEST_PAYMENTS) refuses every money-creating step: otherwise anyone
+ * could mint credits with the public test card on a live marketplace that forgot its Stripe key.
+ */
+export function createTestBackend(opts: { secretKey: Buffer; allowed: boolean }): PaymentsBackend {
+  const guard = (): void => {
+    if (!opts.allowed) throw new SvcError('unavailable', 'Payments are not configured: set SVC_STRIPE_SECRET_KEY (test payments are off in production)');
+  };
   return {
     kind: 'test',
     async createCustomer() {
+      guard();
       return `cus_test_${randomString(16)}`;
     },
     async createCheckout({ baseUrl }) {
+      guard();
       const ref = `cs_test_${randomString(24)}`;
       return { ref, url: `${baseUrl}/billing/test/checkout/${ref}` };
     },
     async createCardSetup({ baseUrl }) {
+      guard();
       const ref = `seti_test_${randomString(24)}`;
       return { ref, url: `${baseUrl}/billing/test/setup/${ref}` };
     },
@@ -72,17 +82,20 @@ export function createTestBackend(opts: { secretKey: Buffer }): PaymentsBackend 
       return { url: `${baseUrl}/billing/test/portal/${token}` };
     },
     async chargeOffSession({ paymentMethodId }) {
+      guard();
       const ref = `pi_test_${randomString(24)}`;
       if (paymentMethodId.startsWith('pm_test_ok_')) return { ok: true, ref };
       return { ok: false, ref, reason: 'card_declined (test card 4000 0000 0000 0341)' };
     },
     async createConnectedAccount() {
+      guard();
       return { accountId: `acct_test_${randomString(16)}` };
     },
     async createOnboardingLink({ accountId, baseUrl }) {
       return { url: `${baseUrl}/billing/test/connect/${accountId}?sig=${connectLinkSig(opts.secretKey, accountId)}` };
     },
     async transfer() {
+      guard();
       return { transferId: `tr_test_${randomString(24)}` };
     },
     async verifyWebhook() {

@@ -30,7 +30,8 @@ const CARD_FORM = (action: string, cta: string) =>
   `<form method="post" action="${esc(action)}"><label>Card number <input name="card" inputmode="numeric" autocomplete="off" placeholder="4242 4242 4242 4242" required></label><label>Expiry <input name="exp" placeholder="12/34"></label><label>CVC <input name="cvc" placeholder="123"></label><button type="submit">${esc(cta)}</button></form>`;
 
 function testOnly(c: Context<AppEnv>): Response | null {
-  return c.get('ctx').payments.kind === 'test' ? null : page(c, 'Not found', '<p>Test-payments mode is off on this server.</p>', 404, false);
+  const { payments, config } = c.get('ctx');
+  return payments.kind === 'test' && config.billing.testPaymentsAllowed ? null : page(c, 'Not found', '<p>Test-payments mode is off on this server.</p>', 404, false);
 }
 
 async function cardField(c: Context<AppEnv>): Promise<string> {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig, ConfigError } from '../../../control/config.js';
 import { priceCheckout } from '../../../control/billing/checkout.service.js';
 import { periodEnd, periodOf, previousPeriod } from '../../../control/billing/payouts.service.js';
+import { createPaymentsBackend } from '../../../control/billing/payments.js';
 import { makePortalToken, testCardOutcome, verifyPortalToken } from '../../../control/billing/test-backend.js';
 import { decodeForm } from '../../helpers/fake-stripe.js';
 import type { BillingCtx } from '../../../control/billing/payments.js';
@@ -84,5 +85,20 @@ describe('test-payments mode', () => {
 describe('fake Stripe form decoding', () => {
   it('nests bracketed keys as the SDK encodes them', () => {
     expect(decodeForm('metadata%5Bpayment_id%5D=pay_1&line_items%5B0%5D%5Bquantity%5D=1&mode=payment')).toEqual({ metadata: { payment_id: 'pay_1' }, line_items: { 0: { quantity: '1' } }, mode: 'payment' });
+  });
+});
+
+describe('test payments in production', () => {
+  const input = { paymentId: 'pay_1', orgId: 'org_1', customerId: 'cus_1', amountCents: 500, creditCents: 500, description: 'x', baseUrl: 'http://x' };
+
+  it('are refused without SVC_STRIPE_SECRET_KEY unless explicitly allowed', async () => {
+    const off = createPaymentsBackend(loadConfig({ SVC_ENV: 'production' }), randomBytes(32));
+    expect(off.kind).toBe('test');
+    await expect(off.createCheckout(input)).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(off.createCustomer({ orgId: 'org_1', email: null })).rejects.toMatchObject({ code: 'unavailable' });
+    const on = createPaymentsBackend(loadConfig({ SVC_ENV: 'production', SVC_TEST_PAYMENTS: 'true' }), randomBytes(32));
+    expect((await on.createCheckout(input)).url).toMatch(/^http:\/\/x\/billing\/test\/checkout\/cs_test_/);
+    const dev = createPaymentsBackend(loadConfig({}), randomBytes(32));
+    expect((await dev.createCheckout(input)).url).toContain('/billing/test/checkout/');
   });
 });
