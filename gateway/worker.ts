@@ -107,7 +107,16 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
 
   const state: ServerState = { closing: false, active: 0, native, workerIndex };
   const app = createServer(uws, pipeline, state, { maxRequestBytes: cfg.maxRequestBytes, maxHeaderBytes: cfg.maxHeaderBytes });
-  const listenSocket = await new Promise<Parameters<Parameters<typeof app.listen>[2]>[0]>((resolve) => app.listen(base.host, port, resolve));
+  type ListenSocket = Parameters<Parameters<typeof app.listen>[2]>[0];
+  // A restarted worker may find its port held by the dead one's TIME_WAIT sockets (this uSockets build sets no
+  // SO_REUSEADDR), so a fixed port is retried for up to two minutes before giving up.
+  let listenSocket: ListenSocket = false;
+  for (let attempt = 0; attempt < 240; attempt++) {
+    listenSocket = await new Promise<ListenSocket>((resolve) => app.listen(base.host, port, resolve));
+    if (listenSocket || port === 0) break;
+    if (attempt === 0) log.warn('port busy; retrying', { host: base.host, port });
+    await new Promise((r) => setTimeout(r, 500));
+  }
   if (!listenSocket) {
     log.error('could not listen', { host: base.host, port });
     process.exit(1);
@@ -140,6 +149,8 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // Forked by the supervisor: if it dies, stop cleanly rather than linger as an orphan.
+  process.on('disconnect', () => void shutdown('supervisor gone'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('unhandledRejection', (e) => {
     if (e instanceof HolderReapedError) fatal('settle refused');

@@ -7,7 +7,7 @@ import { seedOrg, grantCredits, expectLedgerConsistent } from '../../helpers/db.
 let w: World | undefined;
 const gateways: RunningGateway[] = [];
 afterEach(async () => {
-  for (const g of gateways.splice(0)) await g.stop('SIGKILL');
+  for (const g of gateways.splice(0)) await g.stop('SIGTERM');
   await w?.cleanup();
   w = undefined;
 });

@@ -1,0 +1,84 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Agent, request } from 'undici';
+import { makeWorld, gw, balanceOf, type World } from './fixture.js';
+import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
+import { seedOrg, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
+
+let w: World | undefined;
+const gateways: RunningGateway[] = [];
+afterEach(async () => {
+  for (const g of gateways.splice(0)) await g.stop('SIGTERM');
+  await w?.cleanup();
+  w = undefined;
+});
+
+describe('gateway lifecycle', () => {
+  it('SIGTERM drains, returns its leases, marks the holder stopped and exits 0', async () => {
+    w = await makeWorld();
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 1000);
+    const g = await startGateway(w.dataDir);
+    gateways.push(g);
+    expect((await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key })).status).toBe(200);
+    expect((await balanceOf(w.h, c.orgId)).reserved_cents).toBeGreaterThan(0);
+    expect(await g.stop('SIGTERM')).toBe(0);
+    expect(await balanceOf(w.h, c.orgId)).toEqual({ credit_cents: 997, reserved_cents: 0 });
+    const inst = await w.h.db.selectFrom('gateway_instances').select(['stopped_at']).execute();
+    expect(inst.every((i) => i.stopped_at !== null)).toBe(true);
+    await expectLedgerConsistent(w.h);
+  });
+
+  it('metering off is a pass-through: no key needed, nothing recorded', async () => {
+    w = await makeWorld();
+    const g = await startGateway(w.dataDir, { SVC_GATEWAY_METERING: 'off' });
+    gateways.push(g);
+    const r = await gw(g.url, 'GET', `/${w.slug}/users/5?z=1`);
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ path: '/users/5', query: '?z=1' });
+    expect((await gw(g.url, 'GET', '/nope/x')).code).toBe('listing_not_found');
+    const usage = await w.h.db.selectFrom('usage_events').select('id').execute();
+    expect(usage).toHaveLength(0);
+  });
+
+  it('a worker killed with -9 is restarted by the supervisor and its leases come back', async () => {
+    w = await makeWorld({ endpoints: [{ method: 'GET', path: '/users/{id}', priceCents: 1 }] });
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 3000);
+    const g = await startGateway(w.dataDir, {}, { workers: 2 });
+    gateways.push(g);
+    const agent = new Agent({ connections: 16 });
+    const ok: string[] = [];
+    const burst = async (url: string, n: number) => {
+      for (let i = 0; i < n; i++) {
+        try {
+          const r = await request(`${url}/${w!.slug}/users/1`, { headers: { authorization: `Bearer ${c.key}` }, dispatcher: agent });
+          await r.body.text();
+          if (r.statusCode === 200) ok.push(String(r.headers['x-svc-request-id']));
+        } catch {
+          return;
+        }
+      }
+    };
+    const victim = g.workerPids[1]!;
+    const load = Promise.all(Array.from({ length: 8 }, () => burst(g.urls[1]!, 200)));
+    while (ok.length < 100) await new Promise((r) => setTimeout(r, 10));
+    process.kill(victim, 'SIGKILL');
+    await load;
+    await agent.close();
+    // The surviving worker reaps the dead holder (its pid is gone) on its next housekeeping tick.
+    const openOfDead = () =>
+      w!.h.db.selectFrom('balance_leases').innerJoin('gateway_instances', 'gateway_instances.id', 'balance_leases.holder_id')
+        .select('balance_leases.id').where('gateway_instances.pid', '=', victim).where('balance_leases.released_at', 'is', null).execute();
+    for (let i = 0; i < 50 && (await openOfDead()).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await openOfDead()).toHaveLength(0);
+    // The supervisor restarts the worker (it may wait for the old port's TIME_WAIT sockets before it listens).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(g.stderr()).toContain('worker exited; restarting');
+    const entries = await w.h.db.selectFrom('ledger_entries').select('ref_id').where('org_id', '=', c.orgId).where('kind', '=', 'call_charge').execute();
+    const charged = new Set(entries.map((e) => e.ref_id));
+    for (const id of ok) expect(charged.has(id)).toBe(true);
+    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(3000 - entries.length);
+    await expectLedgerConsistent(w.h);
+    expect((await gw(g.urls[0]!, 'GET', `/${w.slug}/users/1`, { key: c.key })).status).toBe(200);
+  }, 60_000);
+});
