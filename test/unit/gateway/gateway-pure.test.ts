@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { matchEndpoint, type Listing, type EndpointRec } from '../../../gateway/cache/listing-cache.js';
+import { splitSlug } from '../../../gateway/pipeline.js';
+import { upstreamHeaders, upstreamPath } from '../../../gateway/steps/forward.js';
+import { KeyRateLimiter } from '../../../gateway/rate-limiter.js';
+
+function ep(method: string, path: string, id = path): EndpointRec {
+  const segments = path.split('/').slice(1).map((s) => (/^\{[^}]+\}$/.test(s) ? null : s));
+  return { id, method, segments, literals: segments.filter((s) => s !== null).length, priceCents: 1, tiers: [] };
+}
+
+function listing(endpoints: EndpointRec[], extra: Partial<Listing> = {}): Listing {
+  return {
+    apiId: 'api_1', slug: 's', providerOrgId: 'org_p', origin: 'http://u', basePath: '', injection: 'none', injectionName: null,
+    secret: null, endpoints: [...endpoints].sort((a, b) => b.literals - a.literals), requiredTermsDocId: null, ...extra,
+  };
+}
+
+describe('matchEndpoint', () => {
+  const l = listing([ep('GET', '/users/{id}'), ep('GET', '/users/me'), ep('POST', '/users'), ep('GET', '/a/{x}/b/{y}')]);
+  it.each([
+    ['GET', '/users/7', '/users/{id}'],
+    ['GET', '/users/me', '/users/me'],
+    ['POST', '/users', '/users'],
+    ['HEAD', '/users/7', '/users/{id}'],
+    ['GET', '/a/1/b/2', '/a/{x}/b/{y}'],
+    ['GET', '/users/', undefined],
+    ['GET', '/users/7/x', undefined],
+    ['DELETE', '/users/7', undefined],
+    ['GET', '/a/1/c/2', undefined],
+  ])('%s %s -> %s', (method, path, want) => {
+    expect(matchEndpoint(l, method, path)?.id).toBe(want);
+  });
+});
+
+describe('splitSlug', () => {
+  it.each([
+    ['/weather/forecast/7', 'weather', '/forecast/7'],
+    ['/weather', 'weather', '/'],
+    ['/', '', '/'],
+  ])('%s', (url, slug, path) => expect(splitSlug(url)).toEqual({ slug, path }));
+});
+
+describe('upstream request hygiene', () => {
+  const req = {
+    method: 'GET', path: '/x', query: 'a=1', requestId: 'req_1', body: null,
+    headers: [['authorization', 'Bearer svc_live_consumer'], ['cookie', 'sid=1'], ['x-svc-key', 'k'], ['x-svc-max-price-cents', '3'], ['connection', 'keep-alive'], ['accept', 'application/json'], ['idempotency-key', 'i']] as [string, string][],
+  };
+  it('drops the consumer key, cookies, hop-by-hop and x-svc-* headers', () => {
+    const h = upstreamHeaders(listing([]), req);
+    expect(h).toEqual({ accept: 'application/json', 'x-svc-request-id': 'req_1' });
+  });
+  it.each([
+    ['bearer', null, { authorization: 'Bearer s3cret' }, '/x?a=1'],
+    ['header', 'X-Api-Key', { 'x-api-key': 's3cret' }, '/x?a=1'],
+    ['query', 'api_key', {}, '/x?a=1&api_key=s3cret'],
+  ] as const)('injects the secret as %s', (injection, injectionName, headers, path) => {
+    const l = listing([], { injection, injectionName, secret: 's3cret', basePath: '' });
+    expect(upstreamHeaders(l, req)).toMatchObject(headers);
+    expect(upstreamPath(l, req)).toBe(path);
+  });
+  it('prefixes the base URL path', () => {
+    expect(upstreamPath(listing([], { basePath: '/v2' }), { ...req, query: '' })).toBe('/v2/x');
+  });
+});
+
+describe('KeyRateLimiter', () => {
+  it('splits the per-minute limit across workers and tells when to retry', () => {
+    const rl = new KeyRateLimiter(2);
+    expect(rl.take('k', 4, 0)).toBe(0);
+    expect(rl.take('k', 4, 1)).toBe(0);
+    expect(rl.take('k', 4, 2)).toBe(60);
+    expect(rl.take('k', 4, 60_000)).toBe(0);
+  });
+});

@@ -1,0 +1,112 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openTestDb, seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
+import { tempDataDir } from '../../helpers/processes.js';
+import { migrateToLatest } from '../../../control/db/migrate.js';
+import type { DbHandles } from '../../../control/db/database.js';
+import { SettleWriter, HolderReapedError, type SettleRecord } from '../../../gateway/settle-writer.js';
+import { LeaseManager } from '../../../gateway/leases.js';
+import { Instances } from '../../../gateway/instances.js';
+import { KeyCache } from '../../../gateway/cache/key-cache.js';
+import { utcDay } from '../../../control/lib/clock.js';
+
+let data: ReturnType<typeof tempDataDir>;
+let h: DbHandles;
+beforeEach(async () => {
+  data = tempDataDir();
+  h = openTestDb(data.dir);
+  await migrateToLatest(h.db);
+});
+afterEach(async () => {
+  await h.close();
+  data.cleanup();
+});
+
+async function arrange(credit: number, keyOpts: Parameters<typeof seedKey>[2] = {}) {
+  const provider = await seedOrg(h);
+  const c = await seedOrg(h);
+  if (credit) await grantCredits(h, c.orgId, credit);
+  const k = await seedKey(h, c.orgId, keyOpts);
+  const { apiId, endpointIds } = await seedListing(h, { orgId: provider.orgId, slug: `u-${Math.random().toString(36).slice(2, 8)}`, baseUrl: 'http://127.0.0.1:1', endpoints: [{ method: 'GET', path: '/x', priceCents: 5 }] });
+  const now = Date.now();
+  const inst = new Instances(h.sqlite, now);
+  const leases = new LeaseManager(h.sqlite, inst.id, { workers: 2, maxChunkCents: 20, idleMs: 1000 });
+  const writer = new SettleWriter(h.sqlite, { holderId: inst.id, platformFeeBps: 2000, onCommitted: (rs) => rs.forEach((r) => r.leaseId && leases.committed(r.leaseId, r.chargedCents)) });
+  const key = new KeyCache(h.sqlite).byHash((await h.db.selectFrom('api_keys').select('key_hash').where('id', '=', k.keyId).executeTakeFirstOrThrow()).key_hash)!;
+  const rec = (leaseId: string | null, charged: number, i: number): SettleRecord => ({
+    requestId: `req_${i}`, orgId: c.orgId, keyId: k.keyId, apiId, endpointId: endpointIds[0]!, providerOrgId: provider.orgId, method: 'GET',
+    status: 200, latencyMs: 1, priceCents: 5, chargedCents: charged, errorCode: null, createdAt: now, leaseId, day: utcDay(now),
+  });
+  const bal = () => h.db.selectFrom('balances').select(['credit_cents', 'reserved_cents']).where('org_id', '=', c.orgId).executeTakeFirstOrThrow();
+  return { c, k, key, inst, leases, writer, rec, bal, now, provider };
+}
+
+describe('SettleWriter (group commit)', () => {
+  it('writes one turn of settles in one transaction and resolves each after the commit', async () => {
+    const a = await arrange(100);
+    const day = utcDay(a.now);
+    const r = a.leases.reserve(a.key, day, 5, a.now);
+    expect(r.ok).toBe(true);
+    const lease = (r as { ok: true; lease: { id: string } }).lease;
+    for (let i = 0; i < 3; i++) if (i > 0) expect(a.leases.reserve(a.key, day, 5, a.now).ok).toBe(true);
+    const balances = await Promise.all([0, 1, 2].map((i) => a.writer.settle(a.rec(lease.id, 5, i))));
+    expect(balances).toEqual([95, 90, 85]);
+    expect(a.writer.written).toBe(3);
+    expect((await a.bal()).credit_cents).toBe(85);
+    const earn = await h.db.selectFrom('provider_earnings').select(['gross_cents', 'fee_cents', 'net_cents']).execute();
+    expect(earn).toEqual(Array(3).fill({ gross_cents: 5, fee_cents: 1, net_cents: 4 }));
+    await expectLedgerConsistent(h);
+    a.leases.releaseAll(Date.now());
+    expect((await a.bal()).reserved_cents).toBe(0);
+  });
+
+  it('isolates a bad record: its neighbours in the batch still commit', async () => {
+    const a = await arrange(100);
+    const results = await Promise.allSettled([a.writer.settle(a.rec(null, 5, 1)), a.writer.settle(a.rec('lease_missing', 5, 2)), a.writer.settle(a.rec(null, 0, 3))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((await a.bal()).credit_cents).toBe(95);
+    await expectLedgerConsistent(h);
+  });
+
+  it('refuses to settle once this holder was reaped by another process', async () => {
+    const a = await arrange(100);
+    await h.db.updateTable('gateway_instances').set({ stopped_at: Date.now() }).where('id', '=', a.inst.id).execute();
+    await expect(a.writer.settle(a.rec(null, 5, 1))).rejects.toBeInstanceOf(HolderReapedError);
+    expect((await a.bal()).credit_cents).toBe(100);
+  });
+});
+
+describe('LeaseManager', () => {
+  it('never leases beyond the org credit, the key budget or the daily cap, and names the limit', async () => {
+    const day = utcDay(Date.now());
+    const credit = await arrange(12);
+    expect(credit.leases.reserve(credit.key, day, 5, credit.now).ok).toBe(true);
+    expect(credit.leases.reserve(credit.key, day, 5, credit.now).ok).toBe(true);
+    expect(credit.leases.reserve(credit.key, day, 5, credit.now)).toMatchObject({ ok: false, code: 'insufficient_credits', headroom: 2 });
+    expect((await credit.bal()).reserved_cents).toBeLessThanOrEqual(12);
+
+    const budget = await arrange(1000, { budgetCents: 7 });
+    expect(budget.leases.reserve(budget.key, day, 5, budget.now).ok).toBe(true);
+    expect(budget.leases.reserve(budget.key, day, 5, budget.now)).toMatchObject({ ok: false, code: 'budget_exceeded' });
+
+    const daily = await arrange(1000, { dailyCapCents: 9 });
+    expect(daily.leases.reserve(daily.key, day, 5, daily.now).ok).toBe(true);
+    expect(daily.leases.reserve(daily.key, day, 5, daily.now)).toMatchObject({ ok: false, code: 'daily_cap_exceeded' });
+    expect(daily.leases.reserve(daily.key, day + 1, 5, daily.now).ok).toBe(true);
+  });
+
+  it('shrinks to what is in flight under pressure, and a reaper returns a dead holder\'s unspent slice', async () => {
+    const a = await arrange(400);
+    const day = utcDay(a.now);
+    const r = a.leases.reserve(a.key, day, 5, a.now);
+    expect(r.ok).toBe(true);
+    expect((await a.bal()).reserved_cents).toBe(20); // max chunk
+    a.leases.shrinkWhere(() => true, a.now);
+    expect((await a.bal()).reserved_cents).toBe(5); // only the call in flight stays reserved
+    // Another holder sees this one as dead (stale heartbeat) and returns the rest.
+    const other = new Instances(h.sqlite, a.now);
+    expect(other.reapDead(a.now + 60_000, 5_000)).toBe(5);
+    expect((await a.bal()).reserved_cents).toBe(0);
+    const open = await h.db.selectFrom('balance_leases').select('id').where('released_at', 'is', null).execute();
+    expect(open).toHaveLength(0);
+  });
+});
