@@ -4,6 +4,7 @@ import { call } from '../../helpers/http.js';
 import { expectLedgerConsistent, openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import { startFakeStripe, stripeEnv, type FakeStripe } from '../../helpers/fake-stripe.js';
 import type { DbHandles } from '../../../control/db/database.js';
+import { runAuthSuite } from '../../helpers/auth-suite.js';
 
 let fake: FakeStripe;
 let h: ControlHarness;
@@ -189,3 +190,12 @@ describe('stripe webhooks', () => {
     expect(r.body.outcome).toBe('ignored');
   });
 });
+
+runAuthSuite('billing routes', () => h, [
+  { method: 'POST', path: '/v1/billing/checkout', scope: 'billing:write', body: { pack: 'starter' } },
+  { method: 'POST', path: '/v1/billing/setup', scope: 'billing:write' },
+  { method: 'POST', path: '/v1/billing/portal', scope: 'billing:write' },
+  { method: 'POST', path: '/v1/billing/auto-reload', scope: 'billing:write', body: { enabled: false } },
+  { method: 'POST', path: '/v1/provider/connect', scope: 'provider:write' },
+  { method: 'GET', path: '/v1/provider/payouts', scope: 'provider:write' },
+]);
