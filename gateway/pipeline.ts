@@ -21,6 +21,7 @@ import { authenticate } from './steps/authenticate.js';
 import { checkCall, priceOf, resolveListing, type Resolved } from './steps/checks.js';
 import { forward, type ForwardRequest } from './steps/forward.js';
 import { quote } from './steps/quote.js';
+import { RequestBody, collectBody } from './request-body.js';
 
 export interface ProxyRequest {
   method: string;
@@ -28,7 +29,8 @@ export interface ProxyRequest {
   url: string;
   query: string;
   headers: Headers;
-  body: Buffer | null;
+  /** Small bodies arrive whole; large or chunked ones stream (RequestBody). */
+  body: Buffer | RequestBody | null;
   requestId: string;
 }
 
@@ -103,6 +105,13 @@ export class Pipeline {
     if (refusal) return refuse(refusal.code, refusal.detail, refusal.extra);
 
     const idemKey = header(p.headers, 'idempotency-key');
+    if (idemKey && p.body instanceof RequestBody) {
+      try {
+        p.body = await collectBody(p.body);
+      } catch {
+        return refuse('payload_too_large', 'Request body exceeds the gateway limit.');
+      }
+    }
     if (idemKey) {
       const replayed = await this.#claimIdempotency(p, sink, key, slug, path, idemKey);
       if (replayed) return;
@@ -134,7 +143,7 @@ export class Pipeline {
   /** True when the call was answered from (or refused by) an existing idempotency record. */
   async #claimIdempotency(p: ProxyRequest, sink: ClientSink, key: KeyRecord, slug: string, path: string, idemKey: string): Promise<boolean> {
     const d = this.d;
-    const bodyHash = p.body ? hash('sha256', p.body, 'hex') : '';
+    const bodyHash = Buffer.isBuffer(p.body) ? hash('sha256', p.body, 'hex') : '';
     const reqHash = hash('sha256', `${p.method} /${slug}${path}?${p.query}\n${bodyHash}`, 'hex');
     const deadline = Date.now() + d.cfg.headersTimeoutMs + 5_000;
     for (;;) {
@@ -288,6 +297,12 @@ export class Pipeline {
   ): void {
     giveBack();
     if (idemKey) this.d.idem.abandon(key.orgId, idemKey, p.requestId);
+    if (p.body instanceof RequestBody && p.body.overflow) {
+      const tooBig = new SvcError('payload_too_large', 'Request body exceeds the gateway limit; nothing was charged.');
+      const answer = () => sink.problem(tooBig, p.requestId, [...ids, ['x-svc-charged-cents', '0'], ['connection', 'close']]);
+      settled(rec(413, 0, 'payload_too_large')).then(answer, answer);
+      return;
+    }
     const code: ErrorCode = kind === 'timeout' ? 'upstream_timeout' : 'upstream_error';
     const svcErr = new SvcError(code, detail ?? (kind === 'timeout' ? 'The upstream API did not answer in time; nothing was charged.' : `The upstream API failed (${err?.message ?? 'error'}); nothing was charged.`));
     settled(rec(svcErr.status, 0, code)).then(

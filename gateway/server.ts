@@ -8,6 +8,9 @@ import { SvcError } from '../control/lib/errors.js';
 import { newId } from '../control/lib/ids.js';
 import type { Pipeline, ProxyRequest } from './pipeline.js';
 import { UwsSink, type Headers } from './respond.js';
+import { RequestBody } from './request-body.js';
+
+const SMALL_BODY = 64 * 1024;
 
 const require = createRequire(import.meta.url);
 
@@ -66,16 +69,28 @@ export function createServer(uws: typeof Uws, pipeline: Pipeline, state: ServerS
     if (headerBytes > opts.maxHeaderBytes) {
       return sink.problem(new SvcError('headers_too_large', `Request headers exceed ${opts.maxHeaderBytes} bytes.`), requestId, [['x-svc-request-id', requestId], ['connection', 'close']]);
     }
-    const run = (body: Buffer | null) => {
+    const run = (body: Buffer | RequestBody | null) => {
       const p: ProxyRequest = { method, url, query, headers, body, requestId };
-      pipeline.handle(p, sink).catch((e: unknown) => {
-        sink.problem(new SvcError('internal', 'Internal gateway error; the call was not charged.', { cause: e }), requestId, [['x-svc-request-id', requestId]]);
-        process.stderr.write(JSON.stringify({ lvl: 'error', proc: 'gateway', msg: 'pipeline failed', err: String((e as Error)?.stack ?? e) }) + '\n');
-      });
+      pipeline.handle(p, sink).then(
+        () => {
+          if (body instanceof RequestBody && !body.taken) body.discard();
+        },
+        (e: unknown) => {
+          if (body instanceof RequestBody) body.discard();
+          sink.problem(new SvcError('internal', 'Internal gateway error; the call was not charged.', { cause: e }), requestId, [['x-svc-request-id', requestId]]);
+          process.stderr.write(JSON.stringify({ lvl: 'error', proc: 'gateway', msg: 'pipeline failed', err: String((e as Error)?.stack ?? e) }) + '\n');
+        },
+      );
     };
     if (contentLength <= 0 && !chunked) return run(null);
     if (contentLength > opts.maxRequestBytes) {
       return sink.problem(new SvcError('payload_too_large', `Request body exceeds ${opts.maxRequestBytes} bytes.`), requestId, [['x-svc-request-id', requestId], ['connection', 'close']]);
+    }
+    if (chunked || contentLength > SMALL_BODY) {
+      // Large or chunked bodies stream to the upstream with backpressure instead of being buffered.
+      const stream = new RequestBody(res, opts.maxRequestBytes, () => !sink.aborted);
+      res.onData((ab, isLast) => stream.feed(ab, isLast));
+      return run(stream);
     }
     const parts: Buffer[] = [];
     let size = 0;
@@ -88,7 +103,7 @@ export function createServer(uws: typeof Uws, pipeline: Pipeline, state: ServerS
         return sink.problem(new SvcError('payload_too_large', `Request body exceeds ${opts.maxRequestBytes} bytes.`), requestId, [['x-svc-request-id', requestId], ['connection', 'close']]);
       }
       // The ArrayBuffer is only valid during this callback: copy it.
-      parts.push(Buffer.from(new Uint8Array(ab.slice(0))));
+      parts.push(Buffer.from(ab.slice(0)));
       if (isLast) run(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
     });
   });

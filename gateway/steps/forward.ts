@@ -5,6 +5,7 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { Listing } from '../cache/listing-cache.js';
 
 export interface UpstreamSink {
@@ -23,7 +24,8 @@ export interface ForwardRequest {
   /** Raw query string without '?' ('' for none). */
   query: string;
   headers: [string, string][];
-  body: Buffer | null;
+  /** A Buffer, or a stream (request-body.ts) that is marked taken once handed to undici. */
+  body: Buffer | (Readable & { taken: boolean }) | null;
   requestId: string;
 }
 
@@ -62,6 +64,10 @@ export function upstreamHeaders(listing: Listing, req: ForwardRequest): Record<s
   if (listing.secret !== null) {
     if (listing.injection === 'bearer') out['authorization'] = `Bearer ${listing.secret}`;
     else if (listing.injection === 'header' && listing.injectionName) out[listing.injectionName.toLowerCase()] = listing.secret;
+  }
+  // A streamed body keeps the client's declared length (undici checks it); otherwise undici frames it.
+  if (req.body !== null && !Buffer.isBuffer(req.body)) {
+    for (const [k, v] of req.headers) if (k === 'content-length') out['content-length'] = v;
   }
   out['x-svc-request-id'] = req.requestId;
   return out;
@@ -102,6 +108,7 @@ export function forward(agent: Agent, listing: Listing, req: ForwardRequest, max
       sink.fail(/TIMEOUT/.test(code) ? 'timeout' : 'error', err);
     },
   };
+  if (req.body !== null && !Buffer.isBuffer(req.body)) req.body.taken = true;
   agent.dispatch(
     {
       origin: listing.origin,

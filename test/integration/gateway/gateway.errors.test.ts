@@ -186,6 +186,16 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
   it('413 payload_too_large for a body over the limit', async () => {
     const c = await paidOrg(10);
     expectProblem(await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: 'x'.repeat(4096) }), 413, 'payload_too_large');
+    // Chunked (no Content-Length): the limit is enforced while streaming.
+    const chunks = new ReadableStream<Uint8Array>({
+      start(ctl) {
+        for (let i = 0; i < 8; i++) ctl.enqueue(new TextEncoder().encode('x'.repeat(1000)));
+        ctl.close();
+      },
+    });
+    const res = await fetch(`${g.url}/${w.slug}/echo`, { method: 'POST', headers: { authorization: `Bearer ${c.key}` }, body: chunks, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { code: string }).code).toBe('payload_too_large');
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(10);
   });
 

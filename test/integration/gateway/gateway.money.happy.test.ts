@@ -79,6 +79,25 @@ describe('gateway money path', () => {
     expect(JSON.stringify(seen.headers)).not.toContain(c.key);
   });
 
+  it('streams a large request body (3 MB, and chunked) to the upstream intact', async () => {
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 10);
+    const big = 'z'.repeat(3 * 1024 * 1024);
+    const r = await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: big });
+    expect(r.status).toBe(200);
+    expect((r.json as { body: string }).body.length).toBe(big.length);
+    const chunks = new ReadableStream<Uint8Array>({
+      start(ctl) {
+        for (let i = 0; i < 40; i++) ctl.enqueue(new TextEncoder().encode('y'.repeat(10_000)));
+        ctl.close();
+      },
+    });
+    const res = await fetch(`${g.url}/${w.slug}/echo`, { method: 'POST', headers: { authorization: `Bearer ${c.key}` }, body: chunks, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { body: string }).body).toBe('y'.repeat(400_000));
+    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(6);
+  });
+
   it('relays an upstream 4xx untouched and charges it (the upstream answered)', async () => {
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 10);
