@@ -115,10 +115,14 @@ export class SettleWriter {
       if (this.#opts.holderId !== null && s.heartbeat.run(now, this.#opts.holderId).changes !== 1) {
         throw new HolderReapedError('this gateway holder was reaped by another process');
       }
+      const used = new Set<string>();
       balances = records.map((r) => {
         _writeOne(s, r, this.#opts.platformFeeBps);
+        used.add(r.keyId);
         return (s.balance.get(r.orgId) as number | undefined) ?? 0;
       });
+      // Once per key per batch, not per call.
+      for (const keyId of used) s.lastUsed.run(now, keyId);
       this.#sqlite.exec('COMMIT');
     } catch (e) {
       if (this.#sqlite.inTransaction) this.#sqlite.exec('ROLLBACK');
@@ -172,6 +176,7 @@ function _prepare(db: Sqlite.Database) {
       'UPDATE balances SET credit_cents = credit_cents - ?, updated_at = ? WHERE org_id = ? AND credit_cents - reserved_cents >= ?',
     ),
     keySpend: db.prepare('UPDATE api_keys SET spent_cents = spent_cents + ? WHERE id = ?'),
+    lastUsed: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
     daySpend: db.prepare(
       `INSERT INTO key_daily_spend (key_id, day, spent_cents) VALUES (?, ?, ?)
        ON CONFLICT (key_id, day) DO UPDATE SET spent_cents = spent_cents + excluded.spent_cents`,

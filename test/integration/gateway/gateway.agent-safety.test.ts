@@ -73,6 +73,28 @@ describe('Idempotency-Key', () => {
 });
 
 describe('quotes and price changes', () => {
+  it('applies volume discount tiers per org and endpoint this month, and stamps the key last used', async () => {
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 100);
+    await w.h.db.transaction().execute(async (trx) => {
+      await trx.updateTable('endpoints').set({ discounts_json: JSON.stringify([{ min_calls: 2, percent_off: 50 }]) }).where('id', '=', w.endpointIds[1]!).execute();
+      await recordChange(trx, 'api', w.apiId, Date.now());
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const charges: string[] = [];
+    for (let i = 0; i < 4; i++) charges.push((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: String(i) })).headers.get('x-svc-charged-cents')!);
+    expect(charges).toEqual(['2', '2', '1', '1']);
+    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(94);
+    const key = await w.h.db.selectFrom('api_keys').select(['last_used_at', 'spent_cents']).where('id', '=', c.keyId).executeTakeFirstOrThrow();
+    expect(key.spent_cents).toBe(6);
+    expect(key.last_used_at).not.toBeNull();
+    await w.h.db.transaction().execute(async (trx) => {
+      await trx.updateTable('endpoints').set({ discounts_json: '[]' }).where('id', '=', w.endpointIds[1]!).execute();
+      await recordChange(trx, 'api', w.apiId, Date.now());
+    });
+    await new Promise((r) => setTimeout(r, 300));
+  });
+
   it('a quote tells the price and whether every check passes, without calling upstream or charging', async () => {
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 4);
