@@ -33,18 +33,27 @@ export async function startCardSetup(ctx: BillingCtx, orgId: string, baseUrl: st
 }
 
 /**
- * Stores a confirmed card as the org's card on file. A new card also lifts an auto-reload pause and clears the
- * failure count: the pause exists because the old card kept failing.
+ * Stores a confirmed card as the org's card on file, unless a card from a newer setup is already there (events
+ * arrive in any order). A new card also lifts an auto-reload pause and clears the failure count: the pause
+ * exists because the old card kept failing. Returns the org, and whether the card was taken.
  */
-export async function saveCard(trx: Db, customerId: string, paymentMethodId: string, card: CardInfo, now: number): Promise<string | null> {
-  const account = await trx.selectFrom('billing_accounts').select('org_id').where('customer_id', '=', customerId).executeTakeFirst();
+export async function saveCard(
+  trx: Db,
+  customerId: string,
+  paymentMethodId: string,
+  card: CardInfo,
+  setupCreatedAt: number,
+  now: number,
+): Promise<{ orgId: string; saved: boolean } | null> {
+  const account = await trx.selectFrom('billing_accounts').select(['org_id', 'card_setup_created_at']).where('customer_id', '=', customerId).executeTakeFirst();
   if (!account) return null;
+  if (account.card_setup_created_at !== null && account.card_setup_created_at > setupCreatedAt) return { orgId: account.org_id, saved: false };
   await trx
     .updateTable('billing_accounts')
-    .set({ payment_method_id: paymentMethodId, card_brand: card.brand, card_last4: card.last4, auto_reload_failures: 0, auto_reload_paused_at: null, updated_at: now })
+    .set({ payment_method_id: paymentMethodId, card_brand: card.brand, card_last4: card.last4, card_setup_created_at: setupCreatedAt, auto_reload_failures: 0, auto_reload_paused_at: null, updated_at: now })
     .where('org_id', '=', account.org_id)
     .execute();
-  return account.org_id;
+  return { orgId: account.org_id, saved: true };
 }
 
 export async function removeCard(trx: Db, orgId: string, now: number): Promise<void> {

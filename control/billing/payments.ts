@@ -20,7 +20,7 @@ export type BillingEvent =
   | { kind: 'checkout_paid'; sessionRef: string; paymentId: string | null }
   | { kind: 'checkout_unpaid'; sessionRef: string; paymentId: string | null }
   | { kind: 'checkout_failed'; sessionRef: string; paymentId: string | null; reason: string }
-  | { kind: 'setup_succeeded'; customerId: string; paymentMethodId: string; card: CardInfo; setupRef: string }
+  | { kind: 'setup_succeeded'; customerId: string; paymentMethodId: string; card: CardInfo; setupRef: string; setupCreatedAt: number }
   | { kind: 'card_removed'; paymentMethodId: string }
   | { kind: 'charge_succeeded'; chargeRef: string; paymentId: string | null }
   | { kind: 'charge_failed'; chargeRef: string; paymentId: string | null; reason: string }

@@ -77,7 +77,7 @@ export function createStripeBackend(opts: StripeBackendOptions): PaymentsBackend
         const customerId = idOf(si.customer);
         const pmId = idOf(si.payment_method);
         if (!customerId || !pmId) return { kind: 'ignored' };
-        return { kind: 'setup_succeeded', customerId, paymentMethodId: pmId, card: await cardOf(pmId), setupRef: si.id };
+        return { kind: 'setup_succeeded', customerId, paymentMethodId: pmId, card: await cardOf(pmId), setupRef: si.id, setupCreatedAt: Number.isFinite(si.created) ? si.created * 1000 : 0 };
       }
       case 'payment_method.detached':
         // Removed in the billing portal: it can no longer be charged off-session.

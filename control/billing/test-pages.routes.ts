@@ -96,7 +96,7 @@ testPagesRoutes.post('/billing/test/setup/:ref', async (c) => {
   if (!acc?.customer_id) return page(c, 'Setup not found', '<p>No billing account.</p>', 404);
   const now = ctx.clock.now();
   await ctx.db.transaction().execute(async (trx) => {
-    await saveCard(trx, acc.customer_id!, testPaymentMethodId(outcome === 'ok' ? 'ok' : 'attach_then_decline'), { brand: 'visa', last4: digits.slice(-4) }, now);
+    await saveCard(trx, acc.customer_id!, testPaymentMethodId(outcome === 'ok' ? 'ok' : 'attach_then_decline'), { brand: 'visa', last4: digits.slice(-4) }, p.created_at, now);
     await trx.updateTable('payments').set({ status: 'succeeded', completed_at: now }).where('id', '=', p.id).where('status', '=', 'open').execute();
   });
   return page(c, 'Card saved', `<p>Visa ending ${esc(digits.slice(-4))} is now on file. You can close this window.</p>`);

@@ -50,10 +50,10 @@ async function applyEvent(ctx: BillingCtx, trx: Db, e: BillingEvent, now: number
       return changed ? `payment_${e.reason}` : 'no_change';
     }
     case 'setup_succeeded': {
-      const orgId = await saveCard(trx, e.customerId, e.paymentMethodId, e.card, now);
-      if (!orgId) return 'unknown_customer';
-      await trx.updateTable('payments').set({ status: 'succeeded', completed_at: now }).where('org_id', '=', orgId).where('kind', '=', 'setup').where('status', '=', 'open').execute();
-      return 'card_saved';
+      const r = await saveCard(trx, e.customerId, e.paymentMethodId, e.card, e.setupCreatedAt, now);
+      if (!r) return 'unknown_customer';
+      await trx.updateTable('payments').set({ status: 'succeeded', completed_at: now }).where('org_id', '=', r.orgId).where('kind', '=', 'setup').where('status', '=', 'open').execute();
+      return r.saved ? 'card_saved' : 'newer_card_kept';
     }
     case 'card_removed': {
       const r = await trx

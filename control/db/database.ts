@@ -378,6 +378,8 @@ export interface BillingAccountsTable {
   auto_reload_failures: Generated<number>;
   auto_reload_paused_at: Ms | null;
   updated_at: Ms;
+  /** Processor-side creation time of the setup behind the saved card (0003): older setups never replace it. */
+  card_setup_created_at: Generated<Ms | null>;
 }
 
 export interface PaymentsTable {

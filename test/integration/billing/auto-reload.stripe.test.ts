@@ -38,14 +38,14 @@ const balance = async (org: SeededOrg) => (await call(h.control.url, 'GET', '/v1
 const chargesFor = (customer: string) => fake.callsTo('POST', '/v1/payment_intents').filter((r) => r.body.customer === customer);
 
 /** Card setup over HTTP, then Stripe's setup_intent.succeeded webhook: returns the org's customer id. */
-async function cardOnFile(org: SeededOrg): Promise<string> {
+async function cardOnFile(org: SeededOrg, pm = `pm_${org.orgId}`, createdSec = Math.floor(Date.now() / 1000)): Promise<string> {
   const setup = await call(h.control.url, 'POST', '/v1/billing/setup', { token: org.key });
   expect(setup.status).toBe(201);
   expect(setup.body.setup_url).toMatch(/^https:\/\/checkout\.stripe\.test\//);
   const sent = fake.callsTo('POST', '/v1/checkout/sessions').find((r) => (r.body.metadata as Record<string, string>).payment_id === setup.body.setup_id)!;
   expect(sent.body).toMatchObject({ mode: 'setup', currency: 'usd' });
   const customer = sent.body.customer as string;
-  const ev = await fake.deliver(h.control.url, fake.signedEvent('setup_intent.succeeded', { id: newId('req').replace('req', 'seti'), object: 'setup_intent', status: 'succeeded', customer, payment_method: `pm_${org.orgId}`, metadata: { payment_id: setup.body.setup_id } }));
+  const ev = await fake.deliver(h.control.url, fake.signedEvent('setup_intent.succeeded', { id: newId('req').replace('req', 'seti'), object: 'setup_intent', status: 'succeeded', created: createdSec, customer, payment_method: pm, metadata: { payment_id: setup.body.setup_id } }));
   expect(ev.body.outcome).toBe('card_saved');
   return customer;
 }
@@ -117,6 +117,16 @@ describe('auto-reload with Stripe', () => {
     expect(r.body.portal_url).toMatch(/^https:\/\/billing\.stripe\.test\//);
     const acc = await db.db.selectFrom('billing_accounts').selectAll().where('org_id', '=', org.orgId).executeTakeFirstOrThrow();
     expect(fake.callsTo('POST', '/v1/billing_portal/sessions').some((q) => q.body.customer === acc.customer_id)).toBe(true);
+  });
+
+  it('keeps the newer card when an older setup_intent.succeeded arrives late', async () => {
+    const org = await seedOrg(db);
+    const now = Math.floor(Date.now() / 1000);
+    const customer = await cardOnFile(org, 'pm_newer', now);
+    const late = await fake.deliver(h.control.url, fake.signedEvent('setup_intent.succeeded', { id: 'seti_older', object: 'setup_intent', status: 'succeeded', created: now - 60, customer, payment_method: 'pm_older' }));
+    expect(late.body.outcome).toBe('newer_card_kept');
+    const acc = await db.db.selectFrom('billing_accounts').selectAll().where('org_id', '=', org.orgId).executeTakeFirstOrThrow();
+    expect(acc.payment_method_id).toBe('pm_newer');
   });
 
   it('forgets the card and turns auto-reload off when the card is removed in the portal', async () => {
