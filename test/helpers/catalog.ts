@@ -126,3 +126,45 @@ export async function createLiveListing(
   if (pub.status !== 200) throw new Error(`publish failed: ${pub.status} ${JSON.stringify(pub.body)}`);
   return { apiId, slug: created.body.slug as string, endpoints };
 }
+
+/**
+ * A listing straight into the DB with catalog fields (name, summary, category, tags), for search and leaderboard
+ * tests that need hundreds of listings; the FTS index follows through the migration's triggers.
+ */
+export async function insertListing(
+  h: import('../../control/db/database.js').DbHandles,
+  o: {
+    orgId: string;
+    slug: string;
+    name: string;
+    summary?: string;
+    description?: string;
+    category?: string;
+    tags?: string[];
+    status?: 'draft' | 'live';
+    suspended?: boolean;
+    publishedAt?: number;
+    lastVerifyOk?: number | null;
+    endpoints: { method: string; path: string; priceCents: number }[];
+  },
+): Promise<{ apiId: string; endpointIds: string[] }> {
+  const { newId } = await import('../../control/lib/ids.js');
+  const now = Date.now();
+  const apiId = newId('api');
+  await h.db
+    .insertInto('apis')
+    .values({
+      id: apiId, org_id: o.orgId, slug: o.slug, name: o.name, summary: o.summary ?? '', description: o.description ?? '', category: o.category ?? 'other', tags: JSON.stringify(o.tags ?? []),
+      base_url: 'http://127.0.0.1:9', docs_url: null, logo_url: null, health_path: null, status: o.status ?? 'live', suspended_at: o.suspended ? now : null, suspended_reason: null,
+      source_kind: 'body', source_url: null, openapi_json: null, secret_enc: null, secret_fingerprint: null, injection_name: null,
+      published_at: (o.status ?? 'live') === 'live' ? (o.publishedAt ?? now) : null, publish_terms_accepted_at: now, last_verified_at: null, last_verify_ok: o.lastVerifyOk ?? null, created_at: now, updated_at: now,
+    })
+    .execute();
+  const endpointIds: string[] = [];
+  for (const [i, e] of o.endpoints.entries()) {
+    const id = newId('ep');
+    endpointIds.push(id);
+    await h.db.insertInto('endpoints').values({ id, api_id: apiId, method: e.method, path: e.path, operation_id: null, request_schema_json: null, response_schema_json: null, price_cents: e.priceCents, position: i, removed_at: null, created_at: now, updated_at: now }).execute();
+  }
+  return { apiId, endpointIds };
+}
