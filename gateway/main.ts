@@ -91,7 +91,10 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
       });
       ch.kill('SIGTERM');
     }
-    setTimeout(() => process.exit(0), 15_000).unref();
+    setTimeout(() => {
+      for (const ch of live) if (ch.exitCode === null && ch.signalCode === null) ch.kill('SIGKILL');
+      process.exit(1);
+    }, 20_000).unref();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

@@ -132,6 +132,8 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     stopping = true;
     state.closing = true;
     log.info('stopping', { signal });
+    // Never linger: leases of a process that did not finish its shutdown are reaped by the next worker anyway.
+    setTimeout(() => process.exit(1), 15_000);
     uws.us_listen_socket_close(listenSocket);
     const deadline = Date.now() + 10_000;
     while ((state.active > 0 || writer.pending > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
