@@ -28,6 +28,11 @@ describe('gateway lifecycle', () => {
     await expectLedgerConsistent(w.h);
   });
 
+  it('refuses to run on the uWS JavaScript fallback (the native binary is required)', async () => {
+    w = await makeWorld();
+    await expect(startGateway(w.dataDir, { UWS_USE_FALLBACK: '1' })).rejects.toThrow(/exited with 1 before ready[\s\S]*native binary not loaded/);
+  });
+
   it('metering off is a pass-through: no key needed, nothing recorded', async () => {
     w = await makeWorld();
     const g = await startGateway(w.dataDir, { SVC_GATEWAY_METERING: 'off' });
