@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { baseEnv, startProcess, tempDataDir, type RunningProcess } from '../../helpers/processes.js';
+import { call } from '../../helpers/http.js';
+import { openTestDb } from '../../helpers/db.js';
+import { DEMO_UPSTREAM_SECRET } from '../../../demo/demo-api.js';
+
+let upstream: RunningProcess;
+let data: { dir: string; cleanup: () => void };
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  data = tempDataDir();
+  upstream = await startProcess('demo-upstream', 'demo/upstream.js', baseEnv(data.dir));
+  env = baseEnv(data.dir, { SVC_DEMO: 'true', SVC_DEMO_UPSTREAM_PORT: String(upstream.port) });
+});
+afterAll(async () => {
+  await upstream.stop();
+  data.cleanup();
+});
+
+describe('demo listing', () => {
+  it('the demo upstream answers deterministically behind its bearer secret', async () => {
+    const auth = { authorization: `Bearer ${DEMO_UPSTREAM_SECRET}` };
+    const a = await call(upstream.url, 'GET', '/current?city=paris', { headers: auth });
+    const b = await call(upstream.url, 'GET', '/current?city=paris', { headers: auth });
+    expect(a.status).toBe(200);
+    expect(a.body).toEqual(b.body);
+    expect((await call(upstream.url, 'GET', '/current?city=paris')).status).toBe(401);
+    expect((await call(upstream.url, 'GET', '/current', { headers: auth })).status).toBe(400);
+    const s = await call(upstream.url, 'POST', '/sentiment', { headers: auth, body: { text: 'I love this great API' } });
+    expect(s.body).toEqual({ score: 2, label: 'positive' });
+  });
+
+  it('a fresh data dir lists demo-weather with free and paid endpoints, once, across restarts', async () => {
+    for (let run = 0; run < 2; run++) {
+      const control = await startProcess('control', 'control/main.js', env);
+      try {
+        const s = await call(control.url, 'GET', '/v1/catalog/search?query=weather');
+        expect(s.status).toBe(200);
+        expect(s.body.data.map((d: { slug: string }) => d.slug)).toEqual(['demo-weather']);
+        const d = await call(control.url, 'GET', '/v1/apis/demo-weather');
+        expect(d.body.free_endpoints).toBeGreaterThan(0);
+        expect(d.body.max_price_cents).toBeGreaterThan(0);
+        expect(d.body.provider.slug).toBe('svc-demo');
+        const o = await call(control.url, 'GET', '/v1/apis/demo-weather/openapi');
+        expect(o.body.info.title).toBe('Demo Weather');
+      } finally {
+        await control.stop();
+      }
+    }
+    const h = openTestDb(data.dir);
+    const apis = await h.db.selectFrom('apis').select(['base_url', 'secret_enc', 'status']).execute();
+    await h.close();
+    expect(apis).toHaveLength(1);
+    expect(apis[0]).toMatchObject({ base_url: upstream.url, status: 'live' });
+    expect(apis[0]!.secret_enc).toMatch(/^v1:/);
+  });
+});
