@@ -218,6 +218,12 @@ export class Pipeline {
         settled(rec(st, price, null)).then(
           (balance) => {
             if (sink.aborted) return abort(new Error('client gone'));
+            if (endPending) {
+              // The whole (chunked) body arrived during the commit: one write with a Content-Length.
+              sink.send(st, [...upHeaders, ...svcHeaders(price, balance)], Buffer.concat(buffered));
+              buffered = [];
+              return;
+            }
             sink.begin(st, [...upHeaders, ...svcHeaders(price, balance)]);
             started = true;
             for (const c of buffered) sink.write(c);
@@ -317,27 +323,37 @@ export class Pipeline {
     const ids: Headers = [['x-svc-request-id', p.requestId]];
     if (!resolved.ok) return sink.problem(new SvcError(resolved.code, resolved.detail), p.requestId, ids);
     let started = false;
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
+    let held = 0;
     let status = 0;
     let hdrs: Headers = [];
+    // Bodies are held until they pass 64 KiB or end, so small answers (even chunked ones) go out in one write.
     const abort = forward(this.d.agent, resolved.listing, { method: p.method, path, query: p.query, headers: p.headers, body: p.body, requestId: p.requestId }, this.d.cfg.maxResponseBytes, {
       start: (st, headers) => {
         status = st;
         hdrs = [...responseHeaders(headers), ...ids];
-        const len = Number(headers['content-length'] ?? NaN);
-        if (!(Number.isFinite(len) && len <= SMALL_BODY) && !sink.isHead) {
-          started = true;
-          sink.begin(st, hdrs);
-        }
       },
       data: (chunk, ctrl) => {
-        if (!started) return void chunks.push(chunk);
+        if (!started) {
+          chunks.push(chunk);
+          held += chunk.length;
+          if (held <= SMALL_BODY || sink.isHead) return;
+          started = true;
+          sink.begin(status, hdrs);
+          const pending = chunks;
+          chunks = [];
+          for (const c of pending) if (!sink.write(c)) {
+            ctrl.pause();
+            sink.onWritable(() => ctrl.resume());
+          }
+          return;
+        }
         if (!sink.write(chunk)) {
           ctrl.pause();
           sink.onWritable(() => ctrl.resume());
         }
       },
-      end: () => (started ? sink.end() : sink.send(status, hdrs, Buffer.concat(chunks))),
+      end: () => (started ? sink.end() : sink.send(status, hdrs, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))),
       fail: (kind) => (started ? sink.close() : sink.problem(new SvcError(kind === 'timeout' ? 'upstream_timeout' : 'upstream_error'), p.requestId, ids)),
     });
     sink.onAbort(() => abort(new Error('client aborted')));

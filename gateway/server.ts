@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import type * as Uws from 'uWebSockets.js';
 import { SvcError } from '../control/lib/errors.js';
-import { newId } from '../control/lib/ids.js';
+import { fastId } from './fast-id.js';
 import type { Pipeline, ProxyRequest } from './pipeline.js';
 import { UwsSink, type Headers } from './respond.js';
 import { RequestBody } from './request-body.js';
@@ -65,7 +65,7 @@ export function createServer(uws: typeof Uws, pipeline: Pipeline, state: ServerS
     });
     state.active++;
     const sink = new UwsSink(res, method === 'HEAD', () => state.active--);
-    const requestId = newId('req');
+    const requestId = fastId('req');
     if (headerBytes > opts.maxHeaderBytes) {
       return sink.problem(new SvcError('headers_too_large', `Request headers exceed ${opts.maxHeaderBytes} bytes.`), requestId, [['x-svc-request-id', requestId], ['connection', 'close']]);
     }

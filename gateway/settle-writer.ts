@@ -5,7 +5,7 @@
  * answered call is always a recorded call. Usable without a server: `new SettleWriter(sqlite, opts)`.
  */
 import type Sqlite from 'better-sqlite3';
-import { newId } from '../control/lib/ids.js';
+import { fastId } from './fast-id.js';
 import { splitPlatformFee } from '../control/ledger/platform-fee.js';
 
 export interface SettleRecord {
@@ -115,14 +115,35 @@ export class SettleWriter {
       if (this.#opts.holderId !== null && s.heartbeat.run(now, this.#opts.holderId).changes !== 1) {
         throw new HolderReapedError('this gateway holder was reaped by another process');
       }
-      const used = new Set<string>();
-      balances = records.map((r) => {
-        _writeOne(s, r, this.#opts.platformFeeBps);
-        used.add(r.keyId);
-        return (s.balance.get(r.orgId) as number | undefined) ?? 0;
-      });
-      // Once per key per batch, not per call.
-      for (const keyId of used) s.lastUsed.run(now, keyId);
+      // Append-only rows per call; the projections (balance, lease, key and daily spend) once per batch with
+      // the batch's sums, so a busy key costs 3 inserts per call instead of 8 statements.
+      const agg = new _Sums();
+      for (const r of records) _appendRows(s, r, this.#opts.platformFeeBps, agg);
+      for (const [leaseId, c] of agg.lease) {
+        if (s.leaseSpend.run(c, leaseId, c).changes !== 1) throw new Error(`lease ${leaseId} is released or exhausted`);
+      }
+      for (const [orgId, c] of agg.orgLeased) {
+        if (s.balanceLeased.run(c, c, now, orgId).changes !== 1) throw new Error('balance row missing');
+      }
+      for (const [orgId, c] of agg.orgDirect) {
+        if (s.balanceDirect.run(c, now, orgId, c).changes !== 1) throw new Error('insufficient unreserved credit for an unleased charge');
+      }
+      for (const [keyId, c] of agg.key) s.keySpend.run(c, now, keyId);
+      for (const keyId of agg.usedOnly) if (!agg.key.has(keyId)) s.lastUsed.run(now, keyId);
+      for (const [k, c] of agg.day) {
+        const i = k.lastIndexOf(':');
+        s.daySpend.run(k.slice(0, i), Number(k.slice(i + 1)), c);
+      }
+      // Each caller learns its org's credit right after its own call: the final credit plus later calls' charges.
+      const running = new Map<string, number>();
+      for (const orgId of new Set(records.map((r) => r.orgId))) running.set(orgId, (s.balance.get(orgId) as number | undefined) ?? 0);
+      balances = new Array<number>(records.length);
+      for (let i = records.length - 1; i >= 0; i--) {
+        const r = records[i]!;
+        const v = running.get(r.orgId)!;
+        balances[i] = v;
+        running.set(r.orgId, v + r.chargedCents);
+      }
       this.#sqlite.exec('COMMIT');
     } catch (e) {
       if (this.#sqlite.inTransaction) this.#sqlite.exec('ROLLBACK');
@@ -134,21 +155,33 @@ export class SettleWriter {
   }
 }
 
-function _writeOne(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number): void {
-  s.usage.run(newId('use', r.createdAt), r.orgId, r.keyId, r.apiId, r.endpointId, r.providerOrgId, r.method, r.status, r.latencyMs, r.priceCents, r.chargedCents, r.errorCode, r.createdAt);
+class _Sums {
+  readonly lease = new Map<string, number>();
+  readonly orgLeased = new Map<string, number>();
+  readonly orgDirect = new Map<string, number>();
+  readonly key = new Map<string, number>();
+  readonly day = new Map<string, number>();
+  readonly usedOnly = new Set<string>();
+}
+
+function _add(m: Map<string, number>, k: string, c: number): void {
+  m.set(k, (m.get(k) ?? 0) + c);
+}
+
+function _appendRows(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number, agg: _Sums): void {
+  s.usage.run(fastId('use', r.createdAt), r.orgId, r.keyId, r.apiId, r.endpointId, r.providerOrgId, r.method, r.status, r.latencyMs, r.priceCents, r.chargedCents, r.errorCode, r.createdAt);
+  agg.usedOnly.add(r.keyId);
   const c = r.chargedCents;
   if (c > 0) {
-    s.ledger.run(newId('txn', r.createdAt), r.orgId, r.keyId, -c, r.requestId, `call:${r.requestId}`, r.createdAt);
+    s.ledger.run(fastId('txn', r.createdAt), r.orgId, r.keyId, -c, r.requestId, `call:${r.requestId}`, r.createdAt);
     if (r.leaseId !== null) {
-      if (s.leaseSpend.run(c, r.leaseId, c).changes !== 1) throw new Error(`lease ${r.leaseId} is released or exhausted`);
-      if (s.balanceLeased.run(c, c, r.createdAt, r.orgId).changes !== 1) throw new Error('balance row missing');
-    } else if (s.balanceDirect.run(c, r.createdAt, r.orgId, c).changes !== 1) {
-      throw new Error('insufficient unreserved credit for an unleased charge');
-    }
-    s.keySpend.run(c, r.keyId);
-    s.daySpend.run(r.keyId, r.day, c);
+      _add(agg.lease, r.leaseId, c);
+      _add(agg.orgLeased, r.orgId, c);
+    } else _add(agg.orgDirect, r.orgId, c);
+    _add(agg.key, r.keyId, c);
+    _add(agg.day, `${r.keyId}:${r.day}`, c);
     const { feeCents, netCents } = splitPlatformFee(c, feeBps);
-    s.earning.run(newId('txn', r.createdAt), r.providerOrgId, r.apiId, c, feeCents, netCents, r.requestId, `earn:${r.requestId}`, r.createdAt);
+    s.earning.run(fastId('txn', r.createdAt), r.providerOrgId, r.apiId, c, feeCents, netCents, r.requestId, `earn:${r.requestId}`, r.createdAt);
   }
   const idem = r.idempotency;
   if (idem) s.idemDone.run(idem.status, idem.headersJson, idem.body, idem.orgId, idem.idemKey, r.requestId);
@@ -175,7 +208,7 @@ function _prepare(db: Sqlite.Database) {
     balanceDirect: db.prepare(
       'UPDATE balances SET credit_cents = credit_cents - ?, updated_at = ? WHERE org_id = ? AND credit_cents - reserved_cents >= ?',
     ),
-    keySpend: db.prepare('UPDATE api_keys SET spent_cents = spent_cents + ? WHERE id = ?'),
+    keySpend: db.prepare('UPDATE api_keys SET spent_cents = spent_cents + ?, last_used_at = ? WHERE id = ?'),
     lastUsed: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
     daySpend: db.prepare(
       `INSERT INTO key_daily_spend (key_id, day, spent_cents) VALUES (?, ?, ?)

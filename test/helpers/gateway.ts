@@ -16,7 +16,9 @@ export interface RunningGateway extends RunningProcess {
 
 export async function startGateway(dataDir: string, env: Record<string, string> = {}, opts: { workers?: number; timeoutMs?: number } = {}): Promise<RunningGateway> {
   const full = baseEnv(dataDir, { SVC_GATEWAY_WORKERS: String(opts.workers ?? 1), ...env });
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'gateway/main.js')], { env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+  // SVC_GATEWAY_EXEC_ARGV: extra node flags for the gateway process (e.g. --cpu-prof when profiling).
+  const execArgv = (env.SVC_GATEWAY_EXEC_ARGV ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...execArgv, join(ROOT, 'dist', 'gateway/main.js')], { env: full, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (d: string) => {
