@@ -110,7 +110,7 @@ export class SettleWriter {
     const s = this.#s;
     const now = records[records.length - 1]!.createdAt;
     let balances: number[];
-    this.#sqlite.exec('BEGIN IMMEDIATE');
+    s.begin.run();
     try {
       if (this.#opts.holderId !== null && s.heartbeat.run(now, this.#opts.holderId).changes !== 1) {
         throw new HolderReapedError('this gateway holder was reaped by another process');
@@ -144,7 +144,7 @@ export class SettleWriter {
         balances[i] = v;
         running.set(r.orgId, v + r.chargedCents);
       }
-      this.#sqlite.exec('COMMIT');
+      s.commit.run();
     } catch (e) {
       if (this.#sqlite.inTransaction) this.#sqlite.exec('ROLLBACK');
       throw e;
@@ -189,6 +189,8 @@ function _appendRows(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: nu
 
 function _prepare(db: Sqlite.Database) {
   return {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
     balance: db.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').pluck(),
     heartbeat: db.prepare('UPDATE gateway_instances SET heartbeat_at = ? WHERE id = ? AND stopped_at IS NULL'),
     usage: db.prepare(
