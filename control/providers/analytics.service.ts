@@ -6,11 +6,11 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 
 export async function providerAnalytics(db: Db, orgId: string, from: number, to: number) {
-  const usage = db.selectFrom('usage_events').where('provider_org_id', '=', orgId).where('created_at', '>=', from).where('created_at', '<', to);
+  const usage = db.selectFrom('usage_events').where('usage_events.provider_org_id', '=', orgId).where('usage_events.created_at', '>=', from).where('usage_events.created_at', '<', to);
   const totals = await usage
     .select([
       sql<number>`count(*)`.as('calls'),
-      sql<number>`coalesce(sum(case when status < 400 and error_code is null then 1 else 0 end), 0)`.as('ok_calls'),
+      sql<number>`coalesce(sum(case when status < 500 then 1 else 0 end), 0)`.as('ok_calls'),
       sql<number>`coalesce(sum(charged_cents), 0)`.as('gross_cents'),
       sql<number>`count(distinct org_id)`.as('consumers'),
     ])
@@ -26,7 +26,7 @@ export async function providerAnalytics(db: Db, orgId: string, from: number, to:
       'endpoints.path',
       sql<number>`count(*)`.as('calls'),
       sql<number>`coalesce(sum(usage_events.charged_cents), 0)`.as('gross_cents'),
-      sql<number>`coalesce(sum(case when usage_events.status < 400 and usage_events.error_code is null then 1 else 0 end), 0)`.as('ok_calls'),
+      sql<number>`coalesce(sum(case when usage_events.status < 500 then 1 else 0 end), 0)`.as('ok_calls'),
     ])
     .groupBy(['usage_events.api_id', 'usage_events.endpoint_id'])
     .orderBy('gross_cents', 'desc')
