@@ -131,9 +131,11 @@ export class Pipeline {
   }
 
   async #reserve(key: KeyRecord, day: number, price: number, sink: ClientSink): Promise<ReserveOutcome> {
-    for (let attempt = 0; ; attempt++) {
+    // Bounded by time, not attempts: a busy sibling may take a few polls to hand its slices back.
+    const deadline = Date.now() + 3_000;
+    for (;;) {
       const r = this.d.leases.reserve(key, day, price, this.d.clock.now());
-      if (r.ok || !r.othersHold || attempt >= 6 || sink.aborted) return r;
+      if (r.ok || !r.othersHold || Date.now() > deadline || sink.aborted) return r;
       // Another process holds unspent slices of this org: ask for them back, then retry.
       this.d.signalPressure(key.orgId);
       await sleep(this.d.cfg.pollMs + 20);
