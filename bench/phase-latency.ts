@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { processTree } from './procs.js';
 import { ROOT } from './setup.js';
 import type { Target, TargetId } from './targets.js';
+import { eldDelay, eldSnapshot } from './eld.js';
 
 export interface WrkResult {
   requests: number;
@@ -27,6 +28,8 @@ export interface LatencyRun {
   round: number;
   target: TargetId;
   wrk: WrkResult;
+  /** The gateway's event-loop delay during this one-connection run (stalls show here even without load). */
+  eld: { p999Ms: number; maxMs: number } | null;
 }
 
 /** Moves every thread of each process (and its children) onto `cpus`. */
@@ -56,18 +59,22 @@ export function runWrk(wrkBin: string, t: Target, seconds: number, cpus: string)
 export async function runLatency(
   wrkBin: string,
   targets: Target[],
-  o: { rounds: number; seconds: number; cpus: string },
+  o: { rounds: number; seconds: number; cpus: string; eldDir: string },
   log: (s: string) => void,
 ): Promise<LatencyRun[]> {
   const runs: LatencyRun[] = [];
   for (let r = 0; r < o.rounds; r++) {
     for (let i = 0; i < targets.length; i++) {
       const t = targets[(i + r) % targets.length]!;
+      if (t.eld) await eldSnapshot(o.eldDir, t.sut.pid);
       const wrk = await runWrk(wrkBin, t, o.seconds, o.cpus);
-      runs.push({ round: r + 1, target: t.id, wrk });
+      const snap = t.eld ? await eldSnapshot(o.eldDir, t.sut.pid) : null;
+      const eld = snap ? { p999Ms: eldDelay(snap.p999Ms), maxMs: eldDelay(snap.maxMs) } : null;
+      runs.push({ round: r + 1, target: t.id, wrk, eld });
       const bad = wrk.statusErrors + wrk.connectErrors + wrk.readErrors + wrk.timeouts;
       log(
         `latency round ${r + 1} ${t.id.padEnd(11)} p50 ${wrk.p50Us} µs  p99 ${wrk.p99Us} µs  p99.9 ${wrk.p999Us} µs  (${wrk.requests} req)` +
+          (eld ? `  loop delay p99.9 ${eld.p999Ms.toFixed(2)} ms, max ${eld.maxMs.toFixed(2)} ms` : '') +
           (bad ? `  ERRORS ${bad}` : ''),
       );
     }

@@ -41,10 +41,10 @@ export function renderMarkdown(r: BenchResult): string {
   L.push(`From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`, '');
   L.push('| round | paid / nginx | paid / pass-through | pass-through / nginx |', '|---|---|---|---|');
   for (const p of s.ratios.perRound) L.push(`| ${p.round} | ${fmt(p.paidVsNginx)} | ${fmt(p.paidVsPassthrough)} | ${fmt(p.passthroughVsNginx)} |`);
-  L.push('', '## Added latency (one core, wrk -c1)', '', '| target | p50 µs | p99 µs | p99.9 µs | added p50 µs | added p99 µs |', '|---|---|---|---|---|---|');
+  L.push('', '## Added latency (one core, wrk -c1)', '', '| target | p50 µs | p99 µs | p99.9 µs | added p50 µs | added p99 µs | gateway loop delay max during run, ms |', '|---|---|---|---|---|---|---|');
   for (const [id, t] of Object.entries(s.latency) as [TargetId, NonNullable<(typeof s.latency)[TargetId]>][]) {
     const a = s.added[id];
-    L.push(`| ${TARGET_LABELS[id]} | ${fmt(t.p50Us)} | ${fmt(t.p99Us)} | ${fmt(t.p999Us)} | ${a ? fmt(a.p50Us) : '-'} | ${a ? fmt(a.p99Us) : '-'} |`);
+    L.push(`| ${TARGET_LABELS[id]} | ${fmt(t.p50Us)} | ${fmt(t.p99Us)} | ${fmt(t.p999Us)} | ${a ? fmt(a.p50Us) : '-'} | ${a ? fmt(a.p99Us) : '-'} | ${t.eldMaxMs === null ? '-' : t.eldMaxMs} |`);
   }
   L.push('', '## Micro-benchmarks', '');
   const ka = r.micro.keyAuth;

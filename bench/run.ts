@@ -129,7 +129,7 @@ async function _main(): Promise<void> {
       if (wrk.path) {
         const latTargets = measured.filter((t) => t.id !== 'unauth');
         repin(procs.filter((p) => p.pid !== idlePid).map((p) => p.pid), LOAD_CPU);
-        latency = await runLatency(wrk.path, latTargets, { rounds: o.latencyRounds, seconds: o.latencySec, cpus: LOAD_CPU }, log);
+        latency = await runLatency(wrk.path, latTargets, { rounds: o.latencyRounds, seconds: o.latencySec, cpus: LOAD_CPU, eldDir: join(tmp, 'eld') }, log);
       }
     }
     if (o.profile && checks.paid?.ok) {

@@ -36,7 +36,7 @@ export interface Summary {
    * core were the only limit. Tells whether a req/s ratio was bounded by the load generator's core instead.
    */
   cpuRatios: { paidVsNginx: number | null; paidVsPassthrough: number | null; passthroughVsNginx: number | null };
-  latency: Partial<Record<TargetId, { p50Us: number | null; p99Us: number | null; p999Us: number | null }>>;
+  latency: Partial<Record<TargetId, { p50Us: number | null; p99Us: number | null; p999Us: number | null; eldMaxMs: number | null }>>;
   added: Partial<Record<TargetId, { p50Us: number | null; p99Us: number | null }>>;
   goals: Goal[];
 }
@@ -82,7 +82,12 @@ export function summarise(load: LoadRun[], lat: LatencyRun[], micro: MicroResult
   const added: Summary['added'] = {};
   for (const id of [...new Set(lat.map((r) => r.target))]) {
     const rs = lat.filter((r) => r.target === id);
-    latency[id] = { p50Us: median(rs.map((r) => r.wrk.p50Us)), p99Us: median(rs.map((r) => r.wrk.p99Us)), p999Us: median(rs.map((r) => r.wrk.p999Us)) };
+    latency[id] = {
+      p50Us: median(rs.map((r) => r.wrk.p50Us)),
+      p99Us: median(rs.map((r) => r.wrk.p99Us)),
+      p999Us: median(rs.map((r) => r.wrk.p999Us)),
+      eldMaxMs: r2(median(rs.flatMap((r) => (r.eld ? [r.eld.maxMs] : [])))),
+    };
     if (id === 'direct') continue;
     const deltas = rs.flatMap((r) => {
       const d = lat.find((x) => x.round === r.round && x.target === 'direct');

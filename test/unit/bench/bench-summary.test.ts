@@ -23,7 +23,7 @@ function load(round: number, target: TargetId, ok: number, cpuUsPerReq: number):
 
 function lat(round: number, target: TargetId, p50Us: number, p99Us: number): LatencyRun {
   const wrk: WrkResult = { requests: 1000, durationUs: 1e6, statusErrors: 0, connectErrors: 0, readErrors: 0, timeouts: 0, p50Us, p90Us: p99Us, p99Us, p999Us: p99Us, meanUs: p50Us, maxUs: p99Us };
-  return { round, target, wrk };
+  return { round, target, wrk, eld: null };
 }
 
 describe('bench summary', () => {
