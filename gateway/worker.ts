@@ -138,6 +138,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     const deadline = Date.now() + 10_000;
     while ((state.active > 0 || writer.pending > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     writer.flush();
+    log.info('settle writer totals', { calls: writer.written, transactions: writer.batches, lease_acquisitions: leases.acquisitions });
     feed.stop();
     clearInterval(housekeeping);
     try {
