@@ -78,9 +78,14 @@ process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 try {
-  if (config.demo && existsSync(join(DIST, 'demo/upstream.js'))) await start('demo-upstream', 'demo/upstream.js');
+  let controlEnv: NodeJS.ProcessEnv = process.env;
+  if (config.demo && existsSync(join(DIST, 'demo/upstream.js'))) {
+    const demo = await start('demo-upstream', 'demo/upstream.js');
+    // With SVC_DEMO_UPSTREAM_PORT=0 the upstream picked a free port: the demo listing must point there.
+    controlEnv = { ...process.env, SVC_DEMO_UPSTREAM_PORT: new URL(demo.url!).port };
+  }
   const [control, gateway, mcp] = await Promise.all([
-    start('control', 'control/main.js'),
+    start('control', 'control/main.js', controlEnv),
     start('gateway', 'gateway/main.js'),
     start('mcp', 'mcp/main.js'),
   ]);
