@@ -55,7 +55,7 @@ export async function runMicro(o: { authOps: number; ledgerSec: number; sweep: b
       return r;
     } catch (e) {
       log(`ledger writer: ERROR ${(e as Error).message}`);
-      return { rowsPerSec: NaN, minWindowRowsPerSec: NaN, rowsPerCpuSec: NaN, rows: 0, rowWritesPerSettle: 7, calibrationInsertUs: NaN, seconds: sec, batch, checkpoints: 0, checkpointMsMax: 0, walMaxBytes: 0, consistent: false, error: (e as Error).message };
+      return { rowsPerSec: NaN, minWindowRowsPerSec: NaN, rowsPerCpuSec: NaN, rows: 0, appendedRowsPerSec: NaN, appendedPerSettle: NaN, calibrationInsertUs: NaN, seconds: sec, batch, checkpoints: 0, checkpointMsMax: 0, walMaxBytes: 0, consistent: false, error: (e as Error).message };
     }
   };
   out.ledger = await ledger(o.ledgerSec, 128);

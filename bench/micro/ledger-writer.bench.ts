@@ -17,8 +17,10 @@ export interface LedgerResult {
   /** Settles per CPU-second of this process (all threads): the rate with a core to itself. */
   rowsPerCpuSec: number;
   rows: number;
-  /** Table rows written per settle: usage, ledger entry, provider earning (inserts); lease, balance, key spend, daily spend (updates). */
-  rowWritesPerSettle: number;
+  /** Rows appended per second, counted in the file afterwards (usage_events + ledger_entries + provider_earnings). */
+  appendedRowsPerSec: number;
+  /** Appended rows per settle, counted (the writer also updates balance, lease and spend projections). */
+  appendedPerSettle: number;
   /** CPU µs of one plain INSERT (integer key, no index) on this machine, 128 per commit: to compare machines. */
   calibrationInsertUs: number;
   seconds: number;
@@ -40,7 +42,6 @@ interface WriterModule {
 }
 
 const CREDIT = 1_000_000_000;
-const ROW_WRITES_PER_SETTLE = 7;
 
 /** How fast this machine does the simplest SQLite insert, in the same file and mode as the writer. */
 function _calibrate(sq: import('better-sqlite3').Database): number {
@@ -118,12 +119,16 @@ async function _main(): Promise<void> {
     const rows = writer.written;
     const bal = sq.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').get(m.consumer.orgId) as { credit_cents: number };
     const charged = sq.prepare("SELECT -SUM(amount_cents) AS s FROM ledger_entries WHERE org_id = ? AND kind = 'call_charge'").get(m.consumer.orgId) as { s: number };
+    const count = (q: string) => (sq.prepare(q).pluck().get() as number) ?? 0;
+    const appended =
+      count('SELECT COUNT(*) FROM usage_events') + count("SELECT COUNT(*) FROM ledger_entries WHERE kind = 'call_charge'") + count('SELECT COUNT(*) FROM provider_earnings');
     const out: LedgerResult = {
       rowsPerSec: Math.round(rows / elapsed),
       minWindowRowsPerSec: Math.round(Math.min(...windows)),
       rowsPerCpuSec: Math.round(rows / ((cpu.user + cpu.system) / 1e6)),
       rows,
-      rowWritesPerSettle: ROW_WRITES_PER_SETTLE,
+      appendedRowsPerSec: Math.round(appended / elapsed),
+      appendedPerSettle: Math.round((appended / rows) * 100) / 100,
       calibrationInsertUs: _calibrate(sq),
       seconds: Math.round(elapsed * 10) / 10,
       batch,
