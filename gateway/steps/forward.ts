@@ -57,8 +57,11 @@ export function upstreamPath(listing: Listing, req: ForwardRequest): string {
 
 export function upstreamHeaders(listing: Listing, req: ForwardRequest): Record<string, string> {
   const out: Record<string, string> = {};
+  // Headers named in `Connection` are hop-by-hop too (RFC 9110 §7.6.1).
+  let named: Set<string> | undefined;
+  for (const [k, v] of req.headers) if (k === 'connection') named = new Set(v.toLowerCase().split(',').map((t) => t.trim()));
   for (const [k, v] of req.headers) {
-    if (DROP_REQUEST.has(k) || k.startsWith('x-svc-')) continue;
+    if (DROP_REQUEST.has(k) || k.startsWith('x-svc-') || named?.has(k)) continue;
     out[k] = out[k] === undefined ? v : `${out[k]}, ${v}`;
   }
   if (listing.secret !== null) {

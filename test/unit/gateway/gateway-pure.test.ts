@@ -50,6 +50,10 @@ describe('upstream request hygiene', () => {
     const h = upstreamHeaders(listing([]), req);
     expect(h).toEqual({ accept: 'application/json', 'x-svc-request-id': 'req_1' });
   });
+  it('drops headers named in Connection', () => {
+    const h = upstreamHeaders(listing([]), { ...req, headers: [['connection', 'close, X-Private'], ['x-private', '1'], ['x-kept', '2']] });
+    expect(h).toEqual({ 'x-kept': '2', 'x-svc-request-id': 'req_1' });
+  });
   it.each([
     ['bearer', null, { authorization: 'Bearer s3cret' }, '/x?a=1'],
     ['header', 'X-Api-Key', { 'x-api-key': 's3cret' }, '/x?a=1'],
