@@ -9,6 +9,7 @@ import { PaginationQuery, pageOf } from '../lib/pagination.js';
 import { newId } from '../lib/ids.js';
 import { WindowLimiter } from '../lib/rate-limit.js';
 import { SvcError } from '../lib/errors.js';
+import { clientIp } from '../lib/client-ip.js';
 import { catalogReader } from './catalog-access.js';
 import { getVisibleListing } from './listings.repo.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
@@ -142,7 +143,7 @@ catalogRoutes.openapi(
     const p = catalogReader(c);
     const ctx = c.get('ctx');
     const now = ctx.clock.now();
-    const who = p?.orgId ?? c.req.header('x-forwarded-for') ?? 'anon';
+    const who = p?.orgId ?? `ip:${clientIp(c)}`;
     const wait = requestLimiter.take(who, now);
     if (wait) throw new SvcError('rate_limited', 'Too many catalog requests; try again later', { retryAfter: wait });
     const b = c.req.valid('json');

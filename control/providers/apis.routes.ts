@@ -11,6 +11,7 @@ import { createApi, patchApi, reimportApi, setCredentials } from './apis.service
 import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
 import { SvcError } from '../lib/errors.js';
+import { PaginationQuery, pageOf } from '../lib/pagination.js';
 
 export const apisRoutes = newRouter();
 
@@ -74,13 +75,15 @@ apisRoutes.openapi(
   },
 );
 
-apisRoutes.openapi(createRoute({ method: 'get', path: '/v1/provider/apis', tags, security: bearer, responses: ok('Draft and live listings of the org') }), async (c) => {
+apisRoutes.openapi(createRoute({ method: 'get', path: '/v1/provider/apis', tags, security: bearer, request: { query: PaginationQuery }, responses: ok('Draft and live listings of the org, newest first (paged)') }), async (c) => {
   const p = requireScope(c, 'provider:write');
   const { db } = c.get('ctx');
-  const rows = await db.selectFrom('apis').selectAll().where('org_id', '=', p.orgId).orderBy('created_at', 'desc').execute();
+  const { limit, offset } = c.req.valid('query');
+  const page = pageOf(await db.selectFrom('apis').selectAll().where('org_id', '=', p.orgId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).offset(offset).execute(), limit, offset);
+  const rows = page.data;
   const counts = await db.selectFrom('endpoints').select(['api_id', db.fn.countAll<number>().as('n')]).where('removed_at', 'is', null).where('api_id', 'in', rows.length ? rows.map((r) => r.id) : ['']).groupBy('api_id').execute();
   const byApi = new Map(counts.map((r) => [r.api_id, Number(r.n)]));
-  return c.json({ data: rows.map((r) => ({ ...toProviderApi(r), endpoint_count: byApi.get(r.id) ?? 0 })) }, 200);
+  return c.json({ ...page, data: rows.map((r) => ({ ...toProviderApi(r), endpoint_count: byApi.get(r.id) ?? 0 })) }, 200);
 });
 
 apisRoutes.openapi(createRoute({ method: 'get', path: '/v1/provider/apis/{api_id}', tags, security: bearer, request: { params: ApiIdParam }, responses: ok('Listing detail with endpoints, prices and pending increases') }), async (c) => {

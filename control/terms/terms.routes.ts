@@ -7,6 +7,7 @@ import { newRouter } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireAuth, requireOrgAdminSession, requireScope } from '../auth/principal.js';
 import { getVisibleListing } from '../catalog/listings.repo.js';
+import { PaginationQuery, pageOf } from '../lib/pagination.js';
 import { acceptanceOf, acceptTerms, activateDocument, activeDocument, createDocument, listDocuments, toDocument } from './terms.service.js';
 
 export const termsRoutes = newRouter();
@@ -42,13 +43,14 @@ termsRoutes.openapi(
     path: '/v1/provider/documents',
     tags: ['provider'],
     security: bearer,
-    request: { query: z.object({ api_id: z.string().max(64).optional() }) },
-    responses: ok('Documents of the org, newest first'),
+    request: { query: PaginationQuery.extend({ api_id: z.string().max(64).optional() }) },
+    responses: ok('Documents of the org, newest first (paged)'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
-    const rows = await listDocuments(c.get('ctx').db, p.orgId, c.req.valid('query').api_id);
-    return c.json({ data: rows.map(toDocument) }, 200);
+    const q = c.req.valid('query');
+    const page = pageOf(await listDocuments(c.get('ctx').db, p.orgId, q.api_id, q.limit + 1, q.offset), q.limit, q.offset);
+    return c.json({ ...page, data: page.data.map(toDocument) }, 200);
   },
 );
 

@@ -43,10 +43,10 @@ export async function createDocument(ctx: AppContext, orgId: string, input: NewD
   return row;
 }
 
-export function listDocuments(db: Db, orgId: string, apiId?: string): Promise<Row<'legal_documents'>[]> {
+export function listDocuments(db: Db, orgId: string, apiId: string | undefined, limit: number, offset: number): Promise<Row<'legal_documents'>[]> {
   let q = db.selectFrom('legal_documents').selectAll().where('org_id', '=', orgId);
   if (apiId) q = q.where('api_id', '=', apiId);
-  return q.orderBy('created_at', 'desc').execute();
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
 }
 
 export async function activateDocument(ctx: AppContext, orgId: string, documentId: string): Promise<Row<'legal_documents'>> {
