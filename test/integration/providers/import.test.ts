@@ -9,6 +9,7 @@ let h: ControlHarness;
 let db: DbHandles;
 let docs: LocalServer;
 let org: SeededOrg;
+let routes: Record<string, string | object>;
 
 const yamlDoc = `openapi: 3.1.0
 info:
@@ -33,12 +34,14 @@ beforeAll(async () => {
   h = await startControl();
   db = openTestDb(h.dataDir);
   org = await seedOrg(db);
-  docs = await serveDocuments({
+  routes = {
     '/petstore-expanded.json': fixture('petstore-expanded-v3.json'),
     '/uspto-export.json': { openapi_spec: fixture('uspto-v3.json') },
     '/weather.yaml': yamlDoc,
     '/not-openapi.json': { hello: 'world' },
-  });
+    '/evolving.json': smallOpenApi('Evolving API'),
+  };
+  docs = await serveDocuments(routes);
 });
 afterAll(async () => {
   await docs.close();
@@ -104,6 +107,22 @@ describe('provider listing import', () => {
     expect(r.body.endpoints.find((e: { endpoint_id: string }) => e.endpoint_id === post.endpoint_id)).toBeUndefined();
     const removed = await db.db.selectFrom('endpoints').select('removed_at').where('id', '=', post.endpoint_id).executeTakeFirstOrThrow();
     expect(removed.removed_at).not.toBeNull();
+  });
+
+  it('re-import with an empty body re-fetches the stored URL; a bad new version changes nothing', async () => {
+    const c = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { openapi_url: `${docs.url}/evolving.json` } });
+    expect(c.status).toBe(201);
+    const next = smallOpenApi('Evolving API') as { paths: Record<string, unknown> };
+    next.paths['/extra'] = { get: { responses: { '200': { description: 'ok' } } } };
+    routes['/evolving.json'] = next;
+    const r = await call(h.control.url, 'POST', `/v1/provider/apis/${c.body.api_id}/import`, { token: org.key, body: {} });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ added: 1, removed: 0 });
+    routes['/evolving.json'] = { hello: 'broken' };
+    const bad = await call(h.control.url, 'POST', `/v1/provider/apis/${c.body.api_id}/import`, { token: org.key, body: {} });
+    expect(bad.status).toBe(422);
+    const eps = await db.db.selectFrom('endpoints').select('path').where('api_id', '=', c.body.api_id).where('removed_at', 'is', null).execute();
+    expect(eps).toHaveLength(4);
   });
 
   it.each([
