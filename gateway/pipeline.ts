@@ -3,7 +3,6 @@
  * → (quote) → idempotency claim → reserve from a lease → forward → settle (group commit) → answer.
  * Plain async code over a ClientSink, so nothing here knows uWS; see gateway/README.md for the money rules.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import { hash } from 'node:crypto';
 import type { Agent } from 'undici';
 import { SvcError, type ErrorCode } from '../control/lib/errors.js';
@@ -18,7 +17,9 @@ import type { IdempotencyStore } from './idempotency.js';
 import type { KeyRateLimiter } from './rate-limiter.js';
 import type { ClientSink, Headers } from './respond.js';
 import { authenticate } from './steps/authenticate.js';
-import { checkCall, priceOf, resolveListing, type Resolved } from './steps/checks.js';
+import { checkCall, monthStartOf, priceOf, resolveListing, type Resolved } from './steps/checks.js';
+import { SMALL_BODY, capDetail, header, responseHeaders } from './steps/relay-util.js';
+import { passThrough } from './steps/pass-through.js';
 import { forward, type ForwardRequest } from './steps/forward.js';
 import { quote } from './steps/quote.js';
 import { RequestBody, collectBody } from './request-body.js';
@@ -48,27 +49,9 @@ export interface PipelineDeps {
   signalPressure(orgId: string): void;
 }
 
-const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'trailer', 'upgrade', 'proxy-connection']);
-const SMALL_BODY = 64 * 1024;
-
-function header(h: Headers, name: string): string {
-  for (const [k, v] of h) if (k === name) return v;
-  return '';
-}
-
 export function splitSlug(url: string): { slug: string; path: string } {
   const i = url.indexOf('/', 1);
   return i < 0 ? { slug: url.slice(1), path: '/' } : { slug: url.slice(1, i), path: url.slice(i) };
-}
-
-function responseHeaders(h: IncomingHttpHeaders): Headers {
-  const out: Headers = [];
-  for (const [k, v] of Object.entries(h)) {
-    if (v === undefined || DROP_RESPONSE.has(k) || k.startsWith('x-svc-')) continue;
-    if (Array.isArray(v)) for (const x of v) out.push([k, x]);
-    else out.push([k, v]);
-  }
-  return out;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -79,7 +62,7 @@ export class Pipeline {
   async handle(p: ProxyRequest, sink: ClientSink): Promise<void> {
     const isQuote = p.url.startsWith('/_quote/');
     const { slug, path } = splitSlug(isQuote ? p.url.slice(7) : p.url);
-    if (!this.d.cfg.metering) return this.#passThrough(p, slug, path, sink);
+    if (!this.d.cfg.metering) return passThrough(this.d, p, slug, path, sink);
     const d = this.d;
     const ids: Headers = [['x-svc-request-id', p.requestId]];
     const refuse = (code: ErrorCode, detail: string, extra?: Record<string, unknown>, retryAfter?: number) =>
@@ -189,7 +172,7 @@ export class Pipeline {
       else giveBack();
       const pr = d.writer.settle(r);
       if (r.chargedCents > 0 && lease) pr.catch(() => d.leases.cancel(lease!, price));
-      if (r.chargedCents > 0) d.listings.countCall(key.orgId, resolved.endpoint.id, monthStart(t0));
+      if (r.chargedCents > 0) d.listings.countCall(key.orgId, resolved.endpoint.id, monthStartOf(t0));
       return pr;
     };
     const svcHeaders = (charged: number, balance: number): Headers => [...ids, ['x-svc-charged-cents', String(charged)], ['x-svc-balance-cents', String(balance)]];
@@ -318,60 +301,5 @@ export class Pipeline {
       () => sink.problem(svcErr, p.requestId, [...ids, ['x-svc-charged-cents', '0']]),
     );
   }
-
-  /** Metering off (benchmark baseline): resolve the listing and forward; no auth, caps, ledger or usage. */
-  #passThrough(p: ProxyRequest, slug: string, path: string, sink: ClientSink): void {
-    const resolved = resolveListing(this.d.listings, slug, p.method, path);
-    const ids: Headers = [['x-svc-request-id', p.requestId]];
-    if (!resolved.ok) return sink.problem(new SvcError(resolved.code, resolved.detail), p.requestId, ids);
-    let started = false;
-    let chunks: Buffer[] = [];
-    let held = 0;
-    let status = 0;
-    let hdrs: Headers = [];
-    // Bodies are held until they pass 64 KiB or end, so small answers (even chunked ones) go out in one write.
-    const abort = forward(this.d.agent, resolved.listing, { method: p.method, path, query: p.query, headers: p.headers, body: p.body, requestId: p.requestId }, this.d.cfg.maxResponseBytes, {
-      start: (st, headers) => {
-        status = st;
-        hdrs = [...responseHeaders(headers), ...ids];
-      },
-      data: (chunk, ctrl) => {
-        if (!started) {
-          chunks.push(chunk);
-          held += chunk.length;
-          if (held <= SMALL_BODY || sink.isHead) return;
-          started = true;
-          sink.begin(status, hdrs);
-          const pending = chunks;
-          chunks = [];
-          for (const c of pending) if (!sink.write(c)) {
-            ctrl.pause();
-            sink.onWritable(() => ctrl.resume());
-          }
-          return;
-        }
-        if (!sink.write(chunk)) {
-          ctrl.pause();
-          sink.onWritable(() => ctrl.resume());
-        }
-      },
-      end: () => (started ? sink.end() : sink.send(status, hdrs, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))),
-      fail: (kind) => (started ? sink.close() : sink.problem(new SvcError(kind === 'timeout' ? 'upstream_timeout' : 'upstream_error'), p.requestId, ids)),
-    });
-    sink.onAbort(() => abort(new Error('client aborted')));
-  }
 }
 
-function monthStart(ms: number): number {
-  const dt = new Date(ms);
-  return Date.UTC(dt.getUTCFullYear(), dt.getUTCMonth(), 1);
-}
-
-function capDetail(code: ErrorCode, price: number, headroom: number, verified: boolean): string {
-  if (code === 'budget_exceeded') return `This call costs ${price} cents; the key's lifetime budget has ${headroom} cents left. Raise budget_cents with \`svc keys update\`.`;
-  if (code === 'daily_cap_exceeded') return `This call costs ${price} cents; the key's daily cap has ${headroom} cents left today (UTC).`;
-  const how = verified
-    ? 'Buy credits with `svc billing buy` (POST /v1/billing/checkout) or enable auto-reload.'
-    : 'Verify your email (`svc verify`, POST /v1/auth/verify-email) to receive signup credit, or buy credits with `svc billing buy` (POST /v1/billing/checkout).';
-  return `This call costs ${price} cents and your org has ${headroom} cents available. ${how}`;
-}

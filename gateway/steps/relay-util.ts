@@ -1,0 +1,33 @@
+/** Small shared pieces of the relay: response header hygiene, header lookup, and the 402 wording. */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ErrorCode } from '../../control/lib/errors.js';
+import type { Headers } from '../respond.js';
+
+/** Answers up to this size are buffered and sent in one write with a Content-Length. */
+export const SMALL_BODY = 64 * 1024;
+
+const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'trailer', 'upgrade', 'proxy-connection']);
+
+export function header(h: Headers, name: string): string {
+  for (const [k, v] of h) if (k === name) return v;
+  return '';
+}
+
+export function responseHeaders(h: IncomingHttpHeaders): Headers {
+  const out: Headers = [];
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined || DROP_RESPONSE.has(k) || k.startsWith('x-svc-')) continue;
+    if (Array.isArray(v)) for (const x of v) out.push([k, x]);
+    else out.push([k, v]);
+  }
+  return out;
+}
+
+export function capDetail(code: ErrorCode, price: number, headroom: number, verified: boolean): string {
+  if (code === 'budget_exceeded') return `This call costs ${price} cents; the key's lifetime budget has ${headroom} cents left. Raise budget_cents with \`svc keys update\`.`;
+  if (code === 'daily_cap_exceeded') return `This call costs ${price} cents; the key's daily cap has ${headroom} cents left today (UTC).`;
+  const how = verified
+    ? 'Buy credits with `svc billing buy` (POST /v1/billing/checkout) or enable auto-reload.'
+    : 'Verify your email (`svc verify`, POST /v1/auth/verify-email) to receive signup credit, or buy credits with `svc billing buy` (POST /v1/billing/checkout).';
+  return `This call costs ${price} cents and your org has ${headroom} cents available. ${how}`;
+}
