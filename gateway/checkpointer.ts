@@ -1,6 +1,7 @@
 /**
- * WAL checkpoints off the event loop: the gateway's connections run with wal_autocheckpoint = 0 and this
- * worker thread, on its own connection, runs `PRAGMA wal_checkpoint(PASSIVE)` on a timer.
+ * The gateway's background thread, on its own SQLite connection, so nothing here can stall the event loop:
+ * WAL checkpoints (`wal_checkpoint(PASSIVE)`; gateway connections run with wal_autocheckpoint = 0) and this
+ * holder's heartbeat in gateway_instances. If the heartbeat finds the holder reaped, the thread tells the parent.
  */
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
@@ -9,14 +10,40 @@ const CODE = `
 const { workerData, parentPort } = require('node:worker_threads');
 const Sqlite = require(workerData.mod);
 const db = new Sqlite(workerData.file);
-db.pragma('busy_timeout = 1000');
-const t = setInterval(() => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} }, workerData.ms);
-parentPort.on('message', () => { clearInterval(t); try { db.close(); } catch {} process.exit(0); });
+db.pragma('busy_timeout = 5000');
+const timers = [];
+if (workerData.checkpointMs > 0) {
+  timers.push(setInterval(() => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} }, workerData.checkpointMs));
+}
+if (workerData.holderId) {
+  const beat = db.prepare('UPDATE gateway_instances SET heartbeat_at = ? WHERE id = ? AND stopped_at IS NULL');
+  timers.push(setInterval(() => {
+    try {
+      if (beat.run(Date.now(), workerData.holderId).changes !== 1) parentPort.postMessage('reaped');
+    } catch {}
+  }, workerData.heartbeatMs));
+}
+parentPort.on('message', () => { timers.forEach(clearInterval); try { db.close(); } catch {} process.exit(0); });
 `;
 
-export function startCheckpointer(file: string, ms: number): () => Promise<void> {
+export interface BackgroundOptions {
+  file: string;
+  /** 0 = no checkpoints from this process. */
+  checkpointMs: number;
+  holderId: string | null;
+  heartbeatMs: number;
+  onReaped: () => void;
+}
+
+export function startBackground(o: BackgroundOptions): () => Promise<void> {
   const mod = createRequire(import.meta.url).resolve('better-sqlite3');
-  const w = new Worker(CODE, { eval: true, workerData: { file, ms, mod } });
+  const w = new Worker(CODE, {
+    eval: true,
+    workerData: { file: o.file, checkpointMs: o.checkpointMs, holderId: o.holderId, heartbeatMs: o.heartbeatMs, mod },
+  });
+  w.on('message', (m) => {
+    if (m === 'reaped') o.onReaped();
+  });
   w.unref();
   return () =>
     new Promise((resolve) => {

@@ -19,7 +19,7 @@ import { KeyRateLimiter } from './rate-limiter.js';
 import { createUpstreamAgent } from './steps/forward.js';
 import { Pipeline } from './pipeline.js';
 import { createServer, loadUws, type ServerState } from './server.js';
-import { startCheckpointer } from './checkpointer.js';
+import { startBackground } from './checkpointer.js';
 
 export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: number, port: number): Promise<void> {
   const base = cfg.base;
@@ -32,13 +32,14 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   const handles = openDatabase(base.dbFile);
   await migrateToLatest(handles.db);
   const sqlite = handles.sqlite;
-  const stopCheckpointer = cfg.checkpointMs > 0 && workerIndex === 0 ? startCheckpointer(base.dbFile, cfg.checkpointMs) : null;
   if (cfg.checkpointMs > 0) sqlite.pragma('wal_autocheckpoint = 0');
   const clock = offsetClock(base.env === 'development' ? base.clockOffsetFile : undefined);
   const secretKey = loadSecretKey(base);
 
-  const instances = new Instances(sqlite, clock.now());
-  const reaped = instances.reapDead(clock.now(), cfg.staleMs);
+  // Liveness (heartbeats, staleness) runs on real time, never on the test-movable clock: a clock jump in one
+  // process must not make a live sibling look dead.
+  const instances = new Instances(sqlite, Date.now());
+  const reaped = instances.reapDead(Date.now(), cfg.staleMs);
   if (reaped > 0) log.info('released dead holders\' leases', { cents: reaped });
   const keys = new KeyCache(sqlite);
   const listings = new ListingCache(sqlite, secretKey);
@@ -54,6 +55,14 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     log.error('stopping: this holder was reaped by another process', { why });
     process.exit(1);
   };
+  // Checkpoints (worker 0 only) and this holder's heartbeat run in a thread: no SQLite write on a timer here.
+  const stopBackground = startBackground({
+    file: base.dbFile,
+    checkpointMs: workerIndex === 0 ? cfg.checkpointMs : 0,
+    holderId: instances.id,
+    heartbeatMs: cfg.heartbeatMs,
+    onReaped: () => fatal('heartbeat refused'),
+  });
   const feed = new ChangeFeed(
     sqlite,
     (rows) => {
@@ -96,8 +105,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   const housekeeping = setInterval(() => {
     const now = clock.now();
     try {
-      if (!instances.heartbeat(now)) fatal('heartbeat refused');
-      instances.reapDead(now, cfg.staleMs);
+      instances.reapDead(Date.now(), cfg.staleMs);
       leases.releaseIdle(now, utcDay(now));
     } catch (e) {
       log.warn('housekeeping failed', { err: e as Error });
@@ -147,7 +155,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     } catch (e) {
       log.error('releasing leases failed', { err: e as Error });
     }
-    await stopCheckpointer?.();
+    await stopBackground();
     sqlite.close();
     process.exit(0);
   };
