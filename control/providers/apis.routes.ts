@@ -12,6 +12,7 @@ import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
 import { SvcError } from '../lib/errors.js';
 import { PaginationQuery, pageOf } from '../lib/pagination.js';
+import { WindowLimiter } from '../lib/rate-limit.js';
 
 export const apisRoutes = newRouter();
 
@@ -65,11 +66,19 @@ async function detail(ctx: AppContext, orgId: string, apiId: string) {
 
 const tags = ['provider'];
 
+/** Imports fetch and parse documents (CPU and outbound HTTP): 60 per minute per org is plenty for a human or an agent. */
+const importLimiter = new WindowLimiter(60, 60_000);
+function takeImport(ctx: AppContext, orgId: string): void {
+  const wait = importLimiter.take(orgId, ctx.clock.now());
+  if (wait) throw new SvcError('rate_limited', 'Too many imports for this organization; try again shortly', { retryAfter: wait });
+}
+
 apisRoutes.openapi(
   createRoute({ method: 'post', path: '/v1/provider/apis', tags, security: bearer, request: jsonBody(CreateBody), responses: { 201: jsonResponse(Json, 'The new draft listing with its endpoints'), ...problemResponses } }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const ctx = c.get('ctx');
+    takeImport(ctx, p.orgId);
     const { apiId, warnings } = await createApi(ctx, p.orgId, c.req.valid('json'));
     return c.json({ ...(await detail(ctx, p.orgId, apiId)), warnings }, 201);
   },
@@ -106,6 +115,7 @@ apisRoutes.openapi(
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
+    takeImport(c.get('ctx'), p.orgId);
     const r = await reimportApi(c.get('ctx'), p.orgId, api_id, c.req.valid('json'));
     return c.json({ ...(await detail(c.get('ctx'), p.orgId, api_id)), warnings: r.warnings, added: r.added, removed: r.removed }, 200);
   },
