@@ -188,6 +188,9 @@ export class Pipeline {
     let started = false;
     let endPending = false;
     let finished = false;
+    /** Stream mode: the charge is committed or committing; no second usage record may follow. */
+    let charging = false;
+    let brokeMidStream = false;
 
     const abort = forward(d.agent, resolved.listing, freq, d.cfg.maxResponseBytes, {
       start: (st, headers, ctrl) => {
@@ -200,10 +203,11 @@ export class Pipeline {
         mode = 'stream';
         // Streamed bodies are charged when the upstream's headers arrive; the answer starts after the commit.
         ctrl.pause();
+        charging = true;
         settled(rec(st, price, null)).then(
           (balance) => {
             if (sink.aborted) return abort(new Error('client gone'));
-            if (endPending) {
+            if (endPending && !brokeMidStream) {
               // The whole (chunked) body arrived during the commit: one write with a Content-Length.
               sink.send(st, [...upHeaders, ...svcHeaders(price, balance)], Buffer.concat(buffered));
               buffered = [];
@@ -213,7 +217,9 @@ export class Pipeline {
             started = true;
             for (const c of buffered) sink.write(c);
             buffered = [];
-            if (endPending) sink.end();
+            // Charged at headers (documented): a body that broke during the commit ends the connection early.
+            if (brokeMidStream) sink.close();
+            else if (endPending) sink.end();
             else ctrl.resume();
           },
           (e) => {
@@ -265,12 +271,17 @@ export class Pipeline {
       },
       fail: (kind, err) => {
         if (started) return sink.close();
+        if (charging) {
+          brokeMidStream = true;
+          return;
+        }
         if (finished) return;
         finished = true;
         this.#upstreamFailed(sink, p, kind, rec, settled, giveBack, ids, idemKey, key, kind === 'too_large' ? 'The upstream answer exceeds the gateway size limit; nothing was charged.' : undefined, err);
       },
     });
     sink.onAbort(() => {
+      if (charging) return abort(new Error('client aborted'));
       if (!started && !finished) {
         finished = true;
         abort(new Error('client aborted'));
