@@ -73,4 +73,25 @@ describe('streaming', () => {
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(9);
     await expectLedgerConsistent(w.h);
   }, 60_000);
+
+  it('a client that leaves mid-stream is charged once (at the headers), leaves one usage row, and the gateway stays healthy', async () => {
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 10);
+    await new Promise<void>((resolve) => {
+      const s = connect(g.port, '127.0.0.1');
+      let got = 0;
+      s.on('connect', () => s.write(`GET /${w.slug}/big?mb=100 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${c.key}\r\n\r\n`));
+      s.on('data', (d: Buffer) => {
+        got += d.length;
+        if (got > 2 * 1024 * 1024) s.destroy();
+      });
+      s.on('close', () => resolve());
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const usage = await w.h.db.selectFrom('usage_events').select(['charged_cents']).where('org_id', '=', c.orgId).execute();
+    expect(usage).toEqual([{ charged_cents: 1 }]);
+    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(9);
+    expect((await fetch(`${g.url}/healthz`)).status).toBe(200);
+    await expectLedgerConsistent(w.h);
+  }, 30_000);
 });
