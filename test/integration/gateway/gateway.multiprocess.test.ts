@@ -41,7 +41,7 @@ describe('gateway across processes', () => {
     gateways.push(g);
     expect(g.urls).toHaveLength(2);
     expect(new Set(g.urls).size).toBe(2);
-    const { statuses, requestIds } = await callMany(g.urls, `/${w.slug}/users/1`, c.key, 1000, 64);
+    const { statuses, requestIds } = await callMany(g.urls, `/${w.slug}/users/1`, c.key, 1000, 200);
     expect(statuses.filter((s) => s === 200)).toHaveLength(400);
     expect(statuses.filter((s) => s === 402)).toHaveLength(600);
     const bal = await balanceOf(w.h, c.orgId);
