@@ -72,21 +72,20 @@ export async function importOpenApi(input: Obj): Promise<ImportedApi> {
 
   if (expandedSize(input) > MAX_EXPANDED_NODES) fail(`The document expands to more than ${MAX_EXPANDED_NODES} nodes once its $refs are resolved`);
   const warnings: string[] = [];
+  const opts = { resolve: { external: false }, dereference: { circular: 'ignore' as const } };
+  let doc: Obj;
   try {
-    await SwaggerParser.validate(structuredClone(input) as never, { resolve: { external: false }, dereference: { circular: 'ignore' } });
+    // validate() dereferences as it goes: on success its result is the dereferenced document we need.
+    doc = (await SwaggerParser.validate(structuredClone(input) as never, opts)) as unknown as Obj;
   } catch (e) {
     // Real-world documents (including the canonical Swagger 2.0 petstore) often fail strict schema validation;
     // we import them when they still dereference, and report what the validator said.
     warnings.push(`schema validation: ${(e as Error).message.split('\n').slice(0, 4).join(' ').slice(0, 400)}`);
-  }
-  let doc: Obj;
-  try {
-    doc = (await SwaggerParser.dereference(structuredClone(input) as never, {
-      resolve: { external: false },
-      dereference: { circular: 'ignore' },
-    })) as unknown as Obj;
-  } catch (e) {
-    fail(`Could not resolve the document's $refs: ${(e as Error).message.slice(0, 300)}`);
+    try {
+      doc = (await SwaggerParser.dereference(structuredClone(input) as never, opts)) as unknown as Obj;
+    } catch (e2) {
+      fail(`Could not resolve the document's $refs: ${(e2 as Error).message.slice(0, 300)}`);
+    }
   }
 
   const endpoints: ImportedEndpoint[] = [];

@@ -1,6 +1,6 @@
 /**
- * Per-endpoint pricing rules (control/pricing/README.md): decreases apply at once, increases on a live listing are
- * scheduled for the notice period and applied by `applyDuePriceChanges`; `endpoints.price_cents` is always the price in force.
+ * Per-endpoint pricing rules (control/pricing/README.md): decreases apply at once, increases on a listing that has
+ * ever been published are scheduled for the notice period and applied by `applyDuePriceChanges`; `endpoints.price_cents` is always the price in force.
  */
 import type { AppContext } from '../context.js';
 import type { Db, Row } from '../db/database.js';
@@ -44,7 +44,9 @@ export async function setPricing(ctx: AppContext, orgId: string, apiId: string, 
   const now = ctx.clock.now();
   const noticeMs = ctx.config.priceNoticeDays * DAY_MS;
   return ctx.db.transaction().execute(async (trx) => {
-    const api = await trx.selectFrom('apis').select(['status']).where('id', '=', apiId).executeTakeFirstOrThrow();
+    const api = await trx.selectFrom('apis').select(['status', 'published_at']).where('id', '=', apiId).executeTakeFirstOrThrow();
+    // Once published, consumers may rely on the price: unpublish, raise, republish must not skip the notice.
+    const needsNotice = api.published_at !== null;
     const rows = await trx.selectFrom('endpoints').selectAll().where('api_id', '=', apiId).where('removed_at', 'is', null).execute();
     const byId = new Map(rows.map((r) => [r.id, r]));
     const out: PriceOutcome[] = [];
@@ -70,7 +72,7 @@ export async function setPricing(ctx: AppContext, orgId: string, apiId: string, 
         created_at: now,
         cancelled_at: null,
       };
-      if (api.status === 'live' && isIncrease(ep.price_cents, oldTiers, input.price_cents, newTiers)) {
+      if (needsNotice && isIncrease(ep.price_cents, oldTiers, input.price_cents, newTiers)) {
         await trx.insertInto('price_changes').values({ ...change, status: 'pending', effective_at: now + noticeMs }).execute();
         out.push({ endpoint_id: ep.id, outcome: 'scheduled', price_cents: input.price_cents, effective_at: now + noticeMs });
       } else {

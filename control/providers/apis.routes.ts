@@ -133,7 +133,7 @@ apisRoutes.openapi(
 );
 
 apisRoutes.openapi(
-  createRoute({ method: 'put', path: '/v1/provider/apis/{api_id}/pricing', tags, security: bearer, request: { params: ApiIdParam, ...jsonBody(PricingBody) }, responses: ok('Per endpoint: applied, scheduled (increase on a live listing) or unchanged') }),
+  createRoute({ method: 'put', path: '/v1/provider/apis/{api_id}/pricing', tags, security: bearer, request: { params: ApiIdParam, ...jsonBody(PricingBody) }, responses: ok('Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged') }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');

@@ -95,6 +95,14 @@ describe('pricing', () => {
     moveClock(0);
   });
 
+  it('an unpublished (once live) listing still needs notice for an increase', async () => {
+    const l = await createLiveListing(h.control.url, org.key, { baseUrl: up.url, name: 'Unpublish Trick', prices: { 'GET /ping': 10 } });
+    await call(h.control.url, 'POST', `/v1/provider/apis/${l.apiId}/unpublish`, { token: org.key });
+    const r = await call(h.control.url, 'PUT', `/v1/provider/apis/${l.apiId}/pricing`, { token: org.key, body: { endpoints: [{ endpoint_id: l.endpoints['GET /ping']!, price_cents: 99 }] } });
+    expect(r.body.results[0].outcome).toBe('scheduled');
+    expect((await price(l.endpoints['GET /ping']!)).price_cents).toBe(10);
+  });
+
   it('treats removing a discount tier on a live listing as an increase', async () => {
     const l = await createLiveListing(h.control.url, org.key, { baseUrl: up.url, name: 'Discounted' });
     const ep = l.endpoints['GET /ping']!;
