@@ -32,6 +32,8 @@ export interface ServerState {
   active: number;
   native: boolean;
   workerIndex: number;
+  /** Last change-feed seq applied by this worker. */
+  feedSeq: () => number;
 }
 
 export function createServer(uws: typeof Uws, pipeline: Pipeline, state: ServerState, opts: { maxRequestBytes: number; maxHeaderBytes: number }): Uws.TemplatedApp {
@@ -39,7 +41,7 @@ export function createServer(uws: typeof Uws, pipeline: Pipeline, state: ServerS
   app.get('/healthz', (res) => {
     res.cork(() => {
       res.writeHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ ok: true, native: state.native, pid: process.pid, worker: state.workerIndex }));
+      res.end(JSON.stringify({ ok: true, native: state.native, pid: process.pid, worker: state.workerIndex, changes_seq: state.feedSeq() }));
     });
   });
   app.get('/readyz', (res) => {

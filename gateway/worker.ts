@@ -113,7 +113,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   }, cfg.heartbeatMs);
   housekeeping.unref();
 
-  const state: ServerState = { closing: false, active: 0, native, workerIndex };
+  const state: ServerState = { closing: false, active: 0, native, workerIndex, feedSeq: () => feed.seq };
   const app = createServer(uws, pipeline, state, { maxRequestBytes: cfg.maxRequestBytes, maxHeaderBytes: cfg.maxHeaderBytes });
   type ListenSocket = Parameters<Parameters<typeof app.listen>[2]>[0];
   // A restarted worker may find its port held by the dead one's TIME_WAIT sockets (this uSockets build sets no

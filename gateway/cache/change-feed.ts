@@ -35,6 +35,11 @@ export class ChangeFeed {
     this.#timer.unref();
   }
 
+  /** The last `changes.seq` this process has applied (tests wait on it via /healthz). */
+  get seq(): number {
+    return this.#seq;
+  }
+
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
   }

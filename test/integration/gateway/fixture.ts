@@ -153,3 +153,15 @@ export async function gw(base: string, method: string, path: string, opts: { key
   }
   return { status: res.status, headers: res.headers, text, json, code: json?.code as string | undefined };
 }
+
+/** Waits until the gateway has applied every `changes` row written so far (deterministic, unlike a sleep). */
+export async function feedApplied(h: DbHandles, gatewayUrl: string, timeoutMs = 5000): Promise<void> {
+  const target = (await h.db.selectFrom('changes').select((eb) => eb.fn.max<number>('seq').as('m')).executeTakeFirst())?.m ?? 0;
+  const t0 = Date.now();
+  for (;;) {
+    const health = (await (await fetch(`${gatewayUrl}/healthz`)).json()) as { changes_seq: number };
+    if (health.changes_seq >= target) return;
+    if (Date.now() - t0 > timeoutMs) throw new Error(`gateway feed at ${health.changes_seq}, expected ${target}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, gw, balanceOf, type World } from './fixture.js';
+import { makeWorld, gw, balanceOf, feedApplied, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
 import { recordChange } from '../../../control/db/changes.js';
@@ -80,7 +80,7 @@ describe('quotes and price changes', () => {
       await trx.updateTable('endpoints').set({ discounts_json: JSON.stringify([{ min_calls: 2, percent_off: 50 }]) }).where('id', '=', w.endpointIds[1]!).execute();
       await recordChange(trx, 'api', w.apiId, Date.now());
     });
-    await new Promise((r) => setTimeout(r, 300));
+    await feedApplied(w.h, g.url);
     const charges: string[] = [];
     for (let i = 0; i < 4; i++) charges.push((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: String(i) })).headers.get('x-svc-charged-cents')!);
     expect(charges).toEqual(['2', '2', '1', '1']);
@@ -92,7 +92,7 @@ describe('quotes and price changes', () => {
       await trx.updateTable('endpoints').set({ discounts_json: '[]' }).where('id', '=', w.endpointIds[1]!).execute();
       await recordChange(trx, 'api', w.apiId, Date.now());
     });
-    await new Promise((r) => setTimeout(r, 300));
+    await feedApplied(w.h, g.url);
   });
 
   it('a quote tells the price and whether every check passes, without calling upstream or charging', async () => {
@@ -123,7 +123,7 @@ describe('quotes and price changes', () => {
       await trx.updateTable('endpoints').set({ price_cents: 7 }).where('id', '=', w.endpointIds[0]!).execute();
       await recordChange(trx, 'api', w.apiId, Date.now());
     });
-    await new Promise((r) => setTimeout(r, 400));
+    await feedApplied(w.h, g.url);
     const r = await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key, headers: { 'x-svc-max-price-cents': '7' } });
     expect(r.status).toBe(200);
     expect(r.headers.get('x-svc-charged-cents')).toBe('7');
@@ -132,14 +132,14 @@ describe('quotes and price changes', () => {
       await trx.updateTable('apis').set({ status: 'draft' }).where('id', '=', w.apiId).execute();
       await recordChange(trx, 'api', w.apiId, Date.now());
     });
-    await new Promise((r2) => setTimeout(r2, 400));
+    await feedApplied(w.h, g.url);
     expect((await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key })).code).toBe('listing_not_found');
     await w.h.db.transaction().execute(async (trx) => {
       await trx.updateTable('apis').set({ status: 'live' }).where('id', '=', w.apiId).execute();
       await trx.updateTable('endpoints').set({ price_cents: 3 }).where('id', '=', w.endpointIds[0]!).execute();
       await recordChange(trx, 'api', w.apiId, Date.now());
     });
-    await new Promise((r3) => setTimeout(r3, 400));
+    await feedApplied(w.h, g.url);
     await expectLedgerConsistent(w.h);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
-import { makeWorld, gw, balanceOf, type World } from './fixture.js';
+import { makeWorld, gw, balanceOf, feedApplied, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
 import { recordChange } from '../../../control/db/changes.js';
@@ -140,7 +140,7 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
       await trx.insertInto('legal_documents').values({ id: docId, org_id: w.provider.orgId, api_id: w.apiId, kind: 'terms', source: 'hosted', version: '1.0.0', markdown: '# Terms', acceptance_mode: 'required', status: 'activated', created_at: now, activated_at: now }).execute();
       await recordChange(trx, 'terms', w.apiId, now);
     });
-    await new Promise((r) => setTimeout(r, 300));
+    await feedApplied(w.h, g.url);
     const r = await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key });
     expectProblem(r, 428, 'terms_not_accepted');
     expect(r.json).toMatchObject({ document_id: docId });
@@ -148,14 +148,14 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
       await trx.insertInto('terms_acceptances').values({ id: newId('acc'), org_id: c.orgId, api_id: w.apiId, document_id: docId, user_id: c.userId, accepted_at: Date.now() }).execute();
       await recordChange(trx, 'terms', w.apiId, Date.now());
     });
-    await new Promise((r2) => setTimeout(r2, 300));
+    await feedApplied(w.h, g.url);
     expect((await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key })).status).toBe(200);
     // Other orgs stay blocked until they accept; then the document is retired so later tests are unaffected.
     await w.h.db.transaction().execute(async (trx) => {
       await trx.updateTable('legal_documents').set({ acceptance_mode: 'optional' }).where('id', '=', docId).execute();
       await recordChange(trx, 'terms', w.apiId, Date.now());
     });
-    await new Promise((r3) => setTimeout(r3, 300));
+    await feedApplied(w.h, g.url);
   });
 
   it('429 rate_limited with Retry-After when the key exceeds rate_limit_per_min', async () => {
@@ -164,7 +164,7 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
       await trx.updateTable('api_keys').set({ rate_limit_per_min: 2 }).where('id', '=', c.keyId).execute();
       await recordChange(trx, 'key', c.keyId, Date.now());
     });
-    await new Promise((r) => setTimeout(r, 300));
+    await feedApplied(w.h, g.url);
     expect((await gw(g.url, 'GET', `/${w.slug}/free`, { key: c.key })).status).toBe(200);
     expect((await gw(g.url, 'GET', `/${w.slug}/free`, { key: c.key })).status).toBe(200);
     const r = await gw(g.url, 'GET', `/${w.slug}/free`, { key: c.key });
