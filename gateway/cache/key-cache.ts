@@ -93,7 +93,9 @@ export class KeyCache {
   }
 
   dropKey(keyId: string): void {
-    for (const [hash, rec] of this.#byHash.entries()) if (rec.keyId === keyId) this.#byHash.delete(hash);
+    const hashes: string[] = [];
+    for (const [hash, rec] of this.#byHash.entries()) if (rec.keyId === keyId) hashes.push(hash);
+    for (const h of hashes) this.#byHash.delete(h);
   }
 
   dropOrg(orgId: string): void {

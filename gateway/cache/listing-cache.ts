@@ -93,6 +93,8 @@ export class ListingCache {
   }
 
   dropApi(apiId: string): void {
+    // Map iteration tolerates deletes; negative (null) entries go too, since a new or re-published listing
+    // announces itself only by its own api id.
     for (const [slug, l] of this.#bySlug) if (l === null || l.apiId === apiId) this.#bySlug.delete(slug);
   }
 
