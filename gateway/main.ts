@@ -1,10 +1,10 @@
 /**
  * Gateway entry (dist/gateway/main.js). SVC_GATEWAY_WORKERS=1: this process serves. N>1: this process is a
- * supervisor that forks N workers and prints one ready line when all listen. This uWS build does not set
- * SO_REUSEPORT on Linux, so worker i listens on its own port (PORT+i, or ephemeral when PORT is 0); the ready
- * line carries every worker's URL in `urls`. See gateway/README.md.
+ * supervisor that forks N workers on ONE port (uSockets listens with SO_REUSEPORT, so the kernel spreads
+ * connections over the workers) and prints one ready line when all listen. See gateway/README.md.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../control/config.js';
@@ -41,9 +41,10 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
   await migrateToLatest(handles.db);
   await handles.close();
   const n = c.base.gatewayWorkers;
-  const basePort = c.base.ports.gateway;
-  const ports: number[] = Array.from({ length: n }, (_, i) => (basePort === 0 ? 0 : basePort + i));
-  const urls: string[] = new Array<string>(n).fill('');
+  // All workers share one port. uSockets sets SO_REUSEPORT only for a fixed port, so for port 0 the supervisor
+  // picks a free port first and hands that to every worker.
+  let sharedPort = c.base.ports.gateway === 0 ? await freePort(c.base.host) : c.base.ports.gateway;
+  let url = '';
   const children: (ChildProcess | undefined)[] = new Array<ChildProcess | undefined>(n);
   let stopping = false;
   let announced = false;
@@ -51,7 +52,7 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
   const spawnWorker = (i: number) =>
     new Promise<void>((resolve) => {
       const child = fork(fileURLToPath(import.meta.url), [], {
-        env: { ...process.env, SVC_GATEWAY_WORKER_INDEX: String(i), SVC_GATEWAY_WORKER_PORT: String(ports[i]) },
+        env: { ...process.env, SVC_GATEWAY_WORKER_INDEX: String(i), SVC_GATEWAY_WORKER_PORT: String(sharedPort) },
         stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       });
       children[i] = child;
@@ -59,8 +60,8 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
         try {
           const msg = JSON.parse(line) as { ready?: string; url?: string; port?: number };
           if (msg.ready === 'gateway' && msg.url && msg.port) {
-            ports[i] = msg.port; // a restarted worker comes back on the same port
-            urls[i] = msg.url;
+            sharedPort = msg.port; // later and restarted workers join the same port
+            url = msg.url;
             resolve();
           }
         } catch {
@@ -77,7 +78,7 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
   for (let i = 0; i < n; i++) await spawnWorker(i);
   if (!announced) {
     announced = true;
-    process.stdout.write(JSON.stringify({ ready: 'gateway', url: urls[0], port: ports[0], urls, workers: children.map((ch) => ch?.pid) }) + '\n');
+    process.stdout.write(JSON.stringify({ ready: 'gateway', url, port: sharedPort, workers: children.map((ch) => ch?.pid) }) + '\n');
   }
   const stop = () => {
     if (stopping) return;
@@ -98,4 +99,15 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+}
+
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }

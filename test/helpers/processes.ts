@@ -15,6 +15,8 @@ export interface RunningProcess {
   url: string;
   port: number;
   child: ChildProcess;
+  /** The whole ready line (processes may add fields, e.g. the gateway's worker pids). */
+  ready: Record<string, unknown>;
   /** Everything the process wrote on stderr so far (logs, dev outbox). */
   stderr(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -42,22 +44,28 @@ export function baseEnv(dataDir: string, extra: Record<string, string> = {}): Re
   };
 }
 
-export async function startProcess(name: string, entry: string, env: Record<string, string>, timeoutMs = 20_000): Promise<RunningProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist', entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startProcess(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  opts: { timeoutMs?: number; execArgv?: string[] } = {},
+): Promise<RunningProcess> {
+  const timeoutMs = opts.timeoutMs ?? 20_000;
+  const child = spawn(process.execPath, [...(opts.execArgv ?? []), join(ROOT, 'dist', entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (d: string) => {
     err += d;
   });
-  const ready = await new Promise<{ url: string; port: number }>((resolveReady, reject) => {
+  const ready = await new Promise<{ url: string; port: number } & Record<string, unknown>>((resolveReady, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not become ready in ${timeoutMs} ms\n${err}`)), timeoutMs);
     const rl = createInterface({ input: child.stdout! });
     rl.on('line', (line) => {
       try {
-        const msg = JSON.parse(line) as { ready?: string; url?: string; port?: number };
+        const msg = JSON.parse(line) as { ready?: string; url?: string; port?: number } & Record<string, unknown>;
         if (msg.ready && msg.url && msg.port !== undefined) {
           clearTimeout(timer);
-          resolveReady({ url: msg.url, port: msg.port });
+          resolveReady({ ...msg, url: msg.url, port: msg.port });
         }
       } catch {
         /* not the ready line */
@@ -73,6 +81,7 @@ export async function startProcess(name: string, entry: string, env: Record<stri
     url: ready.url,
     port: ready.port,
     child,
+    ready,
     stderr: () => err,
     stop: (signal: NodeJS.Signals = 'SIGTERM') =>
       new Promise((res) => {
