@@ -24,10 +24,10 @@ export function responseHeaders(h: IncomingHttpHeaders): Headers {
 }
 
 export function capDetail(code: ErrorCode, price: number, headroom: number, verified: boolean): string {
-  if (code === 'budget_exceeded') return `This call costs ${price} cents; the key's lifetime budget has ${headroom} cents left. Raise budget_cents with \`svc keys update\`.`;
+  if (code === 'budget_exceeded') return `This call costs ${price} cents; the key's lifetime budget has ${headroom} cents left. Raise budget_cents with \`svc budget set --budget\` (PATCH /v1/keys/{id}).`;
   if (code === 'daily_cap_exceeded') return `This call costs ${price} cents; the key's daily cap has ${headroom} cents left today (UTC).`;
   const how = verified
-    ? 'Buy credits with `svc billing buy` (POST /v1/billing/checkout) or enable auto-reload.'
-    : 'Verify your email (`svc verify`, POST /v1/auth/verify-email) to receive signup credit, or buy credits with `svc billing buy` (POST /v1/billing/checkout).';
+    ? 'Buy credits with `svc billing checkout` (POST /v1/billing/checkout) or enable `svc billing auto-reload --enable`.'
+    : 'Verify an email for this org (POST /v1/auth/email, then `svc verify --token …`) so it may buy credits, then buy them with `svc billing checkout` (POST /v1/billing/checkout).';
   return `This call costs ${price} cents and your org has ${headroom} cents available. ${how}`;
 }
