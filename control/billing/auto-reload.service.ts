@@ -6,8 +6,7 @@
 import { sql } from 'kysely';
 import type { BillingCtx, ChargeResult } from './payments.js';
 import type { Db, Row } from '../db/database.js';
-import { newId } from '../lib/ids.js';
-import { failOpenPayment } from './billing.repo.js';
+import { failOpenPayment, newOpenPayment } from './billing.repo.js';
 import { creditPaidPayment } from './checkout.service.js';
 
 /** Entry kinds that add money: the newest of them identifies the current "dip" (epoch between top-ups). */
@@ -75,21 +74,10 @@ async function claimDip(ctx: BillingCtx, orgId: string): Promise<{ payment: Row<
       .where('org_id', '=', orgId)
       .where(sql<string>`substr(trigger_ref, 1, ${dip.length})`, '=', dip)
       .executeTakeFirstOrThrow();
-    const payment: Row<'payments'> = {
-      id: newId('pay', now),
-      org_id: orgId,
-      kind: 'auto_reload',
-      processor: ctx.payments.kind,
-      processor_ref: null,
-      pack_id: null,
-      amount_paid_cents: account.auto_reload_amount_cents,
-      credit_cents: account.auto_reload_amount_cents,
-      status: 'open',
-      failure_reason: null,
-      trigger_ref: `${dip}${Number(attempts.n)}`,
-      created_at: now,
-      completed_at: null,
-    };
+    const payment = newOpenPayment(
+      { orgId, kind: 'auto_reload', processor: ctx.payments.kind, amountPaidCents: account.auto_reload_amount_cents, creditCents: account.auto_reload_amount_cents, triggerRef: `${dip}${Number(attempts.n)}` },
+      now,
+    );
     // UNIQUE(trigger_ref): a second process claiming the same dip inserts nothing.
     const r = await trx.insertInto('payments').values(payment).onConflict((oc) => oc.column('trigger_ref').doNothing()).executeTakeFirst();
     return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0 ? { payment, account } : null;

@@ -1,6 +1,29 @@
 /** Queries of the billing tables (billing_accounts, payments), taking `db` or a transaction. */
 import type { Db, Row } from '../db/database.js';
 import type { ProcessorKind } from './payments.js';
+import { newId } from '../lib/ids.js';
+
+/** A new `open` payment row (not yet inserted): the one shape every payment starts from. */
+export function newOpenPayment(
+  p: { orgId: string; kind: Row<'payments'>['kind']; processor: ProcessorKind; amountPaidCents?: number; creditCents?: number; packId?: string | null; triggerRef?: string | null },
+  now: number,
+): Row<'payments'> {
+  return {
+    id: newId('pay', now),
+    org_id: p.orgId,
+    kind: p.kind,
+    processor: p.processor,
+    processor_ref: null,
+    pack_id: p.packId ?? null,
+    amount_paid_cents: p.amountPaidCents ?? 0,
+    credit_cents: p.creditCents ?? 0,
+    status: 'open',
+    failure_reason: null,
+    trigger_ref: p.triggerRef ?? null,
+    created_at: now,
+    completed_at: null,
+  };
+}
 
 export async function getAccount(db: Db, orgId: string): Promise<Row<'billing_accounts'> | undefined> {
   return db.selectFrom('billing_accounts').selectAll().where('org_id', '=', orgId).executeTakeFirst();

@@ -5,27 +5,13 @@
 import type { BillingCtx, CardInfo } from './payments.js';
 import type { Db, Row } from '../db/database.js';
 import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
 import { ensureCustomer } from './checkout.service.js';
+import { newOpenPayment } from './billing.repo.js';
 
 export async function startCardSetup(ctx: BillingCtx, orgId: string, baseUrl: string): Promise<{ payment: Row<'payments'>; url: string }> {
   const account = await ensureCustomer(ctx, orgId);
   const now = ctx.clock.now();
-  const payment: Row<'payments'> = {
-    id: newId('pay', now),
-    org_id: orgId,
-    kind: 'setup',
-    processor: ctx.payments.kind,
-    processor_ref: null,
-    pack_id: null,
-    amount_paid_cents: 0,
-    credit_cents: 0,
-    status: 'open',
-    failure_reason: null,
-    trigger_ref: null,
-    created_at: now,
-    completed_at: null,
-  };
+  const payment = newOpenPayment({ orgId, kind: 'setup', processor: ctx.payments.kind }, now);
   await ctx.db.insertInto('payments').values(payment).execute();
   const setup = await ctx.payments.createCardSetup({ paymentId: payment.id, orgId, customerId: account.customer_id, baseUrl });
   await ctx.db.updateTable('payments').set({ processor_ref: setup.ref }).where('id', '=', payment.id).execute();

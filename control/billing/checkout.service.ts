@@ -6,10 +6,9 @@ import type { BillingCtx } from './payments.js';
 import type { CreditPack } from '../config.js';
 import type { Db, Row } from '../db/database.js';
 import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
 import { formatCents } from '../lib/money.js';
 import { postEntry } from '../ledger/ledger.service.js';
-import { ensureAccount } from './billing.repo.js';
+import { ensureAccount, newOpenPayment } from './billing.repo.js';
 
 export type CheckoutRequest = { pack: string; amount_cents?: undefined } | { pack?: undefined; amount_cents: number };
 
@@ -63,21 +62,10 @@ export async function startCheckout(ctx: BillingCtx, orgId: string, req: { pack?
   const priced = priceCheckout(ctx, req);
   const account = await ensureCustomer(ctx, orgId);
   const now = ctx.clock.now();
-  const payment: Row<'payments'> = {
-    id: newId('pay', now),
-    org_id: orgId,
-    kind: 'checkout',
-    processor: ctx.payments.kind,
-    processor_ref: null,
-    pack_id: priced.pack?.id ?? null,
-    amount_paid_cents: priced.amountCents,
-    credit_cents: priced.creditCents,
-    status: 'open',
-    failure_reason: null,
-    trigger_ref: null,
-    created_at: now,
-    completed_at: null,
-  };
+  const payment = newOpenPayment(
+    { orgId, kind: 'checkout', processor: ctx.payments.kind, packId: priced.pack?.id ?? null, amountPaidCents: priced.amountCents, creditCents: priced.creditCents },
+    now,
+  );
   // The row exists before the processor knows the session, so a fast webhook always finds it (metadata.payment_id).
   await ctx.db.insertInto('payments').values(payment).execute();
   const description = priced.pack ? `svc credits: ${priced.pack.name} (${formatCents(priced.creditCents)})` : `svc credits (${formatCents(priced.creditCents)})`;
