@@ -10,7 +10,7 @@ export class Instances {
   readonly #s: ReturnType<typeof _prepare>;
   readonly #reapTx: (holderId: string, now: number) => number;
 
-  constructor(private readonly sqlite: Sqlite.Database, now: number) {
+  constructor(sqlite: Sqlite.Database, now: number) {
     this.id = newId('gw', now);
     this.#s = _prepare(sqlite);
     this.#s.register.run(this.id, process.pid, now, now);

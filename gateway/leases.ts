@@ -36,7 +36,7 @@ export class LeaseManager {
   acquisitions = 0;
 
   constructor(
-    private readonly sqlite: Sqlite.Database,
+    sqlite: Sqlite.Database,
     readonly holderId: string,
     private readonly opts: { workers: number; maxChunkCents: number; idleMs: number },
   ) {

@@ -20,7 +20,7 @@ export class ChangeFeed {
   readonly #s: ReturnType<typeof _prepare>;
 
   constructor(
-    private readonly sqlite: Sqlite.Database,
+    sqlite: Sqlite.Database,
     private readonly onChange: (rows: ChangeRow[]) => void,
     private readonly onNewKeys: () => void,
   ) {
