@@ -172,7 +172,7 @@ function _add(m: Map<string, number>, k: string, c: number): void {
 }
 
 function _appendRows(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number, agg: _Sums): void {
-  s.usage.run(fastId('use', r.createdAt), r.orgId, r.keyId, r.apiId, r.endpointId, r.providerOrgId, r.method, r.status, r.latencyMs, r.priceCents, r.chargedCents, r.errorCode, r.createdAt);
+  s.usage.run(r.requestId, r.orgId, r.keyId, r.apiId, r.endpointId, r.providerOrgId, r.method, r.status, r.latencyMs, r.priceCents, r.chargedCents, r.errorCode, r.createdAt);
   agg.usedOnly.add(r.keyId);
   const c = r.chargedCents;
   if (c > 0) {

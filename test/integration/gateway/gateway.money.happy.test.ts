@@ -45,7 +45,7 @@ describe('gateway money path', () => {
     const entry = await w.h.db.selectFrom('ledger_entries').selectAll().where('idempotency_key', '=', `call:${reqId}`).executeTakeFirstOrThrow();
     expect(entry).toMatchObject({ org_id: c.orgId, key_id: c.keyId, kind: 'call_charge', amount_cents: -3, status: 'settled', ref_type: 'usage', ref_id: reqId });
     const usage = await w.h.db.selectFrom('usage_events').selectAll().where('org_id', '=', c.orgId).executeTakeFirstOrThrow();
-    expect(usage).toMatchObject({ key_id: c.keyId, endpoint_id: w.endpointIds[0], provider_org_id: w.provider.orgId, status: 200, price_cents: 3, charged_cents: 3 });
+    expect(usage).toMatchObject({ id: reqId, key_id: c.keyId, endpoint_id: w.endpointIds[0], provider_org_id: w.provider.orgId, status: 200, price_cents: 3, charged_cents: 3 });
     const earn = await w.h.db.selectFrom('provider_earnings').selectAll().where('idempotency_key', '=', `earn:${reqId}`).executeTakeFirstOrThrow();
     expect(earn).toMatchObject({ provider_org_id: w.provider.orgId, kind: 'earning', gross_cents: 3, fee_cents: 0, net_cents: 3 });
     const key = await w.h.db.selectFrom('api_keys').select('spent_cents').where('id', '=', c.keyId).executeTakeFirstOrThrow();
