@@ -3,10 +3,14 @@
  * Stripe-shaped JSON, honours Idempotency-Key like Stripe, records every request, and sends webhooks signed
  * with the SDK's own test header helper. Point the control plane at it with SVC_STRIPE_API_BASE.
  */
+import { afterAll, beforeAll } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
+import { startControl, type ControlHarness } from './harness.js';
+import { openTestDb } from './db.js';
+import type { DbHandles } from '../../control/db/database.js';
 
 export interface RecordedRequest {
   method: string;
@@ -155,4 +159,22 @@ export async function startFakeStripe(): Promise<FakeStripe> {
 /** Env for startControl that points the real stripe SDK at the fake. */
 export function stripeEnv(fake: FakeStripe): Record<string, string> {
   return { SVC_STRIPE_SECRET_KEY: 'sk_test_fake_' + 'x'.repeat(16), SVC_STRIPE_API_BASE: fake.url, SVC_STRIPE_WEBHOOK_SECRET: fake.webhookSecret, SVC_STRIPE_MAX_NETWORK_RETRIES: '0' };
+}
+
+/** A fake Stripe, a control plane pointed at it and a DB handle, for a whole test file; `bind` receives them. */
+export function useStripeControl(bind: (s: { fake: FakeStripe; h: ControlHarness; db: DbHandles }) => void, extraEnv: Record<string, string> = {}): void {
+  let fake: FakeStripe | undefined;
+  let h: ControlHarness | undefined;
+  let db: DbHandles | undefined;
+  beforeAll(async () => {
+    fake = await startFakeStripe();
+    h = await startControl({ ...stripeEnv(fake), ...extraEnv });
+    db = openTestDb(h.dataDir);
+    bind({ fake, h, db });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await h?.stop();
+    await fake?.stop();
+  });
 }

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startControl, type ControlHarness } from '../../helpers/harness.js';
+import { describe, expect, it } from 'vitest';
+import type { ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
-import { expectLedgerConsistent, openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
-import { startFakeStripe, stripeEnv, type FakeStripe } from '../../helpers/fake-stripe.js';
+import { expectLedgerConsistent, seedOrg, type SeededOrg } from '../../helpers/db.js';
+import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { postEntry } from '../../../control/ledger/ledger.service.js';
 import { newId } from '../../../control/lib/ids.js';
@@ -11,17 +11,7 @@ let fake: FakeStripe;
 let h: ControlHarness;
 let db: DbHandles;
 
-beforeAll(async () => {
-  fake = await startFakeStripe();
-  h = await startControl({ ...stripeEnv(fake), SVC_AUTO_RELOAD_INTERVAL_MS: '100' });
-  db = openTestDb(h.dataDir);
-});
-
-afterAll(async () => {
-  await db?.close();
-  await h?.stop();
-  await fake?.stop();
-});
+useStripeControl((s) => ({ fake, h, db } = s), { SVC_AUTO_RELOAD_INTERVAL_MS: '100' });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startControl, type ControlHarness } from '../../helpers/harness.js';
+import { describe, expect, it } from 'vitest';
+import type { ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
-import { expectLedgerConsistent, openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
-import { startFakeStripe, stripeEnv, type FakeStripe } from '../../helpers/fake-stripe.js';
+import { expectLedgerConsistent, seedOrg, type SeededOrg } from '../../helpers/db.js';
+import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { runAuthSuite } from '../../helpers/auth-suite.js';
 
@@ -10,17 +10,7 @@ let fake: FakeStripe;
 let h: ControlHarness;
 let db: DbHandles;
 
-beforeAll(async () => {
-  fake = await startFakeStripe();
-  h = await startControl(stripeEnv(fake));
-  db = openTestDb(h.dataDir);
-});
-
-afterAll(async () => {
-  await db?.close();
-  await h?.stop();
-  await fake?.stop();
-});
+useStripeControl((s) => ({ fake, h, db } = s));
 
 async function checkout(org: SeededOrg, body: unknown) {
   return call(h.control.url, 'POST', '/v1/billing/checkout', { token: org.key, body });

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { startControl, type ControlHarness } from '../../helpers/harness.js';
+import type { ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
-import { openTestDb, seedOrg } from '../../helpers/db.js';
-import { startFakeStripe, stripeEnv, type FakeStripe } from '../../helpers/fake-stripe.js';
+import { seedOrg } from '../../helpers/db.js';
+import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
 import { runAdmin } from './admin-cli.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { postEntry } from '../../../control/ledger/ledger.service.js';
@@ -14,17 +14,7 @@ let fake: FakeStripe;
 let h: ControlHarness;
 let db: DbHandles;
 
-beforeAll(async () => {
-  fake = await startFakeStripe();
-  h = await startControl(stripeEnv(fake));
-  db = openTestDb(h.dataDir);
-});
-
-afterAll(async () => {
-  await db?.close();
-  await h?.stop();
-  await fake?.stop();
-});
+useStripeControl((s) => ({ fake, h, db } = s));
 
 /** mulberry32: a seeded PRNG so a failing sequence can be replayed from its seed. */
 function rng(seed: number): () => number {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startControl, type ControlHarness } from '../../helpers/harness.js';
+import { describe, expect, it } from 'vitest';
+import type { ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
-import { openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
-import { startFakeStripe, stripeEnv, type FakeStripe } from '../../helpers/fake-stripe.js';
+import { seedOrg, type SeededOrg } from '../../helpers/db.js';
+import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
 import { runAdmin } from './admin-cli.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { newId } from '../../../control/lib/ids.js';
@@ -15,17 +15,7 @@ let db: DbHandles;
 const lastMonth = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 15);
 const period = previousPeriod(Date.now());
 
-beforeAll(async () => {
-  fake = await startFakeStripe();
-  h = await startControl(stripeEnv(fake));
-  db = openTestDb(h.dataDir);
-});
-
-afterAll(async () => {
-  await db?.close();
-  await h?.stop();
-  await fake?.stop();
-});
+useStripeControl((s) => ({ fake, h, db } = s));
 
 /** What the gateway appends per charged call: gross, platform fee and net. */
 async function earn(providerOrgId: string, grossCents: number, at: number): Promise<void> {

@@ -2,10 +2,12 @@
  * Shared arrangement for gateway tests: a local upstream (node:http, the "outside world"), a temp data dir with
  * the schema migrated, a provider listing pointing at the upstream, and helpers to read ledger/usage state.
  */
+import { afterAll, beforeAll } from 'vitest';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openTestDb, seedListing, seedOrg, type SeededOrg, type SeedEndpoint } from '../../helpers/db.js';
 import { tempDataDir } from '../../helpers/processes.js';
+import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { migrateToLatest } from '../../../control/db/migrate.js';
 import { loadSecretKey } from '../../../control/context.js';
 import { loadConfig } from '../../../control/config.js';
@@ -164,4 +166,19 @@ export async function feedApplied(h: DbHandles, gatewayUrl: string, timeoutMs = 
     if (Date.now() - t0 > timeoutMs) throw new Error(`gateway feed at ${health.changes_seq}, expected ${target}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** One world and one gateway for a whole test file, torn down after it; `bind` receives them once started. */
+export function useGatewayWorld(bind: (w: World, g: RunningGateway) => void, opts: Parameters<typeof makeWorld>[0] = {}): void {
+  let w: World | undefined;
+  let g: RunningGateway | undefined;
+  beforeAll(async () => {
+    w = await makeWorld(opts);
+    g = await startGateway(w.dataDir);
+    bind(w, g);
+  });
+  afterAll(async () => {
+    await g?.stop();
+    await w?.cleanup();
+  });
 }

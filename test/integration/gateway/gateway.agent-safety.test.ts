@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, gw, balanceOf, feedApplied, type World } from './fixture.js';
-import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { useGatewayWorld, gw, balanceOf, feedApplied, type World } from './fixture.js';
+import type { RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
 import { recordChange } from '../../../control/db/changes.js';
 
 let w: World;
 let g: RunningGateway;
 
-beforeAll(async () => {
-  w = await makeWorld();
-  g = await startGateway(w.dataDir);
-});
-afterAll(async () => {
-  await g?.stop();
-  await w?.cleanup();
+useGatewayWorld((world, gateway) => {
+  w = world;
+  g = gateway;
 });
 
 const upstreamCalls = (path: string) => w.upstream.seen.filter((s) => s.url.startsWith(path)).length;

@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { makeWorld, balanceOf, type World } from './fixture.js';
-import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
+import { useGatewayWorld, balanceOf, type World } from './fixture.js';
+import type { RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
 
 let w: World;
 let g: RunningGateway;
 
-beforeAll(async () => {
-  w = await makeWorld();
-  g = await startGateway(w.dataDir);
-});
-afterAll(async () => {
-  await g?.stop();
-  await w?.cleanup();
+useGatewayWorld((world, gateway) => {
+  w = world;
+  g = gateway;
 });
 
 function rssMb(pid: number): number {
