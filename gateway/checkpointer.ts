@@ -2,6 +2,11 @@
  * The gateway's background thread, on its own SQLite connection, so nothing here can stall the event loop:
  * WAL checkpoints (`wal_checkpoint(PASSIVE)`; gateway connections run with wal_autocheckpoint = 0) and this
  * holder's heartbeat in gateway_instances. If the heartbeat finds the holder reaped, the thread tells the parent.
+ *
+ * PASSIVE never blocks a writer, but under a writer that commits without pause it never catches up either, and
+ * the WAL would only grow. So once the WAL passes `walLimitBytes`, the thread asks for TRUNCATE with a short busy
+ * timeout: right after a PASSIVE pass little is left to copy, writers wait only for that, and if it cannot get
+ * its turn within the timeout it simply tries again on the next tick.
  */
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
@@ -13,7 +18,16 @@ const db = new Sqlite(workerData.file);
 db.pragma('busy_timeout = 5000');
 const timers = [];
 if (workerData.checkpointMs > 0) {
-  timers.push(setInterval(() => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} }, workerData.checkpointMs));
+  const pageSize = db.pragma('page_size', { simple: true });
+  timers.push(setInterval(() => {
+    try {
+      const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
+      if (r && r.log * pageSize > workerData.walLimitBytes) {
+        db.pragma('busy_timeout = 20');
+        try { db.pragma('wal_checkpoint(TRUNCATE)'); } finally { db.pragma('busy_timeout = 5000'); }
+      }
+    } catch {}
+  }, workerData.checkpointMs));
 }
 if (workerData.holderId) {
   const beat = db.prepare('UPDATE gateway_instances SET heartbeat_at = ? WHERE id = ? AND stopped_at IS NULL');
@@ -30,6 +44,8 @@ export interface BackgroundOptions {
   file: string;
   /** 0 = no checkpoints from this process. */
   checkpointMs: number;
+  /** WAL size above which the thread resets the WAL (TRUNCATE checkpoint). */
+  walLimitBytes: number;
   holderId: string | null;
   heartbeatMs: number;
   onReaped: () => void;
@@ -39,7 +55,7 @@ export function startBackground(o: BackgroundOptions): () => Promise<void> {
   const mod = createRequire(import.meta.url).resolve('better-sqlite3');
   const w = new Worker(CODE, {
     eval: true,
-    workerData: { file: o.file, checkpointMs: o.checkpointMs, holderId: o.holderId, heartbeatMs: o.heartbeatMs, mod },
+    workerData: { file: o.file, checkpointMs: o.checkpointMs, walLimitBytes: o.walLimitBytes, holderId: o.holderId, heartbeatMs: o.heartbeatMs, mod },
   });
   w.on('message', (m) => {
     if (m === 'reaped') o.onReaped();

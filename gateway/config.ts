@@ -33,6 +33,8 @@ const GatewayEnvSchema = z.object({
   SVC_GATEWAY_IDEMPOTENT_BODY_MAX: int(1024 * 1024, 0),
   /** Run WAL checkpoints in a worker thread (never on the event loop). */
   SVC_GATEWAY_CHECKPOINT_MS: int(1_000, 0),
+  /** Above this WAL size the checkpoint thread resets the WAL (TRUNCATE) instead of only backfilling it. */
+  SVC_GATEWAY_WAL_LIMIT_MB: int(64, 1),
 });
 
 export interface GatewayConfig {
@@ -54,6 +56,7 @@ export interface GatewayConfig {
   idempotencyTtlMs: number;
   idempotentBodyMax: number;
   checkpointMs: number;
+  walLimitBytes: number;
 }
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonly<GatewayConfig> {
@@ -83,5 +86,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonl
     idempotencyTtlMs: e.SVC_GATEWAY_IDEMPOTENCY_TTL_MS,
     idempotentBodyMax: e.SVC_GATEWAY_IDEMPOTENT_BODY_MAX,
     checkpointMs: e.SVC_GATEWAY_CHECKPOINT_MS,
+    walLimitBytes: e.SVC_GATEWAY_WAL_LIMIT_MB * 1024 * 1024,
   });
 }
