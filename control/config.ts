@@ -204,8 +204,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
 
 /** Process entry points call this: a config error prints its message and exits 1, no stack trace. */
 export function loadConfigOrExit(): Readonly<Config> {
+  return orExit(loadConfig);
+}
+
+/** Runs a config loader (shared or a process's own); a ConfigError ends the process with its message. */
+export function orExit<T>(load: () => T): T {
   try {
-    return loadConfig();
+    return load();
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(e.message + '\n');

@@ -7,25 +7,13 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { ConfigError } from '../control/config.js';
+import { orExit } from '../control/config.js';
 import { openDatabase } from '../control/db/database.js';
 import { migrateToLatest } from '../control/db/migrate.js';
 import { loadGatewayConfig, type GatewayConfig } from './config.js';
 import { runWorker } from './worker.js';
 
-function loadOrExit(): Readonly<GatewayConfig> {
-  try {
-    return loadGatewayConfig();
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(e.message + '\n');
-      process.exit(1);
-    }
-    throw e;
-  }
-}
-
-const cfg = loadOrExit();
+const cfg = orExit(() => loadGatewayConfig());
 const workerIndexEnv = process.env.SVC_GATEWAY_WORKER_INDEX;
 
 if (workerIndexEnv !== undefined) {

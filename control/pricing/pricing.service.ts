@@ -10,6 +10,7 @@ import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { getOwnedApi } from '../providers/apis.repo.js';
 import { parseDiscounts, priceForNextCall, type DiscountTier } from './discounts.js';
+import { intervalJob } from '../lib/interval-job.js';
 
 export interface PriceInput {
   endpoint_id: string;
@@ -155,16 +156,5 @@ async function priceActivity(trx: Db, apiId: string, ep: Row<'endpoints'>, price
 export const PRICE_JOB_INTERVAL_MS = 1_000;
 
 export function priceScheduleJob(ctx: AppContext): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    applyDuePriceChanges(ctx.db, ctx.clock.now())
-      .catch((e: unknown) => ctx.log.error('price schedule job failed', { err: e instanceof Error ? e : String(e) }))
-      .finally(() => {
-        running = false;
-      });
-  }, PRICE_JOB_INTERVAL_MS);
-  timer.unref();
-  return () => clearInterval(timer);
+  return intervalJob(ctx.log, 'price schedule job', PRICE_JOB_INTERVAL_MS, () => applyDuePriceChanges(ctx.db, ctx.clock.now()));
 }
