@@ -3,21 +3,21 @@ import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { openTestDb, seedOrg } from '../../helpers/db.js';
 import { insertListing } from '../../helpers/catalog.js';
-import type { DbHandles, NewRow } from '../../../control/db/database.js';
+import type { Db, DbHandles, NewRow } from '../../../control/db/database.js';
 import { newId } from '../../../control/lib/ids.js';
 
 let h: ControlHarness;
 let db: DbHandles;
 const HOUR = 3_600_000;
 
-async function usage(apiId: string, endpointId: string, providerOrgId: string, orgId: string, calls: number, opts: { cents: number; failEvery?: number; ageMs?: number }): Promise<void> {
+async function usage(trx: Db, apiId: string, endpointId: string, providerOrgId: string, orgId: string, calls: number, opts: { cents: number; failEvery?: number; ageMs?: number }): Promise<void> {
   const rows: NewRow<'usage_events'>[] = [];
   const now = Date.now();
   for (let i = 0; i < calls; i++) {
     const failed = opts.failEvery !== undefined && i % opts.failEvery === 0;
     rows.push({ id: newId('req'), org_id: orgId, key_id: 'key_x', api_id: apiId, endpoint_id: endpointId, provider_org_id: providerOrgId, method: 'GET', status: failed ? 502 : 200, latency_ms: 20 + (i % 50), price_cents: opts.cents, charged_cents: failed ? 0 : opts.cents, error_code: failed ? 'upstream_error' : null, created_at: now - (opts.ageMs ?? HOUR) - i });
   }
-  for (let i = 0; i < rows.length; i += 500) await db.db.insertInto('usage_events').values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500) await trx.insertInto('usage_events').values(rows.slice(i, i + 500)).execute();
 }
 
 let gamer: { apiId: string };
@@ -35,12 +35,16 @@ beforeAll(async () => {
   const gEp = (await db.db.selectFrom('endpoints').select('id').where('api_id', '=', gamer.apiId).executeTakeFirstOrThrow()).id;
   const hEp = (await db.db.selectFrom('endpoints').select('id').where('api_id', '=', honest.apiId).executeTakeFirstOrThrow()).id;
   const lEp = (await db.db.selectFrom('endpoints').select('id').where('api_id', '=', lone.apiId).executeTakeFirstOrThrow()).id;
-  // The gamer calls its own API heavily from its own org and from three sock-puppet orgs: 10x the honest gross.
-  await usage(gamer.apiId, gEp, gamerOrg.orgId, gamerOrg.orgId, 3000, { cents: 10 });
-  for (let i = 0; i < 3; i++) await usage(gamer.apiId, gEp, gamerOrg.orgId, newId('org'), 400, { cents: 10 });
-  // Fifteen independent consumers make a few calls each, with an occasional upstream failure.
-  for (let i = 0; i < 15; i++) await usage(honest.apiId, hEp, honestOrg.orgId, newId('org'), 8, { cents: 10, failEvery: i === 0 ? 4 : undefined });
-  await usage(lone.apiId, lEp, loneOrg.orgId, newId('org'), 500, { cents: 10 });
+  // One transaction: the control's refresh job runs every 300 ms and must never rank a half-seeded history
+  // (a snapshot with only a few honest consumers can legitimately put the gamer first).
+  await db.db.transaction().execute(async (trx) => {
+    // The gamer calls its own API heavily from its own org and from three sock-puppet orgs: 10x the honest gross.
+    await usage(trx, gamer.apiId, gEp, gamerOrg.orgId, gamerOrg.orgId, 3000, { cents: 10 });
+    for (let i = 0; i < 3; i++) await usage(trx, gamer.apiId, gEp, gamerOrg.orgId, newId('org'), 400, { cents: 10 });
+    // Fifteen independent consumers make a few calls each, with an occasional upstream failure.
+    for (let i = 0; i < 15; i++) await usage(trx, honest.apiId, hEp, honestOrg.orgId, newId('org'), 8, { cents: 10, failEvery: i === 0 ? 4 : undefined });
+    await usage(trx, lone.apiId, lEp, loneOrg.orgId, newId('org'), 500, { cents: 10 });
+  });
 });
 afterAll(async () => {
   await db.close();
