@@ -11,6 +11,7 @@ import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { migrateToLatest } from '../../../control/db/migrate.js';
 import { loadSecretKey } from '../../../control/context.js';
 import { loadConfig } from '../../../control/config.js';
+import { DAY_MS } from '../../../control/lib/clock.js';
 import type { DbHandles } from '../../../control/db/database.js';
 
 export interface SeenRequest {
@@ -166,6 +167,30 @@ export async function feedApplied(h: DbHandles, gatewayUrl: string, timeoutMs = 
     if (Date.now() - t0 > timeoutMs) throw new Error(`gateway feed at ${health.changes_seq}, expected ${target}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Polls `f` every 25 ms until it holds; the last attempt always starts after `ms`. A bound such as "refused within
+ * 1 s" is so judged by a call made after the bound, never by one that was in flight (or queued behind a busy CPU)
+ * when the bound passed and so was legitimately answered from the state before the change.
+ */
+export async function until(f: () => Promise<boolean>, ms = 1000): Promise<boolean> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    if (await f()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return f();
+}
+
+/**
+ * Daily caps count per UTC day and volume tiers per UTC month (gateway: utcDay, monthStartOf). A test that makes a
+ * few calls and expects the Nth to be refused or discounted must not straddle a UTC midnight (CI often runs nightly
+ * at 00:00 UTC): this waits out the last `marginMs` of a UTC day.
+ */
+export async function clearOfUtcMidnight(marginMs = 10_000): Promise<void> {
+  const left = DAY_MS - (Date.now() % DAY_MS);
+  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
 }
 
 /** One world and one gateway for a whole test file, torn down after it; `bind` receives them once started. */

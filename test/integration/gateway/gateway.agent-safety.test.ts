@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useGatewayWorld, gw, balanceOf, feedApplied, type World } from './fixture.js';
+import { useGatewayWorld, gw, balanceOf, feedApplied, clearOfUtcMidnight, type World } from './fixture.js';
 import type { RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
 import { recordChange } from '../../../control/db/changes.js';
@@ -70,6 +70,7 @@ describe('Idempotency-Key', () => {
 
 describe('quotes and price changes', () => {
   it('applies volume discount tiers per org and endpoint this month, and stamps the key last used', async () => {
+    await clearOfUtcMidnight(); // tiers count this UTC month's calls: the four calls must not straddle a month start
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 100);
     await w.h.db.transaction().execute(async (trx) => {

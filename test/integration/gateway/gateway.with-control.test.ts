@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, gw, type World } from './fixture.js';
+import { makeWorld, gw, until, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { baseEnv, startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { call } from '../../helpers/http.js';
@@ -19,15 +19,6 @@ afterAll(async () => {
   await control?.stop();
   await w?.cleanup();
 });
-
-async function until(f: () => Promise<boolean>, ms = 1000): Promise<boolean> {
-  const t0 = Date.now();
-  while (Date.now() - t0 < ms) {
-    if (await f()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return f();
-}
 
 describe('gateway with the real control plane', () => {
   it('a key from POST /v1/register calls a free endpoint at once; a paid one gets a 402 saying how to pay or verify', async () => {
