@@ -61,5 +61,8 @@ describe('a newcomer after npm start', () => {
       expect(code).toBe(0);
       data.cleanup();
     }
-  });
+    // The readiness wait above is 30 s, as is vitest's default test timeout: on a loaded CI machine a slow (but
+    // successful) start of four processes left no time for the calls and the SIGTERM, and a stuck start timed out
+    // before its own 'supervisor not ready' error could say so.
+  }, 60_000);
 });

@@ -41,5 +41,8 @@ describe('npm start', () => {
       for (const url of Object.values(urls)) await expect(fetch(url + '/healthz')).rejects.toThrow();
       data.cleanup();
     }
-  });
+    // The readiness wait above is 30 s, as is vitest's default test timeout: on a loaded CI machine a slow (but
+    // successful) start of four processes left no time for the calls and the SIGTERM, and a stuck start timed out
+    // before its own 'supervisor not ready' error could say so.
+  }, 60_000);
 });
