@@ -31,9 +31,9 @@ const GatewayEnvSchema = z.object({
   SVC_GATEWAY_IDEMPOTENCY_TTL_MS: int(86_400_000, 1_000),
   /** Idempotent calls buffer the upstream body to store it for replay; larger answers are refused (502). */
   SVC_GATEWAY_IDEMPOTENT_BODY_MAX: int(1024 * 1024, 0),
-  /** Run WAL checkpoints in a worker thread (never on the event loop). */
-  SVC_GATEWAY_CHECKPOINT_MS: int(1_000, 0),
-  /** Above this WAL size the checkpoint thread resets the WAL (TRUNCATE) instead of only backfilling it. */
+  /** Run WAL checkpoints in a worker thread (never on the event loop); often, so each copy is a short one. */
+  SVC_GATEWAY_CHECKPOINT_MS: int(200, 0),
+  /** Above this WAL size the checkpoint thread makes writers start the WAL over (RESTART), not only backfill it. */
   SVC_GATEWAY_WAL_LIMIT_MB: int(64, 1),
 });
 

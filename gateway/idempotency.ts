@@ -5,6 +5,7 @@
  * The record is completed in the settle transaction (settle-writer.ts), so replay and charge agree.
  */
 import type Sqlite from 'better-sqlite3';
+import { noWait, type NoWait } from './no-wait.js';
 
 export type ClaimOutcome =
   | { kind: 'new' }
@@ -24,15 +25,18 @@ interface IdemRow {
 
 export class IdempotencyStore {
   readonly #s: ReturnType<typeof _prepare>;
+  readonly #noWait: NoWait;
   readonly #claimTx: (orgId: string, key: string, hash: string, requestId: string, now: number) => ClaimOutcome;
 
   constructor(sqlite: Sqlite.Database, private readonly holderId: string, private readonly ttlMs: number) {
     this.#s = _prepare(sqlite);
+    this.#noWait = noWait(sqlite);
     this.#claimTx = sqlite.transaction((orgId: string, key: string, hash: string, requestId: string, now: number) => this.#claim(orgId, key, hash, requestId, now)).immediate;
   }
 
+  /** Never waits for the write lock: throws SQLITE_BUSY (no-wait.ts isBusy) and the caller retries on a timer. */
   claim(orgId: string, key: string, requestHash: string, requestId: string, now: number): ClaimOutcome {
-    return this.#claimTx(orgId, key, requestHash, requestId, now);
+    return this.#noWait.run(() => this.#claimTx(orgId, key, requestHash, requestId, now));
   }
 
   /** The first call failed upstream (not charged): free the key so a retry calls again. */

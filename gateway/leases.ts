@@ -7,6 +7,7 @@
 import type Sqlite from 'better-sqlite3';
 import { newId } from '../control/lib/ids.js';
 import type { KeyRecord } from './cache/key-cache.js';
+import { noWait, type NoWait } from './no-wait.js';
 
 export interface Lease {
   id: string;
@@ -31,6 +32,7 @@ export class LeaseManager {
   readonly #byKeyDay = new Map<string, Lease>();
   readonly #byId = new Map<string, Lease>();
   readonly #s: ReturnType<typeof _prepare>;
+  readonly #noWait: NoWait;
   readonly #acquireTx: (key: KeyRecord, day: number, price: number, now: number, cur: Lease | undefined) => ReserveOutcome;
   readonly #shrinkTx: (leases: Lease[], now: number, all: boolean) => void;
   acquisitions = 0;
@@ -41,11 +43,15 @@ export class LeaseManager {
     private readonly opts: { workers: number; maxChunkCents: number; idleMs: number },
   ) {
     this.#s = _prepare(sqlite);
+    this.#noWait = noWait(sqlite);
     this.#acquireTx = sqlite.transaction((key, day, price, now, cur) => this.#acquire(key, day, price, now, cur)).immediate;
     this.#shrinkTx = sqlite.transaction((leases: Lease[], now: number, all: boolean) => this.#shrink(leases, now, all)).immediate;
   }
 
-  /** Reserves `price` for one call; a DB transaction only when the local slice is too small. */
+  /**
+   * Reserves `price` for one call; a DB transaction only when the local slice is too small. That transaction
+   * never waits for the write lock: it throws SQLITE_BUSY (no-wait.ts isBusy) and the caller retries on a timer.
+   */
   reserve(key: KeyRecord, day: number, price: number, now: number): ReserveOutcome {
     const cur = this.#byKeyDay.get(`${key.keyId}:${day}`);
     if (cur && cur.amount - cur.spent - cur.inflight >= price) {
@@ -53,7 +59,7 @@ export class LeaseManager {
       cur.lastUsed = now;
       return { ok: true, lease: cur };
     }
-    return this.#acquireTx(key, day, price, now, cur);
+    return this.#noWait.run(() => this.#acquireTx(key, day, price, now, cur));
   }
 
   /** A settle for this lease committed (settle writer's onCommitted). */

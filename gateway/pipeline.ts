@@ -23,6 +23,7 @@ import { passThrough } from './steps/pass-through.js';
 import { forward, type ForwardRequest } from './steps/forward.js';
 import { quote } from './steps/quote.js';
 import { RequestBody, collectBody } from './request-body.js';
+import { LOCK_RETRY_LIMIT_MS, LOCK_RETRY_MS, isBusy } from './no-wait.js';
 
 export interface ProxyRequest {
   method: string;
@@ -116,8 +117,16 @@ export class Pipeline {
   async #reserve(key: KeyRecord, day: number, price: number, sink: ClientSink): Promise<ReserveOutcome> {
     // Bounded by time, not attempts: a busy sibling may take a few polls to hand its slices back.
     const deadline = Date.now() + 3_000;
+    const lockDeadline = Date.now() + LOCK_RETRY_LIMIT_MS;
     for (;;) {
-      const r = this.d.leases.reserve(key, day, price, this.d.clock.now());
+      let r: ReserveOutcome;
+      try {
+        r = this.d.leases.reserve(key, day, price, this.d.clock.now());
+      } catch (e) {
+        if (!isBusy(e) || Date.now() > lockDeadline || sink.aborted) throw e;
+        await sleep(LOCK_RETRY_MS);
+        continue;
+      }
       if (r.ok || !r.othersHold || Date.now() > deadline || sink.aborted) return r;
       // Another process holds unspent slices of this org: ask for them back, then retry.
       this.d.signalPressure(key.orgId);
@@ -131,8 +140,16 @@ export class Pipeline {
     const bodyHash = Buffer.isBuffer(p.body) ? hash('sha256', p.body, 'hex') : '';
     const reqHash = hash('sha256', `${p.method} /${slug}${path}?${p.query}\n${bodyHash}`, 'hex');
     const deadline = Date.now() + d.cfg.headersTimeoutMs + 5_000;
+    const lockDeadline = Date.now() + LOCK_RETRY_LIMIT_MS;
     for (;;) {
-      const c = d.idem.claim(key.orgId, idemKey, reqHash, p.requestId, d.clock.now());
+      let c: ReturnType<IdempotencyStore['claim']>;
+      try {
+        c = d.idem.claim(key.orgId, idemKey, reqHash, p.requestId, d.clock.now());
+      } catch (e) {
+        if (!isBusy(e) || Date.now() > lockDeadline) throw e;
+        await sleep(LOCK_RETRY_MS);
+        continue;
+      }
       if (c.kind === 'new') return false;
       if (c.kind === 'conflict') {
         sink.problem(new SvcError('idempotency_conflict', 'This Idempotency-Key was used for a different request in the last 24 h.'), p.requestId, [['x-svc-request-id', p.requestId]]);

@@ -7,6 +7,7 @@
 import type Sqlite from 'better-sqlite3';
 import { fastId } from './fast-id.js';
 import { splitPlatformFee } from '../control/ledger/platform-fee.js';
+import { LOCK_RETRY_LIMIT_MS, LOCK_RETRY_MS, isBusy, noWait, type NoWait } from './no-wait.js';
 
 export interface SettleRecord {
   requestId: string;
@@ -55,6 +56,9 @@ export class SettleWriter {
   readonly #sqlite: Sqlite.Database;
   readonly #opts: SettleWriterOptions;
   readonly #s: ReturnType<typeof _prepare>;
+  readonly #noWait: NoWait;
+  /** When the write lock was first found held by another connection, while retrying (null = not retrying). */
+  #busySince: number | null = null;
   /** Calls settled since start, and the transactions that carried them (average batch = written / batches). */
   written = 0;
   batches = 0;
@@ -63,6 +67,7 @@ export class SettleWriter {
     this.#sqlite = sqlite;
     this.#opts = opts;
     this.#s = _prepare(sqlite);
+    this.#noWait = noWait(sqlite);
   }
 
   /** Resolves after the record's transaction committed, with the org's credit_cents right after it. */
@@ -80,16 +85,33 @@ export class SettleWriter {
     return this.#queue.length;
   }
 
-  /** Writes everything queued now (also called on shutdown). */
-  flush(): void {
+  /**
+   * Writes everything queued now. When another connection holds the write lock, the batch stays queued and is
+   * retried on a timer, so the event loop never sleeps on the lock (callers simply wait longer). `blocking`
+   * (shutdown) waits on the lock instead.
+   */
+  flush(blocking = false): void {
     this.#scheduled = false;
     const batch = this.#queue;
     if (batch.length === 0) return;
     this.#queue = [];
     let balances: number[];
     try {
-      balances = this.#writeBatch(batch.map((w) => w.rec));
+      const records = batch.map((w) => w.rec);
+      balances = blocking ? this.#writeBatch(records) : this.#noWait.run(() => this.#writeBatch(records));
+      this.#busySince = null;
     } catch (e) {
+      if (isBusy(e) && !blocking) {
+        const now = Date.now();
+        this.#busySince ??= now;
+        if (now - this.#busySince < LOCK_RETRY_LIMIT_MS) {
+          this.#queue = batch.concat(this.#queue);
+          this.#scheduled = true;
+          setTimeout(() => this.flush(), LOCK_RETRY_MS);
+          return;
+        }
+      }
+      this.#busySince = null;
       if (e instanceof HolderReapedError || batch.length === 1) {
         for (const w of batch) w.reject(e);
         return;

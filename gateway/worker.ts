@@ -33,6 +33,8 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   await migrateToLatest(handles.db);
   const sqlite = handles.sqlite;
   if (cfg.checkpointMs > 0) sqlite.pragma('wal_autocheckpoint = 0');
+  // A WAL that once grew past twice the limit is cut back when it restarts; below that it is reused as is.
+  sqlite.pragma(`journal_size_limit = ${2 * cfg.walLimitBytes}`);
   const clock = offsetClock(base.env === 'development' ? base.clockOffsetFile : undefined);
   const secretKey = loadSecretKey(base);
 
@@ -146,7 +148,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     uws.us_listen_socket_close(listenSocket);
     const deadline = Date.now() + 10_000;
     while ((state.active > 0 || writer.pending > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    writer.flush();
+    writer.flush(true);
     log.info('settle writer totals', { calls: writer.written, transactions: writer.batches, lease_acquisitions: leases.acquisitions });
     feed.stop();
     clearInterval(housekeeping);

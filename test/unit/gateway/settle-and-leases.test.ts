@@ -8,6 +8,9 @@ import { LeaseManager } from '../../../gateway/leases.js';
 import { Instances } from '../../../gateway/instances.js';
 import { KeyCache } from '../../../gateway/cache/key-cache.js';
 import { utcDay } from '../../../control/lib/clock.js';
+import { openSqlite } from '../../../control/db/database.js';
+import { join } from 'node:path';
+import { isBusy } from '../../../gateway/no-wait.js';
 
 let data: ReturnType<typeof tempDataDir>;
 let h: DbHandles;
@@ -72,6 +75,62 @@ describe('SettleWriter (group commit)', () => {
     await h.db.updateTable('gateway_instances').set({ stopped_at: Date.now() }).where('id', '=', a.inst.id).execute();
     await expect(a.writer.settle(a.rec(null, 5, 1))).rejects.toBeInstanceOf(HolderReapedError);
     expect((await a.bal()).credit_cents).toBe(100);
+  });
+});
+
+describe('lock contention never sleeps on the event loop', () => {
+  it('a settle waits for a lock held by another connection without blocking timers, then commits', async () => {
+    const a = await arrange(100);
+    const r = a.leases.reserve(a.key, utcDay(a.now), 5, a.now);
+    expect(r.ok).toBe(true);
+    const lease = (r as { ok: true; lease: { id: string } }).lease;
+    // Another connection (think: the checkpoint thread's RESTART, or the control plane) holds the write lock.
+    const other = openSqlite(join(data.dir, 'svc.db'));
+    other.exec('BEGIN IMMEDIATE');
+    let committedAt = 0;
+    const settled = a.writer.settle(a.rec(lease.id, 5, 1)).then((b) => {
+      committedAt = Date.now();
+      return b;
+    });
+    // Timers keep firing on time while the lock is held (SQLite's busy handler would sleep here instead).
+    const gaps: number[] = [];
+    let last = Date.now();
+    const releaseAt = Date.now() + 300;
+    while (Date.now() < releaseAt) {
+      await new Promise((res) => setTimeout(res, 5));
+      gaps.push(Date.now() - last);
+      last = Date.now();
+    }
+    expect(committedAt).toBe(0);
+    expect(a.writer.pending).toBe(1);
+    expect(Math.max(...gaps)).toBeLessThan(100);
+    other.exec('COMMIT');
+    const releasedAt = Date.now();
+    expect(await settled).toBe(95);
+    expect(committedAt - releasedAt).toBeLessThan(1_000);
+    expect((await a.bal()).credit_cents).toBe(95);
+    await expectLedgerConsistent(h);
+    other.close();
+  });
+
+  it('a lease acquisition refuses at once with SQLITE_BUSY instead of waiting (the pipeline retries it on a timer)', async () => {
+    const a = await arrange(100);
+    const other = openSqlite(join(data.dir, 'svc.db'));
+    other.exec('BEGIN IMMEDIATE');
+    const t0 = Date.now();
+    let err: unknown = null;
+    try {
+      a.leases.reserve(a.key, utcDay(a.now), 5, a.now);
+    } catch (e) {
+      err = e;
+    }
+    expect(isBusy(err)).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(100);
+    other.exec('COMMIT');
+    expect(a.leases.reserve(a.key, utcDay(a.now), 5, a.now).ok).toBe(true);
+    // The connection's own busy timeout is back for everything else.
+    expect(h.sqlite.pragma('busy_timeout', { simple: true })).toBe(5000);
+    other.close();
   });
 });
 
