@@ -83,7 +83,7 @@ async function transferAndSettle(ctx: BillingCtx, payout: Row<'payouts'>, accoun
       await trx
         .insertInto('provider_earnings')
         .values({ id: newId('prv', now), provider_org_id: payout.provider_org_id, api_id: null, kind: 'reversal', gross_cents: 0, fee_cents: 0, net_cents: payout.amount_cents, ref_id: payout.id, idempotency_key: `payout_reversal:${payout.id}`, created_at: now })
-        .onConflict((oc) => oc.column('idempotency_key').doNothing())
+        .onConflict((oc) => oc.column('idempotency_key').where(sql<boolean>`kind <> 'earning'`).doNothing()) // the partial unique index (0005); a literal, so SQLite can match it
         .execute();
     });
     return { ...base, outcome: 'failed', reason };

@@ -34,7 +34,12 @@ export async function ensureBalanceRow(db: Db, orgId: string, now: number): Prom
 
 export async function postEntry(db: Db, input: EntryInput, now: number): Promise<PostResult> {
   if (!Number.isSafeInteger(input.amountCents)) throw new RangeError('amountCents must be an integer');
-  const existing = await db.selectFrom('ledger_entries').selectAll().where('idempotency_key', '=', input.idempotencyKey).executeTakeFirst();
+  // Call charges are left out of the unique index (0005: the gateway's usage row makes them unique), so they
+  // are looked up within the org instead (only tests and tools post them here).
+  const existing =
+    input.kind === 'call_charge'
+      ? await db.selectFrom('ledger_entries').selectAll().where('org_id', '=', input.orgId).where('kind', '=', 'call_charge').where('idempotency_key', '=', input.idempotencyKey).executeTakeFirst()
+      : await db.selectFrom('ledger_entries').selectAll().where('idempotency_key', '=', input.idempotencyKey).where(sql<boolean>`kind <> 'call_charge'`).executeTakeFirst(); // a literal: SQLite matches it to the partial index
   if (existing) return { applied: false, entry: existing };
   const status = input.status ?? 'settled';
   await ensureBalanceRow(db, input.orgId, now);

@@ -6,7 +6,13 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 
 export async function providerAnalytics(db: Db, orgId: string, from: number, to: number) {
-  const usage = db.selectFrom('usage_events').where('usage_events.provider_org_id', '=', orgId).where('usage_events.created_at', '>=', from).where('usage_events.created_at', '<', to);
+  // Through the provider's api ids, so the query uses usage_api (there is no per-provider usage index: 0005).
+  const usage = db
+    .selectFrom('usage_events')
+    .where('usage_events.api_id', 'in', db.selectFrom('apis').select('apis.id').where('apis.org_id', '=', orgId))
+    .where('usage_events.provider_org_id', '=', orgId)
+    .where('usage_events.created_at', '>=', from)
+    .where('usage_events.created_at', '<', to);
   const totals = await usage
     .select([
       sql<number>`count(*)`.as('calls'),

@@ -4,10 +4,12 @@ import * as m0001 from './0001_init.js';
 import * as m0002 from './0002_catalog.js';
 import * as m0003 from './0003_billing.js';
 import * as m0004 from './0004_drop_unused_key_indexes.js';
+import * as m0005 from './0005_lean_call_rows.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
   '0002_catalog': m0002,
   '0003_billing': m0003,
   '0004_drop_unused_key_indexes': m0004,
+  '0005_lean_call_rows': m0005,
 };
