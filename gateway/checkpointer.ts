@@ -23,11 +23,14 @@ if (workerData.checkpointMs > 0) {
   const pageSize = db.pragma('page_size', { simple: true });
   timers.push(setInterval(() => {
     try {
+      const t0 = performance.now();
       const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
+      let restarted = false;
       if (r && r.log * pageSize > workerData.walLimitBytes) {
         db.pragma('busy_timeout = 20');
-        try { db.pragma('wal_checkpoint(RESTART)'); } finally { db.pragma('busy_timeout = 5000'); }
+        try { restarted = db.pragma('wal_checkpoint(RESTART)')[0].busy === 0; } finally { db.pragma('busy_timeout = 5000'); }
       }
+      if (workerData.report) parentPort.postMessage({ checkpoint: { ms: performance.now() - t0, frames: r ? r.log : 0, restarted } });
     } catch {}
   }, workerData.checkpointMs));
 }
@@ -51,16 +54,37 @@ export interface BackgroundOptions {
   holderId: string | null;
   heartbeatMs: number;
   onReaped: () => void;
+  /** Each checkpoint pass, when asked for (the bench). */
+  onCheckpoint?: (c: CheckpointReport) => void;
+}
+
+export interface CheckpointReport {
+  /** Wall time of the pass (PASSIVE, plus RESTART when the WAL was past the limit). */
+  ms: number;
+  /** WAL frames at the PASSIVE pass. */
+  frames: number;
+  /** A RESTART went through: the next writer starts the WAL over. */
+  restarted: boolean;
+}
+
+/**
+ * How every gateway writer connection runs beside the checkpoint thread: no checkpoints of its own, and a WAL
+ * file that is reused, only cut back once it grew past twice the limit.
+ */
+export function configureWriterConnection(sqlite: import('better-sqlite3').Database, o: { checkpointMs: number; walLimitBytes: number }): void {
+  if (o.checkpointMs > 0) sqlite.pragma('wal_autocheckpoint = 0');
+  sqlite.pragma(`journal_size_limit = ${2 * o.walLimitBytes}`);
 }
 
 export function startBackground(o: BackgroundOptions): () => Promise<void> {
   const mod = createRequire(import.meta.url).resolve('better-sqlite3');
   const w = new Worker(CODE, {
     eval: true,
-    workerData: { file: o.file, checkpointMs: o.checkpointMs, walLimitBytes: o.walLimitBytes, holderId: o.holderId, heartbeatMs: o.heartbeatMs, mod },
+    workerData: { file: o.file, checkpointMs: o.checkpointMs, walLimitBytes: o.walLimitBytes, holderId: o.holderId, heartbeatMs: o.heartbeatMs, mod, report: o.onCheckpoint !== undefined },
   });
-  w.on('message', (m) => {
+  w.on('message', (m: unknown) => {
     if (m === 'reaped') o.onReaped();
+    else if (o.onCheckpoint && typeof m === 'object' && m !== null && 'checkpoint' in m) o.onCheckpoint((m as { checkpoint: CheckpointReport }).checkpoint);
   });
   w.unref();
   return () =>

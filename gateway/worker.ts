@@ -19,7 +19,7 @@ import { KeyRateLimiter } from './rate-limiter.js';
 import { createUpstreamAgent } from './steps/forward.js';
 import { Pipeline } from './pipeline.js';
 import { createServer, loadUws, type ServerState } from './server.js';
-import { startBackground } from './checkpointer.js';
+import { startBackground, configureWriterConnection } from './checkpointer.js';
 
 export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: number, port: number): Promise<void> {
   const base = cfg.base;
@@ -32,9 +32,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   const handles = openDatabase(base.dbFile);
   await migrateToLatest(handles.db);
   const sqlite = handles.sqlite;
-  if (cfg.checkpointMs > 0) sqlite.pragma('wal_autocheckpoint = 0');
-  // A WAL that once grew past twice the limit is cut back when it restarts; below that it is reused as is.
-  sqlite.pragma(`journal_size_limit = ${2 * cfg.walLimitBytes}`);
+  configureWriterConnection(sqlite, cfg);
   const clock = offsetClock(base.env === 'development' ? base.clockOffsetFile : undefined);
   const secretKey = loadSecretKey(base);
 

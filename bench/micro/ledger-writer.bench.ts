@@ -1,9 +1,8 @@
 /**
  * Micro-benchmark of the gateway's group-commit settle writer (gateway/settle-writer.ts): paid-call settles
  * (usage row, ledger entry, lease + balance, key and daily spend, provider earning) for a fixed duration,
- * while a worker thread runs WAL checkpoints. Prints one JSON line with the sustained rate.
+ * while the gateway's checkpoint thread (gateway/checkpointer.ts) runs WAL checkpoints. Prints one JSON line with the sustained rate.
  */
-import { Worker } from 'node:worker_threads';
 import { statSync } from 'node:fs';
 import { openDatabase } from '../../control/db/database.js';
 import { utcDay } from '../../control/lib/clock.js';
@@ -27,11 +26,25 @@ export interface LedgerResult {
   batch: number;
   checkpoints: number;
   checkpointMsMax: number;
+  /** Checkpoint passes that restarted the WAL (it passed the limit). */
+  restarts?: number;
   walMaxBytes: number;
   /** Ledger check after the run: balance dropped by exactly the rows written. */
   consistent: boolean;
   error?: string;
 }
+
+interface CheckpointerModule {
+  startBackground(o: {
+    file: string; checkpointMs: number; walLimitBytes: number; holderId: string | null; heartbeatMs: number;
+    onReaped: () => void; onCheckpoint?: (c: { ms: number; frames: number; restarted: boolean }) => void;
+  }): () => Promise<void>;
+  configureWriterConnection(sqlite: unknown, o: { checkpointMs: number; walLimitBytes: number }): void;
+}
+
+/** The gateway's defaults (gateway/config.ts): checkpoint every 200 ms, RESTART past 64 MB. */
+const CHECKPOINT_MS = 200;
+const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 
 interface WriterModule {
   SettleWriter: new (sqlite: unknown, opts: { holderId: string | null; platformFeeBps: number }) => {
@@ -66,9 +79,10 @@ async function _main(): Promise<void> {
   const m = await microDb(CREDIT);
   const h = openDatabase(m.file);
   const sq = h.sqlite;
-  let worker: Worker | null = null;
+  let stopCheckpoints: (() => Promise<void>) | null = null;
   try {
     const { SettleWriter } = await importGateway<WriterModule>('settle-writer.js');
+    const { startBackground, configureWriterConnection } = await importGateway<CheckpointerModule>('checkpointer.js');
     const now = Date.now();
     const day = utcDay(now);
     const holderId = 'gwi_bench';
@@ -77,13 +91,16 @@ async function _main(): Promise<void> {
       'INSERT INTO balance_leases (id, holder_id, org_id, key_id, day, amount_cents, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ).run('lease_bench', holderId, m.consumer.orgId, m.consumer.keyId, day, LEASE, now, now + 3_600_000);
     sq.prepare('UPDATE balances SET reserved_cents = reserved_cents + ? WHERE org_id = ?').run(LEASE, m.consumer.orgId);
-    // As the gateway runs (gateway/worker.ts): no automatic checkpoints on the writer's connection, a thread does them.
-    sq.pragma('wal_autocheckpoint = 0');
+    // As the gateway runs (gateway/worker.ts): the writer connection configured the same way, and the gateway's
+    // own checkpoint thread with its default settings.
+    configureWriterConnection(sq, { checkpointMs: CHECKPOINT_MS, walLimitBytes: WAL_LIMIT_BYTES });
     const writer = new SettleWriter(sq, { holderId, platformFeeBps: 2000 });
 
-    const cps: { ms: number }[] = [];
-    worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), { workerData: { file: m.file, intervalMs: 1000 } });
-    worker.on('message', (c: { ms: number }) => cps.push(c));
+    const cps: { ms: number; restarted: boolean }[] = [];
+    stopCheckpoints = startBackground({
+      file: m.file, checkpointMs: CHECKPOINT_MS, walLimitBytes: WAL_LIMIT_BYTES, holderId: null, heartbeatMs: 60_000,
+      onReaped: () => {}, onCheckpoint: (c) => cps.push(c),
+    });
 
     let seq = 0;
     const rec = () => {
@@ -134,6 +151,7 @@ async function _main(): Promise<void> {
       batch,
       checkpoints: cps.length,
       checkpointMsMax: Math.round(Math.max(0, ...cps.map((c) => c.ms)) * 10) / 10,
+      restarts: cps.filter((c) => c.restarted).length,
       walMaxBytes: walMax,
       consistent: bal.credit_cents === CREDIT - rows && charged.s === rows,
     };
@@ -141,8 +159,7 @@ async function _main(): Promise<void> {
   } catch (e) {
     process.stdout.write(JSON.stringify({ rowsPerSec: null, seconds, batch, error: (e as Error).message }) + '\n');
   } finally {
-    worker?.postMessage('stop');
-    await new Promise((r) => setTimeout(r, 100));
+    await stopCheckpoints?.();
     h.close();
     m.cleanup();
   }
