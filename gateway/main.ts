@@ -11,7 +11,7 @@ import { orExit } from '../control/config.js';
 import { openDatabase } from '../control/db/database.js';
 import { migrateToLatest } from '../control/db/migrate.js';
 import { loadGatewayConfig, type GatewayConfig } from './config.js';
-import { runWorker } from './worker.js';
+import { PICKED_PORT_TAKEN_EXIT, runWorker } from './worker.js';
 
 const cfg = orExit(() => loadGatewayConfig());
 const workerIndexEnv = process.env.SVC_GATEWAY_WORKER_INDEX;
@@ -30,40 +30,58 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
   await handles.close();
   const n = c.base.gatewayWorkers;
   // All workers share one port. uSockets sets SO_REUSEPORT only for a fixed port, so for port 0 the supervisor
-  // picks a free port first and hands that to every worker.
-  let sharedPort = c.base.ports.gateway === 0 ? await freePort(c.base.host) : c.base.ports.gateway;
+  // picks a free port first and hands that to every worker. Another process may take it before the first worker
+  // listens: that worker then exits at once (PICKED_PORT_TAKEN_EXIT) and the supervisor picks again.
+  const picked = c.base.ports.gateway === 0;
+  let sharedPort = picked ? await freePort(c.base.host) : c.base.ports.gateway;
   let url = '';
   const children: (ChildProcess | undefined)[] = new Array<ChildProcess | undefined>(n);
   let stopping = false;
   let announced = false;
+  let anyListening = false;
 
-  const spawnWorker = (i: number) =>
-    new Promise<void>((resolve) => {
-      const child = fork(fileURLToPath(import.meta.url), [], {
-        env: { ...process.env, SVC_GATEWAY_WORKER_INDEX: String(i), SVC_GATEWAY_WORKER_PORT: String(sharedPort) },
-        stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-      });
-      children[i] = child;
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        try {
-          const msg = JSON.parse(line) as { ready?: string; url?: string; port?: number };
-          if (msg.ready === 'gateway' && msg.url && msg.port) {
-            sharedPort = msg.port; // later and restarted workers join the same port
-            url = msg.url;
-            resolve();
-          }
-        } catch {
-          process.stdout.write(line + '\n');
-        }
-      });
-      child.once('exit', (code, sig) => {
-        if (stopping) return;
-        process.stderr.write(JSON.stringify({ lvl: 'warn', proc: 'gateway', msg: 'worker exited; restarting', worker: i, code, sig }) + '\n');
-        setTimeout(() => void spawnWorker(i), 200);
-      });
+  /** Starts worker i; `onReady` runs once it listens, even if it had to be restarted before that. */
+  const spawnWorker = (i: number, onReady?: () => void): void => {
+    const firstOnPickedPort = picked && !anyListening;
+    const child = fork(fileURLToPath(import.meta.url), [], {
+      env: {
+        ...process.env,
+        SVC_GATEWAY_WORKER_INDEX: String(i),
+        SVC_GATEWAY_WORKER_PORT: String(sharedPort),
+        SVC_GATEWAY_WORKER_PORT_PICKED: firstOnPickedPort ? '1' : '0',
+      },
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     });
+    children[i] = child;
+    let ready = false;
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { ready?: string; url?: string; port?: number };
+        if (msg.ready === 'gateway' && msg.url && msg.port) {
+          sharedPort = msg.port; // later and restarted workers join the same port
+          url = msg.url;
+          anyListening = true;
+          ready = true;
+          onReady?.();
+        }
+      } catch {
+        process.stdout.write(line + '\n');
+      }
+    });
+    child.once('exit', (code, sig) => {
+      if (stopping) return;
+      const pickAgain = code === PICKED_PORT_TAKEN_EXIT && firstOnPickedPort;
+      process.stderr.write(JSON.stringify({ lvl: 'warn', proc: 'gateway', msg: pickAgain ? 'picked port taken; picking another' : 'worker exited; restarting', worker: i, code, sig }) + '\n');
+      setTimeout(() => {
+        void (async () => {
+          if (pickAgain) sharedPort = await freePort(c.base.host);
+          spawnWorker(i, ready ? undefined : onReady);
+        })();
+      }, pickAgain ? 0 : 200);
+    });
+  };
 
-  for (let i = 0; i < n; i++) await spawnWorker(i);
+  for (let i = 0; i < n; i++) await new Promise<void>((resolve) => spawnWorker(i, resolve));
   if (!announced) {
     announced = true;
     process.stdout.write(JSON.stringify({ ready: 'gateway', url, port: sharedPort, workers: children.map((ch) => ch?.pid) }) + '\n');

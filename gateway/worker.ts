@@ -21,6 +21,9 @@ import { Pipeline } from './pipeline.js';
 import { createServer, loadUws, type ServerState } from './server.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
 
+/** Exit code of a worker whose supervisor-picked port was taken before it could listen (main.ts picks again). */
+export const PICKED_PORT_TAKEN_EXIT = 75;
+
 export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: number, port: number): Promise<void> {
   const base = cfg.base;
   const log = createLogger(`gateway${workerIndex ? `-${workerIndex}` : ''}`, base.logLevel);
@@ -123,6 +126,11 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   for (let attempt = 0; attempt < 240; attempt++) {
     listenSocket = await new Promise<ListenSocket>((resolve) => app.listen(base.host, port, resolve));
     if (listenSocket || port === 0) break;
+    // A port the supervisor picked (SVC_GATEWAY_PORT=0) and someone took meanwhile: let it pick another.
+    if (process.env.SVC_GATEWAY_WORKER_PORT_PICKED === '1') {
+      log.warn('picked port was taken; asking the supervisor for another', { host: base.host, port });
+      process.exit(PICKED_PORT_TAKEN_EXIT);
+    }
     if (attempt === 0) log.warn('port busy; retrying', { host: base.host, port });
     await new Promise((r) => setTimeout(r, 500));
   }

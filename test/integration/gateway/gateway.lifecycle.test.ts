@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import { makeWorld, gw, balanceOf, type World } from './fixture.js';
@@ -31,6 +32,23 @@ describe('gateway lifecycle', () => {
   it('refuses to run on the uWS JavaScript fallback (the native binary is required)', async () => {
     w = await makeWorld();
     await expect(startGateway(w.dataDir, { UWS_USE_FALLBACK: '1' })).rejects.toThrow(/exited with 1 before ready[\s\S]*native binary not loaded/);
+  });
+
+  it('a worker whose supervisor-picked port was taken meanwhile exits at once (75), so the supervisor picks another', async () => {
+    w = await makeWorld();
+    // Someone else took the port between the supervisor's pick and the worker's listen.
+    const squatter = createServer();
+    await new Promise<void>((res) => squatter.listen(0, '127.0.0.1', res));
+    const port = (squatter.address() as AddressInfo).port;
+    try {
+      const t0 = Date.now();
+      const env = { SVC_GATEWAY_WORKER_INDEX: '0', SVC_GATEWAY_WORKER_PORT: String(port), SVC_GATEWAY_WORKER_PORT_PICKED: '1' };
+      await expect(startGateway(w.dataDir, env)).rejects.toThrow(/exited with 75 before ready[\s\S]*picked port was taken/);
+      // Not the two-minute retry a fixed, configured port gets.
+      expect(Date.now() - t0).toBeLessThan(15_000);
+    } finally {
+      squatter.close();
+    }
   });
 
   it('metering off is a pass-through: no key needed, nothing recorded', async () => {
