@@ -5,7 +5,7 @@
  * The record is completed in the settle transaction (settle-writer.ts), so replay and charge agree.
  */
 import type Sqlite from 'better-sqlite3';
-import { noWait, type NoWait } from './no-wait.js';
+import { noWait, whenUnlocked, type NoWait } from './no-wait.js';
 
 export type ClaimOutcome =
   | { kind: 'new' }
@@ -28,7 +28,12 @@ export class IdempotencyStore {
   readonly #noWait: NoWait;
   readonly #claimTx: (orgId: string, key: string, hash: string, requestId: string, now: number) => ClaimOutcome;
 
-  constructor(sqlite: Sqlite.Database, private readonly holderId: string, private readonly ttlMs: number) {
+  constructor(
+    sqlite: Sqlite.Database,
+    private readonly holderId: string,
+    private readonly ttlMs: number,
+    private readonly onBackgroundError: (e: unknown) => void,
+  ) {
     this.#s = _prepare(sqlite);
     this.#noWait = noWait(sqlite);
     this.#claimTx = sqlite.transaction((orgId: string, key: string, hash: string, requestId: string, now: number) => this.#claim(orgId, key, hash, requestId, now)).immediate;
@@ -39,9 +44,12 @@ export class IdempotencyStore {
     return this.#noWait.run(() => this.#claimTx(orgId, key, requestHash, requestId, now));
   }
 
-  /** The first call failed upstream (not charged): free the key so a retry calls again. */
+  /**
+   * The first call failed upstream (not charged): free the key so a retry calls again. Never waits for the
+   * lock: while it is held elsewhere the delete is retried on a timer (a retry meanwhile sees "in flight").
+   */
   abandon(orgId: string, key: string, requestId: string): void {
-    this.#s.abandon.run(orgId, key, requestId);
+    whenUnlocked(this.#noWait, () => this.#s.abandon.run(orgId, key, requestId), this.onBackgroundError);
   }
 
   #claim(orgId: string, key: string, hash: string, requestId: string, now: number): ClaimOutcome {

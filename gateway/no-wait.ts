@@ -2,7 +2,8 @@
  * Taking the SQLite write lock without ever sleeping on the event loop. SQLite's busy handler sleeps 1, 2, 5,
  * 10, 15 ms... while another connection (our checkpoint thread, another gateway process, the control plane)
  * holds the lock: on the gateway's thread that stalled every connection for 30+ ms at a time. Hot-path
- * transactions go through `tryWithoutWaiting` instead and, when the lock is taken, retry on a timer.
+ * transactions go through `noWait(...).run` instead and, when the lock is taken, retry on a timer; background
+ * writes (lease shrinks on a change, pressure signals, housekeeping) go through `whenUnlocked`.
  */
 import Sqlite from 'better-sqlite3';
 
@@ -36,3 +37,17 @@ export const LOCK_RETRY_LIMIT_MS = 5_000;
 
 /** The retry interval: a timer, not setImmediate, so a long-held lock costs no CPU. */
 export const LOCK_RETRY_MS = 1;
+
+/**
+ * A background write that must happen but need not happen now: run it without waiting for the lock and, while
+ * the lock is held elsewhere, again every `retryMs` until it goes through. Any other failure goes to `onError`
+ * (never thrown into a timer, where it would end the process).
+ */
+export function whenUnlocked(nw: NoWait, write: () => void, onError: (e: unknown) => void, retryMs = 5): void {
+  try {
+    nw.run(write);
+  } catch (e) {
+    if (isBusy(e)) setTimeout(() => whenUnlocked(nw, write, onError, retryMs), retryMs);
+    else onError(e);
+  }
+}

@@ -20,6 +20,7 @@ import { createUpstreamAgent } from './steps/forward.js';
 import { Pipeline } from './pipeline.js';
 import { createServer, loadUws, type ServerState } from './server.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
+import { isBusy, noWait, whenUnlocked } from './no-wait.js';
 
 /** Exit code of a worker whose supervisor-picked port was taken before it could listen (main.ts picks again). */
 export const PICKED_PORT_TAKEN_EXIT = 75;
@@ -36,6 +37,10 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   await migrateToLatest(handles.db);
   const sqlite = handles.sqlite;
   configureWriterConnection(sqlite, cfg);
+  // Writes made from timers and change handlers never sleep on the SQLite lock on this thread (no-wait.ts).
+  const backgroundWrites = noWait(sqlite);
+  const inBackground = (write: () => void, what: string) =>
+    whenUnlocked(backgroundWrites, write, (e) => log.error(`${what} failed`, { err: e as Error }));
   const clock = offsetClock(base.env === 'development' ? base.clockOffsetFile : undefined);
   const secretKey = loadSecretKey(base);
 
@@ -70,19 +75,19 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   const feed = new ChangeFeed(
     sqlite,
     (rows) => {
-      const now = clock.now();
       for (const r of rows) {
         if (r.entity === 'key') {
           keys.dropKey(r.entity_id);
-          leases.shrinkWhere((l) => l.keyId === r.entity_id, now);
+          inBackground(() => leases.shrinkWhere((l) => l.keyId === r.entity_id, clock.now()), 'lease shrink');
         } else if (r.entity === 'org') {
           keys.dropOrg(r.entity_id);
-          leases.shrinkWhere((l) => l.orgId === r.entity_id, now);
+          inBackground(() => leases.shrinkWhere((l) => l.orgId === r.entity_id, clock.now()), 'lease shrink');
         } else if (r.entity === 'api') listings.dropApi(r.entity_id);
         else listings.dropTerms(r.entity_id);
       }
     },
     () => keys.clearUnknown(),
+    (e) => log.warn('change feed poll failed; retrying next tick', { err: e as Error }),
   );
   const pressureAt = new Map<string, number>();
   const pressureStmt = sqlite.prepare("INSERT INTO changes (entity, entity_id, created_at) VALUES ('org', ?, ?)");
@@ -93,14 +98,14 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     listings,
     leases,
     writer,
-    idem: new IdempotencyStore(sqlite, instances.id, cfg.idempotencyTtlMs),
+    idem: new IdempotencyStore(sqlite, instances.id, cfg.idempotencyTtlMs, (e) => log.error('idempotency release failed', { err: e as Error })),
     limiter: new KeyRateLimiter(base.gatewayWorkers),
     agent: createUpstreamAgent({ connections: cfg.upstreamConnections, connectTimeoutMs: cfg.connectTimeoutMs, headersTimeoutMs: cfg.headersTimeoutMs, bodyTimeoutMs: cfg.bodyTimeoutMs }),
     signalPressure(orgId) {
       const now = clock.now();
       if ((pressureAt.get(orgId) ?? 0) > now - cfg.pollMs) return;
       pressureAt.set(orgId, now);
-      pressureStmt.run(orgId, now);
+      inBackground(() => pressureStmt.run(orgId, now), 'pressure signal');
     },
   });
 
@@ -109,10 +114,13 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   const housekeeping = setInterval(() => {
     const now = clock.now();
     try {
-      instances.reapDead(Date.now(), cfg.staleMs);
-      leases.releaseIdle(now, utcDay(now));
+      // Never waits for the lock: if another connection holds it, this round is skipped (the next comes soon).
+      backgroundWrites.run(() => {
+        instances.reapDead(Date.now(), cfg.staleMs);
+        leases.releaseIdle(now, utcDay(now));
+      });
     } catch (e) {
-      log.warn('housekeeping failed', { err: e as Error });
+      if (!isBusy(e)) log.warn('housekeeping failed', { err: e as Error });
     }
   }, cfg.heartbeatMs);
   housekeeping.unref();

@@ -23,6 +23,7 @@ export class ChangeFeed {
     sqlite: Sqlite.Database,
     private readonly onChange: (rows: ChangeRow[]) => void,
     private readonly onNewKeys: () => void,
+    private readonly onError: (e: unknown) => void,
   ) {
     this.#s = _prepare(sqlite);
     this.#dataVersion = this.#version();
@@ -31,7 +32,14 @@ export class ChangeFeed {
   }
 
   start(intervalMs: number): void {
-    this.#timer = setInterval(() => this.poll(), intervalMs);
+    this.#timer = setInterval(() => {
+      try {
+        this.poll();
+      } catch (e) {
+        // Never fatal: a poll whose read failed is retried on the next tick.
+        this.onError(e);
+      }
+    }, intervalMs);
     this.#timer.unref();
   }
 
@@ -47,13 +55,14 @@ export class ChangeFeed {
   poll(): void {
     const v = this.#version();
     if (v === this.#dataVersion) return;
-    this.#dataVersion = v;
+    // Read everything before marking the version seen: a failed read is simply retried on the next tick.
     const rows = this.#s.since.all(this.#seq);
+    const r = this.#s.maxKey.get()!.r;
+    this.#dataVersion = v;
     if (rows.length) {
       this.#seq = rows[rows.length - 1]!.seq;
       this.onChange(rows);
     }
-    const r = this.#s.maxKey.get()!.r;
     if (r !== this.#maxKeyRowid) {
       this.#maxKeyRowid = r;
       this.onNewKeys();

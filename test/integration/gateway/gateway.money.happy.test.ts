@@ -3,6 +3,8 @@ import { makeWorld, gw, balanceOf, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
 import { REGISTER_SCOPES } from '../../../control/auth/scopes.js';
+import { openSqlite } from '../../../control/db/database.js';
+import { join } from 'node:path';
 
 let w: World;
 let g: RunningGateway;
@@ -149,5 +151,43 @@ describe('gateway money path', () => {
       if (status !== 200) await new Promise((r) => setTimeout(r, 20));
     }
     expect(status).toBe(200);
+  });
+
+  it('while another process holds the write lock, a paid call waits for it and the gateway keeps answering others', async () => {
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 100);
+    await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key }); // the key and its lease are warm
+    const other = openSqlite(join(w.dataDir, 'svc.db'));
+    other.exec('BEGIN IMMEDIATE');
+    let held = true;
+    try {
+      let answered = false;
+      const paid = gw(g.url, 'GET', `/${w.slug}/users/2`, { key: c.key }).then((r) => {
+        answered = true;
+        return r;
+      });
+      // The event loop is not asleep in SQLite's busy handler: health checks answer at once, many times over.
+      await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 5; i++) {
+        const t0 = Date.now();
+        expect((await fetch(`${g.url}/healthz`)).status).toBe(200);
+        expect(Date.now() - t0).toBeLessThan(250);
+      }
+      // An answered call is a recorded call: no answer while its settle cannot commit.
+      expect(answered).toBe(false);
+      other.exec('COMMIT');
+      held = false;
+      const r = await paid;
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-svc-balance-cents')).toBe('94');
+      expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(94);
+      await expectLedgerConsistent(w.h);
+    } catch (e) {
+      console.error('GATEWAY STDERR', g.stderr().slice(-3000));
+      throw e;
+    } finally {
+      if (held) other.exec('ROLLBACK');
+      other.close();
+    }
   });
 });
