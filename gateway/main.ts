@@ -74,8 +74,16 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
       process.stderr.write(JSON.stringify({ lvl: 'warn', proc: 'gateway', msg: pickAgain ? 'picked port taken; picking another' : 'worker exited; restarting', worker: i, code, sig }) + '\n');
       setTimeout(() => {
         void (async () => {
-          if (pickAgain) sharedPort = await freePort(c.base.host);
-          spawnWorker(i, ready ? undefined : onReady);
+          if (stopping) return;
+          if (pickAgain) {
+            try {
+              sharedPort = await freePort(c.base.host);
+            } catch (e) {
+              process.stderr.write(JSON.stringify({ lvl: 'error', proc: 'gateway', msg: 'cannot pick a free port', err: String(e) }) + '\n');
+              process.exit(1);
+            }
+          }
+          if (!stopping) spawnWorker(i, ready ? undefined : onReady);
         })();
       }, pickAgain ? 0 : 200);
     });

@@ -103,7 +103,15 @@ export class Pipeline {
     const day = utcDay(now);
     let lease: Lease | null = null;
     if (price > 0) {
-      const r = await this.#reserve(key, day, price, sink);
+      let r: ReserveOutcome;
+      try {
+        r = await this.#reserve(key, day, price, sink);
+      } catch (e) {
+        // Nothing was reserved or charged: free the idempotency claim so a retry of this call can run.
+        if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
+        if (sink.aborted) return;
+        throw e;
+      }
       if (!r.ok) {
         if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
         if (sink.aborted) return;
@@ -147,6 +155,7 @@ export class Pipeline {
         c = d.idem.claim(key.orgId, idemKey, reqHash, p.requestId, d.clock.now());
       } catch (e) {
         if (!isBusy(e) || Date.now() > lockDeadline) throw e;
+        if (sink.aborted) return true;
         await sleep(LOCK_RETRY_MS);
         continue;
       }

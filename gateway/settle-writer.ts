@@ -37,6 +37,8 @@ export interface SettleWriterOptions {
   /** gateway_instances.id of this process; each batch checks it is still live and aborts if it was reaped. */
   holderId: string | null;
   platformFeeBps: number;
+  /** How long a batch keeps retrying a write lock held elsewhere before its calls fail (default 5 s). */
+  lockWaitLimitMs?: number;
   /** Called after a batch commits, before callers are resumed (lease accounting). */
   onCommitted?: (records: readonly SettleRecord[]) => void;
 }
@@ -57,6 +59,7 @@ export class SettleWriter {
   readonly #opts: SettleWriterOptions;
   readonly #s: ReturnType<typeof _prepare>;
   readonly #noWait: NoWait;
+  readonly #lockWaitLimitMs: number;
   /** When the write lock was first found held by another connection, while retrying (null = not retrying). */
   #busySince: number | null = null;
   /** Calls settled since start, and the transactions that carried them (average batch = written / batches). */
@@ -68,6 +71,7 @@ export class SettleWriter {
     this.#opts = opts;
     this.#s = _prepare(sqlite);
     this.#noWait = noWait(sqlite);
+    this.#lockWaitLimitMs = opts.lockWaitLimitMs ?? LOCK_RETRY_LIMIT_MS;
   }
 
   /** Resolves after the record's transaction committed, with the org's credit_cents right after it. */
@@ -104,7 +108,7 @@ export class SettleWriter {
       if (isBusy(e) && !blocking) {
         const now = Date.now();
         this.#busySince ??= now;
-        if (now - this.#busySince < LOCK_RETRY_LIMIT_MS) {
+        if (now - this.#busySince < this.#lockWaitLimitMs) {
           this.#queue = batch.concat(this.#queue);
           this.#scheduled = true;
           setTimeout(() => this.flush(), LOCK_RETRY_MS);
@@ -112,14 +116,18 @@ export class SettleWriter {
         }
       }
       this.#busySince = null;
-      if (e instanceof HolderReapedError || batch.length === 1) {
+      // Reaped, or the lock never came free: nothing of the batch was written, and retrying it record by record
+      // would only wait again.
+      if (e instanceof HolderReapedError || isBusy(e) || batch.length === 1) {
         for (const w of batch) w.reject(e);
         return;
       }
-      // Isolate the bad record: retry one by one so one failure does not fail its neighbours.
+      // Isolate the bad record: retry one by one so one failure does not fail its neighbours (still never
+      // waiting for the lock on the event loop).
       for (const w of batch) {
         try {
-          w.resolve(this.#writeBatch([w.rec])[0]!);
+          const one = () => this.#writeBatch([w.rec]);
+          w.resolve((blocking ? one() : this.#noWait.run(one))[0]!);
         } catch (e1) {
           w.reject(e1);
         }

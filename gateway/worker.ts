@@ -111,18 +111,28 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
 
   if (cfg.metering) feed.start(cfg.pollMs);
   else feed.start(Math.max(cfg.pollMs, 250));
-  const housekeeping = setInterval(() => {
+  // Reaping dead holders and returning idle slices. Never waits for the lock on this thread: while another
+  // connection holds it (busy siblings commit all the time), the round is retried every few ms until it runs.
+  let housekeepingRetry = false;
+  const housekeep = () => {
     const now = clock.now();
     try {
-      // Never waits for the lock: if another connection holds it, this round is skipped (the next comes soon).
       backgroundWrites.run(() => {
         instances.reapDead(Date.now(), cfg.staleMs);
         leases.releaseIdle(now, utcDay(now));
       });
     } catch (e) {
       if (!isBusy(e)) log.warn('housekeeping failed', { err: e as Error });
+      else if (!housekeepingRetry) {
+        housekeepingRetry = true;
+        setTimeout(() => {
+          housekeepingRetry = false;
+          housekeep();
+        }, 5).unref();
+      }
     }
-  }, cfg.heartbeatMs);
+  };
+  const housekeeping = setInterval(housekeep, cfg.heartbeatMs);
   housekeeping.unref();
 
   const state: ServerState = { closing: false, active: 0, native, workerIndex, feedSeq: () => feed.seq };

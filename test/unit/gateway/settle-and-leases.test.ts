@@ -113,6 +113,35 @@ describe('lock contention never sleeps on the event loop', () => {
     other.close();
   });
 
+  it('a lock held past the limit fails the whole waiting batch at once, writes nothing and never blocks the loop', async () => {
+    const a = await arrange(100);
+    const r = a.leases.reserve(a.key, utcDay(a.now), 5, a.now);
+    expect(r.ok).toBe(true);
+    const lease = (r as { ok: true; lease: { id: string } }).lease;
+    const writer = new SettleWriter(h.sqlite, { holderId: a.inst.id, platformFeeBps: 2000, lockWaitLimitMs: 200 });
+    const other = openSqlite(join(data.dir, 'svc.db'));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const outcomes = [1, 2, 3].map((i) => writer.settle(a.rec(lease.id, 5, i)).then(() => 'committed', (e: unknown) => (isBusy(e) ? 'busy' : String(e))));
+      const gaps: number[] = [];
+      let last = Date.now();
+      const until = Date.now() + 400;
+      while (Date.now() < until) {
+        await new Promise((res) => setTimeout(res, 5));
+        gaps.push(Date.now() - last);
+        last = Date.now();
+      }
+      expect(await Promise.all(outcomes)).toEqual(['busy', 'busy', 'busy']);
+      expect(Math.max(...gaps)).toBeLessThan(100);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(await h.db.selectFrom('usage_events').select('id').execute()).toEqual([]);
+    expect((await a.bal()).credit_cents).toBe(100);
+    await expectLedgerConsistent(h);
+  });
+
   it('a lease acquisition refuses at once with SQLITE_BUSY instead of waiting (the pipeline retries it on a timer)', async () => {
     const a = await arrange(100);
     const other = openSqlite(join(data.dir, 'svc.db'));
