@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { loadConfig, ConfigError, type Config } from '../control/config.js';
+import { LOCK_RETRY_LIMIT_MS } from './no-wait.js';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 
@@ -35,6 +36,8 @@ const GatewayEnvSchema = z.object({
   SVC_GATEWAY_CHECKPOINT_MS: int(200, 0),
   /** Above this WAL size the checkpoint thread makes writers start the WAL over (RESTART), not only backfill it. */
   SVC_GATEWAY_WAL_LIMIT_MB: int(64, 1),
+  /** How long a call waits for the SQLite write lock held by another connection before it fails, uncharged. */
+  SVC_GATEWAY_LOCK_WAIT_MS: int(LOCK_RETRY_LIMIT_MS, 1),
 });
 
 export interface GatewayConfig {
@@ -57,6 +60,7 @@ export interface GatewayConfig {
   idempotentBodyMax: number;
   checkpointMs: number;
   walLimitBytes: number;
+  lockWaitMs: number;
 }
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonly<GatewayConfig> {
@@ -87,5 +91,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonl
     idempotentBodyMax: e.SVC_GATEWAY_IDEMPOTENT_BODY_MAX,
     checkpointMs: e.SVC_GATEWAY_CHECKPOINT_MS,
     walLimitBytes: e.SVC_GATEWAY_WAL_LIMIT_MB * 1024 * 1024,
+    lockWaitMs: e.SVC_GATEWAY_LOCK_WAIT_MS,
   });
 }

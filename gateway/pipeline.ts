@@ -23,7 +23,7 @@ import { passThrough } from './steps/pass-through.js';
 import { forward, type ForwardRequest } from './steps/forward.js';
 import { quote } from './steps/quote.js';
 import { RequestBody, collectBody } from './request-body.js';
-import { LOCK_RETRY_LIMIT_MS, LOCK_RETRY_MS, isBusy } from './no-wait.js';
+import { LOCK_RETRY_MS, isBusy } from './no-wait.js';
 
 export interface ProxyRequest {
   method: string;
@@ -125,7 +125,7 @@ export class Pipeline {
   async #reserve(key: KeyRecord, day: number, price: number, sink: ClientSink): Promise<ReserveOutcome> {
     // Bounded by time, not attempts: a busy sibling may take a few polls to hand its slices back.
     const deadline = Date.now() + 3_000;
-    const lockDeadline = Date.now() + LOCK_RETRY_LIMIT_MS;
+    const lockDeadline = Date.now() + this.d.cfg.lockWaitMs;
     for (;;) {
       let r: ReserveOutcome;
       try {
@@ -148,7 +148,7 @@ export class Pipeline {
     const bodyHash = Buffer.isBuffer(p.body) ? hash('sha256', p.body, 'hex') : '';
     const reqHash = hash('sha256', `${p.method} /${slug}${path}?${p.query}\n${bodyHash}`, 'hex');
     const deadline = Date.now() + d.cfg.headersTimeoutMs + 5_000;
-    const lockDeadline = Date.now() + LOCK_RETRY_LIMIT_MS;
+    const lockDeadline = Date.now() + this.d.cfg.lockWaitMs;
     for (;;) {
       let c: ReturnType<IdempotencyStore['claim']>;
       try {

@@ -55,6 +55,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   const writer = new SettleWriter(sqlite, {
     holderId: instances.id,
     platformFeeBps: base.platformFeeBps,
+    lockWaitLimitMs: cfg.lockWaitMs,
     onCommitted: (records) => {
       for (const r of records) if (r.leaseId !== null && r.chargedCents > 0) leases.committed(r.leaseId, r.chargedCents);
     },
