@@ -13,6 +13,9 @@ import { migrateToLatest } from '../control/db/migrate.js';
 import { loadGatewayConfig, type GatewayConfig } from './config.js';
 import { PICKED_PORT_TAKEN_EXIT, runWorker } from './worker.js';
 
+/** Failed starts of one worker slot, before anything listened, after which the supervisor gives up. */
+const START_ATTEMPTS = 5;
+
 const cfg = orExit(() => loadGatewayConfig());
 const workerIndexEnv = process.env.SVC_GATEWAY_WORKER_INDEX;
 
@@ -39,6 +42,8 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
   let stopping = false;
   let announced = false;
   let anyListening = false;
+  /** Exits in a row before a worker in this slot got to listen: they set its restart backoff. */
+  const exitsBeforeReady = new Array<number>(n).fill(0);
 
   /** Starts worker i; `onReady` runs once it listens, even if it had to be restarted before that. */
   const spawnWorker = (i: number, onReady?: () => void): void => {
@@ -71,6 +76,14 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
     child.once('exit', (code, sig) => {
       if (stopping) return;
       const pickAgain = code === PICKED_PORT_TAKEN_EXIT && firstOnPickedPort;
+      const early = ready || pickAgain ? 0 : (exitsBeforeReady[i] ?? 0) + 1;
+      exitsBeforeReady[i] = early;
+      // A worker that cannot even start (bad binary, unusable data dir) would otherwise be restarted forever:
+      // at startup that is a failed start, said once; later it is retried with a backoff of up to 10 s.
+      if (!announced && early >= START_ATTEMPTS) {
+        process.stderr.write(JSON.stringify({ lvl: 'error', proc: 'gateway', msg: 'worker keeps exiting before it listens; giving up', worker: i, code, sig, attempts: early }) + '\n');
+        process.exit(1);
+      }
       process.stderr.write(JSON.stringify({ lvl: 'warn', proc: 'gateway', msg: pickAgain ? 'picked port taken; picking another' : 'worker exited; restarting', worker: i, code, sig }) + '\n');
       setTimeout(() => {
         void (async () => {
@@ -85,7 +98,7 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
           }
           if (!stopping) spawnWorker(i, ready ? undefined : onReady);
         })();
-      }, pickAgain ? 0 : 200);
+      }, pickAgain ? 0 : Math.min(200 * 2 ** Math.max(0, early - 1), 10_000));
     });
   };
 

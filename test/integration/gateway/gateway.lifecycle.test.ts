@@ -51,6 +51,16 @@ describe('gateway lifecycle', () => {
     }
   });
 
+  it('with several workers, a worker that can never start makes the supervisor give up instead of looping', async () => {
+    w = await makeWorld();
+    const t0 = Date.now();
+    await expect(startGateway(w.dataDir, { UWS_USE_FALLBACK: '1' }, { workers: 2, timeoutMs: 30_000 })).rejects.toThrow(
+      /exited with 1 before ready[\s\S]*worker keeps exiting before it listens; giving up/,
+    );
+    // Five attempts with a doubling backoff (0.2 + 0.4 + 0.8 + 1.6 s), not forever.
+    expect(Date.now() - t0).toBeLessThan(25_000);
+  }, 40_000);
+
   it('metering off is a pass-through: no key needed, nothing recorded', async () => {
     w = await makeWorld();
     const g = await startGateway(w.dataDir, { SVC_GATEWAY_METERING: 'off' });
