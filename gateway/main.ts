@@ -8,6 +8,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { orExit } from '../control/config.js';
+import { createLogger } from '../control/lib/log.js';
 import { openDatabase } from '../control/db/database.js';
 import { migrateToLatest } from '../control/db/migrate.js';
 import { loadGatewayConfig, type GatewayConfig } from './config.js';
@@ -32,6 +33,7 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
   await migrateToLatest(handles.db);
   await handles.close();
   const n = c.base.gatewayWorkers;
+  const log = createLogger('gateway', c.base.logLevel);
   // All workers share one port. uSockets sets SO_REUSEPORT only for a fixed port, so for port 0 the supervisor
   // picks a free port first and hands that to every worker. Another process may take it before the first worker
   // listens: that worker then exits at once (PICKED_PORT_TAKEN_EXIT) and the supervisor picks again.
@@ -81,10 +83,10 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
       // A worker that cannot even start (bad binary, unusable data dir) would otherwise be restarted forever:
       // at startup that is a failed start, said once; later it is retried with a backoff of up to 10 s.
       if (!announced && early >= START_ATTEMPTS) {
-        process.stderr.write(JSON.stringify({ lvl: 'error', proc: 'gateway', msg: 'worker keeps exiting before it listens; giving up', worker: i, code, sig, attempts: early }) + '\n');
+        log.error('worker keeps exiting before it listens; giving up', { worker: i, code, sig, attempts: early });
         process.exit(1);
       }
-      process.stderr.write(JSON.stringify({ lvl: 'warn', proc: 'gateway', msg: pickAgain ? 'picked port taken; picking another' : 'worker exited; restarting', worker: i, code, sig }) + '\n');
+      log.warn(pickAgain ? 'picked port taken; picking another' : 'worker exited; restarting', { worker: i, code, sig });
       setTimeout(() => {
         void (async () => {
           if (stopping) return;
@@ -92,7 +94,7 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
             try {
               sharedPort = await freePort(c.base.host);
             } catch (e) {
-              process.stderr.write(JSON.stringify({ lvl: 'error', proc: 'gateway', msg: 'cannot pick a free port', err: String(e) }) + '\n');
+              log.error('cannot pick a free port', { err: e as Error });
               process.exit(1);
             }
           }

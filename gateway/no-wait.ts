@@ -2,7 +2,8 @@
  * Taking the SQLite write lock without ever sleeping on the event loop. SQLite's busy handler sleeps 1, 2, 5,
  * 10, 15 ms... while another connection (our checkpoint thread, another gateway process, the control plane)
  * holds the lock: on the gateway's thread that stalled every connection for 30+ ms at a time. Hot-path
- * transactions go through `noWait(...).run` instead and, when the lock is taken, retry on a timer; background
+ * transactions go through `noWait(...).run` instead and, when the lock is taken, retry on a timer (the settle
+ * writer keeps its batch queued; the pipeline's steps use `retryWhileBusy`); background
  * writes (lease shrinks on a change, pressure signals, housekeeping) go through `whenUnlocked`.
  */
 import Sqlite from 'better-sqlite3';
@@ -37,6 +38,22 @@ export const LOCK_RETRY_LIMIT_MS = 5_000;
 
 /** The retry interval: a timer, not setImmediate, so a long-held lock costs no CPU. */
 export const LOCK_RETRY_MS = 1;
+
+/**
+ * A hot-path step whose transaction may find the lock held: tried again on a `LOCK_RETRY_MS` timer while it
+ * throws SQLITE_BUSY, until `deadline` (epoch ms) passes or `gone()` says the caller left; then the error is
+ * rethrown. Any other error is rethrown at once.
+ */
+export async function retryWhileBusy<T>(attempt: () => T, deadline: number, gone: () => boolean): Promise<T> {
+  for (;;) {
+    try {
+      return attempt();
+    } catch (e) {
+      if (!isBusy(e) || Date.now() > deadline || gone()) throw e;
+      await new Promise((r) => setTimeout(r, LOCK_RETRY_MS));
+    }
+  }
+}
 
 /**
  * A background write that must happen but need not happen now: run it without waiting for the lock and, while

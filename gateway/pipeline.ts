@@ -23,7 +23,7 @@ import { passThrough } from './steps/pass-through.js';
 import { forward, type ForwardRequest } from './steps/forward.js';
 import { quote } from './steps/quote.js';
 import { RequestBody, collectBody } from './request-body.js';
-import { LOCK_RETRY_MS, isBusy } from './no-wait.js';
+import { isBusy, retryWhileBusy } from './no-wait.js';
 
 export interface ProxyRequest {
   method: string;
@@ -127,14 +127,7 @@ export class Pipeline {
     const deadline = Date.now() + 3_000;
     const lockDeadline = Date.now() + this.d.cfg.lockWaitMs;
     for (;;) {
-      let r: ReserveOutcome;
-      try {
-        r = this.d.leases.reserve(key, day, price, this.d.clock.now());
-      } catch (e) {
-        if (!isBusy(e) || Date.now() > lockDeadline || sink.aborted) throw e;
-        await sleep(LOCK_RETRY_MS);
-        continue;
-      }
+      const r = await retryWhileBusy(() => this.d.leases.reserve(key, day, price, this.d.clock.now()), lockDeadline, () => sink.aborted);
       if (r.ok || !r.othersHold || Date.now() > deadline || sink.aborted) return r;
       // Another process holds unspent slices of this org: ask for them back, then retry.
       this.d.signalPressure(key.orgId);
@@ -152,12 +145,11 @@ export class Pipeline {
     for (;;) {
       let c: ReturnType<IdempotencyStore['claim']>;
       try {
-        c = d.idem.claim(key.orgId, idemKey, reqHash, p.requestId, d.clock.now());
+        c = await retryWhileBusy(() => d.idem.claim(key.orgId, idemKey, reqHash, p.requestId, d.clock.now()), lockDeadline, () => sink.aborted);
       } catch (e) {
-        if (!isBusy(e) || Date.now() > lockDeadline) throw e;
-        if (sink.aborted) return true;
-        await sleep(LOCK_RETRY_MS);
-        continue;
+        // The client left while the claim waited for the lock: nothing was claimed, nobody to answer.
+        if (isBusy(e) && sink.aborted) return true;
+        throw e;
       }
       if (c.kind === 'new') return false;
       if (c.kind === 'conflict') {

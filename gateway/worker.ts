@@ -20,7 +20,7 @@ import { createUpstreamAgent } from './steps/forward.js';
 import { Pipeline } from './pipeline.js';
 import { createServer, loadUws, type ServerState } from './server.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
-import { isBusy, noWait, whenUnlocked } from './no-wait.js';
+import { noWait, whenUnlocked } from './no-wait.js';
 
 /** Exit code of a worker whose supervisor-picked port was taken before it could listen (main.ts picks again). */
 export const PICKED_PORT_TAKEN_EXIT = 75;
@@ -112,28 +112,26 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
 
   if (cfg.metering) feed.start(cfg.pollMs);
   else feed.start(Math.max(cfg.pollMs, 250));
-  // Reaping dead holders and returning idle slices. Never waits for the lock on this thread: while another
+  // Reaping dead holders and returning idle slices, never waiting for the lock on this thread: while another
   // connection holds it (busy siblings commit all the time), the round is retried every few ms until it runs.
-  let housekeepingRetry = false;
-  const housekeep = () => {
-    const now = clock.now();
-    try {
-      backgroundWrites.run(() => {
+  let housekeepingPending = false;
+  const housekeeping = setInterval(() => {
+    if (housekeepingPending) return; // the last round is still waiting for the lock
+    housekeepingPending = true;
+    whenUnlocked(
+      backgroundWrites,
+      () => {
+        const now = clock.now();
         instances.reapDead(Date.now(), cfg.staleMs);
         leases.releaseIdle(now, utcDay(now));
-      });
-    } catch (e) {
-      if (!isBusy(e)) log.warn('housekeeping failed', { err: e as Error });
-      else if (!housekeepingRetry) {
-        housekeepingRetry = true;
-        setTimeout(() => {
-          housekeepingRetry = false;
-          housekeep();
-        }, 5).unref();
-      }
-    }
-  };
-  const housekeeping = setInterval(housekeep, cfg.heartbeatMs);
+        housekeepingPending = false;
+      },
+      (e) => {
+        housekeepingPending = false;
+        log.warn('housekeeping failed', { err: e as Error });
+      },
+    );
+  }, cfg.heartbeatMs);
   housekeeping.unref();
 
   const state: ServerState = { closing: false, active: 0, native, workerIndex, feedSeq: () => feed.seq };
