@@ -8,9 +8,26 @@ import { newId } from '../../control/lib/ids.js';
 import { mintApiKey, mintSessionToken } from '../../control/keys/key-format.js';
 import { ALL_SCOPES, formatScopes, type Scope } from '../../control/auth/scopes.js';
 import { postEntry, checkLedgerConsistency } from '../../control/ledger/ledger.service.js';
+import { migrateToLatest } from '../../control/db/migrate.js';
+import { tempDataDir } from './processes.js';
 
 export function openTestDb(dataDir: string): DbHandles {
   return openDatabase(join(dataDir, 'svc.db'));
+}
+
+/** A migrated database in a fresh temp data dir, for tests that use the domain code without a process. */
+export async function openMigratedTempDb(): Promise<{ dir: string; h: DbHandles; close(): Promise<void> }> {
+  const data = tempDataDir();
+  const h = openTestDb(data.dir);
+  await migrateToLatest(h.db);
+  return {
+    dir: data.dir,
+    h,
+    async close() {
+      await h.close();
+      data.cleanup();
+    },
+  };
 }
 
 export interface SeededOrg {

@@ -5,10 +5,8 @@
 import { afterAll, beforeAll } from 'vitest';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { openTestDb, seedListing, seedOrg, type SeededOrg, type SeedEndpoint } from '../../helpers/db.js';
-import { tempDataDir } from '../../helpers/processes.js';
+import { openMigratedTempDb, seedListing, seedOrg, type SeededOrg, type SeedEndpoint } from '../../helpers/db.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
-import { migrateToLatest } from '../../../control/db/migrate.js';
 import { loadSecretKey } from '../../../control/context.js';
 import { loadConfig } from '../../../control/config.js';
 import { DAY_MS } from '../../../control/lib/clock.js';
@@ -105,9 +103,8 @@ export interface World {
 }
 
 export async function makeWorld(opts: { endpoints?: SeedEndpoint[]; injection?: 'none' | 'bearer' | 'header' | 'query'; injectionName?: string; secret?: string } = {}): Promise<World> {
-  const data = tempDataDir();
-  const h = openTestDb(data.dir);
-  await migrateToLatest(h.db);
+  const data = await openMigratedTempDb();
+  const h = data.h;
   const upstream = await startUpstream();
   const provider = await seedOrg(h);
   const secretKey = loadSecretKey(loadConfig({ SVC_DATA_DIR: data.dir }));
@@ -133,8 +130,7 @@ export async function makeWorld(opts: { endpoints?: SeedEndpoint[]; injection?: 
     secretKey,
     async cleanup() {
       await upstream.close();
-      await h.close();
-      data.cleanup();
+      await data.close();
     },
   };
 }

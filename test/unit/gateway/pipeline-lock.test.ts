@@ -6,9 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Sqlite from 'better-sqlite3';
 import { Agent } from 'undici';
-import { openTestDb, seedOrg, grantCredits, seedListing } from '../../helpers/db.js';
-import { tempDataDir } from '../../helpers/processes.js';
-import { migrateToLatest } from '../../../control/db/migrate.js';
+import { openMigratedTempDb, seedOrg, grantCredits, seedListing } from '../../helpers/db.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { systemClock } from '../../../control/lib/clock.js';
 import { loadGatewayConfig } from '../../../gateway/config.js';
@@ -23,17 +21,13 @@ import type { LeaseManager } from '../../../gateway/leases.js';
 import type { ClientSink, Headers } from '../../../gateway/respond.js';
 import type { SvcError } from '../../../control/lib/errors.js';
 
-let data: ReturnType<typeof tempDataDir>;
+let data: Awaited<ReturnType<typeof openMigratedTempDb>>;
 let h: DbHandles;
 beforeEach(async () => {
-  data = tempDataDir();
-  h = openTestDb(data.dir);
-  await migrateToLatest(h.db);
+  data = await openMigratedTempDb();
+  h = data.h;
 });
-afterEach(async () => {
-  await h.close();
-  data.cleanup();
-});
+afterEach(() => data.close());
 
 class RecordingSink implements ClientSink {
   aborted = false;

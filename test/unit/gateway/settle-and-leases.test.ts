@@ -1,7 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openTestDb, seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
-import { tempDataDir } from '../../helpers/processes.js';
-import { migrateToLatest } from '../../../control/db/migrate.js';
+import { openMigratedTempDb, seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { SettleWriter, HolderReapedError, type SettleRecord } from '../../../gateway/settle-writer.js';
 import { LeaseManager } from '../../../gateway/leases.js';
@@ -12,17 +10,13 @@ import { openSqlite } from '../../../control/db/database.js';
 import { join } from 'node:path';
 import { isBusy } from '../../../gateway/no-wait.js';
 
-let data: ReturnType<typeof tempDataDir>;
+let data: Awaited<ReturnType<typeof openMigratedTempDb>>;
 let h: DbHandles;
 beforeEach(async () => {
-  data = tempDataDir();
-  h = openTestDb(data.dir);
-  await migrateToLatest(h.db);
+  data = await openMigratedTempDb();
+  h = data.h;
 });
-afterEach(async () => {
-  await h.close();
-  data.cleanup();
-});
+afterEach(() => data.close());
 
 async function arrange(credit: number, keyOpts: Parameters<typeof seedKey>[2] = {}) {
   const provider = await seedOrg(h);
