@@ -28,6 +28,9 @@ export interface LedgerResult {
   checkpointMsMax: number;
   /** Checkpoint passes that restarted the WAL (it passed the limit). */
   restarts?: number;
+  /** The checkpoint settings the run used (the gateway's defaults). */
+  checkpointMs?: number;
+  walLimitBytes?: number;
   walMaxBytes: number;
   /** Ledger check after the run: balance dropped by exactly the rows written. */
   consistent: boolean;
@@ -42,9 +45,9 @@ interface CheckpointerModule {
   configureWriterConnection(sqlite: unknown, o: { checkpointMs: number; walLimitBytes: number }): void;
 }
 
-/** The gateway's defaults (gateway/config.ts): checkpoint every 200 ms, RESTART past 64 MB. */
-const CHECKPOINT_MS = 200;
-const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
+interface ConfigModule {
+  loadGatewayConfig(env: Record<string, string>): { checkpointMs: number; walLimitBytes: number };
+}
 
 interface WriterModule {
   SettleWriter: new (sqlite: unknown, opts: { holderId: string | null; platformFeeBps: number }) => {
@@ -83,6 +86,8 @@ async function _main(): Promise<void> {
   try {
     const { SettleWriter } = await importGateway<WriterModule>('settle-writer.js');
     const { startBackground, configureWriterConnection } = await importGateway<CheckpointerModule>('checkpointer.js');
+    // The gateway's own defaults (gateway/config.ts), not a copy of them.
+    const { checkpointMs, walLimitBytes } = (await importGateway<ConfigModule>('config.js')).loadGatewayConfig({});
     const now = Date.now();
     const day = utcDay(now);
     const holderId = 'gwi_bench';
@@ -93,12 +98,12 @@ async function _main(): Promise<void> {
     sq.prepare('UPDATE balances SET reserved_cents = reserved_cents + ? WHERE org_id = ?').run(LEASE, m.consumer.orgId);
     // As the gateway runs (gateway/worker.ts): the writer connection configured the same way, and the gateway's
     // own checkpoint thread with its default settings.
-    configureWriterConnection(sq, { checkpointMs: CHECKPOINT_MS, walLimitBytes: WAL_LIMIT_BYTES });
+    configureWriterConnection(sq, { checkpointMs, walLimitBytes });
     const writer = new SettleWriter(sq, { holderId, platformFeeBps: 2000 });
 
     const cps: { ms: number; restarted: boolean }[] = [];
     stopCheckpoints = startBackground({
-      file: m.file, checkpointMs: CHECKPOINT_MS, walLimitBytes: WAL_LIMIT_BYTES, holderId: null, heartbeatMs: 60_000,
+      file: m.file, checkpointMs, walLimitBytes, holderId: null, heartbeatMs: 60_000,
       onReaped: () => {}, onCheckpoint: (c) => cps.push(c),
     });
 
@@ -152,6 +157,8 @@ async function _main(): Promise<void> {
       checkpoints: cps.length,
       checkpointMsMax: Math.round(Math.max(0, ...cps.map((c) => c.ms)) * 10) / 10,
       restarts: cps.filter((c) => c.restarted).length,
+      checkpointMs,
+      walLimitBytes,
       walMaxBytes: walMax,
       consistent: bal.credit_cents === CREDIT - rows && charged.s === rows,
     };
