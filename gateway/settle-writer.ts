@@ -1,8 +1,10 @@
 /**
  * Group commit of call outcomes: every settle enqueued during one event-loop turn is written in ONE
- * `BEGIN IMMEDIATE` transaction (usage row; for charged calls the ledger entry, balance, lease, key spend,
- * daily spend and provider earning), and each caller's promise resolves only after that COMMIT, so an
- * answered call is always a recorded call. Usable without a server: `new SettleWriter(sqlite, opts)`.
+ * `BEGIN IMMEDIATE` transaction, and each caller's promise resolves only after that COMMIT, so an answered call
+ * is always a recorded call. Per call the transaction appends one usage row (the call's own record, keyed by its
+ * request id, so no call can be recorded or charged twice); the money moves once per batch: one `call_charge`
+ * ledger entry per (org, key) and one provider earning per (provider, API) carrying the batch's sums, plus the
+ * balance, lease, key and daily-spend projections. Usable without a server: `new SettleWriter(sqlite, opts)`.
  */
 import type Sqlite from 'better-sqlite3';
 import { fastId } from './fast-id.js';
@@ -147,10 +149,18 @@ export class SettleWriter {
       if (this.#opts.holderId !== null && s.alive.get(this.#opts.holderId) === undefined) {
         throw new HolderReapedError('this gateway holder was reaped by another process');
       }
-      // Append-only rows per call; the projections (balance, lease, key and daily spend) once per batch with
-      // the batch's sums, so a busy key costs 3 inserts per call instead of 8 statements.
+      // One usage row per call; everything else once per batch with the batch's sums. Per-call ledger and
+      // earning rows tripled the b-tree pages (and WAL bytes) of every commit for no extra information: the
+      // usage row already names the call, its key, API and charge (see control/ledger/README.md).
       const agg = new _Sums();
-      for (const r of records) _appendRows(s, r, this.#opts.platformFeeBps, agg);
+      for (const r of records) _appendUsage(s, r, this.#opts.platformFeeBps, agg);
+      const batchId = fastId('bat', now);
+      for (const c of agg.charges.values()) {
+        s.ledger.run(fastId('txn', now), c.orgId, c.keyId, -c.cents, `${c.calls} ${c.calls === 1 ? 'call' : 'calls'}`, batchId, `calls:${batchId}:${c.keyId}`, now);
+      }
+      for (const e of agg.earnings.values()) {
+        s.earning.run(fastId('txn', now), e.providerOrgId, e.apiId, e.gross, e.fee, e.gross - e.fee, batchId, `earn:${batchId}:${e.apiId}`, now);
+      }
       for (const [leaseId, c] of agg.lease) {
         if (s.leaseSpend.run(c, leaseId, c).changes !== 1) throw new Error(`lease ${leaseId} is released or exhausted`);
       }
@@ -188,7 +198,26 @@ export class SettleWriter {
   }
 }
 
+interface _Charge {
+  orgId: string;
+  keyId: string;
+  cents: number;
+  calls: number;
+}
+
+interface _Earning {
+  providerOrgId: string;
+  apiId: string;
+  gross: number;
+  /** Sum of each call's own fee (floor per call), so batching never changes what the provider nets. */
+  fee: number;
+}
+
 class _Sums {
+  /** By key id (a key belongs to one org). */
+  readonly charges = new Map<string, _Charge>();
+  /** By API id (an API belongs to one provider). */
+  readonly earnings = new Map<string, _Earning>();
   readonly lease = new Map<string, number>();
   readonly orgLeased = new Map<string, number>();
   readonly orgDirect = new Map<string, number>();
@@ -201,20 +230,28 @@ function _add(m: Map<string, number>, k: string, c: number): void {
   m.set(k, (m.get(k) ?? 0) + c);
 }
 
-function _appendRows(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number, agg: _Sums): void {
+function _appendUsage(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number, agg: _Sums): void {
   s.usage.run(r.requestId, r.orgId, r.keyId, r.apiId, r.endpointId, r.providerOrgId, r.method, r.status, r.latencyMs, r.priceCents, r.chargedCents, r.errorCode, r.createdAt);
   agg.usedOnly.add(r.keyId);
   const c = r.chargedCents;
   if (c > 0) {
-    s.ledger.run(fastId('txn', r.createdAt), r.orgId, r.keyId, -c, r.requestId, `call:${r.requestId}`, r.createdAt);
+    const charge = agg.charges.get(r.keyId);
+    if (charge) {
+      charge.cents += c;
+      charge.calls++;
+    } else agg.charges.set(r.keyId, { orgId: r.orgId, keyId: r.keyId, cents: c, calls: 1 });
+    const fee = splitPlatformFee(c, feeBps).feeCents;
+    const earning = agg.earnings.get(r.apiId);
+    if (earning) {
+      earning.gross += c;
+      earning.fee += fee;
+    } else agg.earnings.set(r.apiId, { providerOrgId: r.providerOrgId, apiId: r.apiId, gross: c, fee });
     if (r.leaseId !== null) {
       _add(agg.lease, r.leaseId, c);
       _add(agg.orgLeased, r.orgId, c);
     } else _add(agg.orgDirect, r.orgId, c);
     _add(agg.key, r.keyId, c);
     _add(agg.day, `${r.keyId}:${r.day}`, c);
-    const { feeCents, netCents } = splitPlatformFee(c, feeBps);
-    s.earning.run(fastId('txn', r.createdAt), r.providerOrgId, r.apiId, c, feeCents, netCents, r.requestId, `earn:${r.requestId}`, r.createdAt);
   }
   const idem = r.idempotency;
   if (idem) s.idemDone.run(idem.status, idem.headersJson, idem.body, idem.orgId, idem.idemKey, r.requestId);
@@ -232,7 +269,7 @@ function _prepare(db: Sqlite.Database) {
     ),
     ledger: db.prepare(
       `INSERT INTO ledger_entries (id, org_id, key_id, kind, status, amount_cents, reason, ref_type, ref_id, idempotency_key, created_at)
-       VALUES (?, ?, ?, 'call_charge', 'settled', ?, NULL, 'usage', ?, ?, ?)`,
+       VALUES (?, ?, ?, 'call_charge', 'settled', ?, ?, 'usage_batch', ?, ?, ?)`,
     ),
     leaseSpend: db.prepare(
       'UPDATE balance_leases SET spent_cents = spent_cents + ? WHERE id = ? AND released_at IS NULL AND spent_cents + ? <= amount_cents',

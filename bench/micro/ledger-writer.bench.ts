@@ -1,6 +1,6 @@
 /**
  * Micro-benchmark of the gateway's group-commit settle writer (gateway/settle-writer.ts): paid-call settles
- * (usage row, ledger entry, lease + balance, key and daily spend, provider earning) for a fixed duration,
+ * (a usage row per call; per commit a ledger entry, a provider earning, lease + balance, key and daily spend) for a fixed duration,
  * while the gateway's checkpoint thread (gateway/checkpointer.ts) runs WAL checkpoints. Prints one JSON line with the sustained rate.
  */
 import { statSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { utcDay } from '../../control/lib/clock.js';
 import { microDb, importGateway } from './micro-db.js';
 
 export interface LedgerResult {
-  /** Settled paid calls per second over the whole run (each is 6 row writes: see header). */
+  /** Settled paid calls per second over the whole run (see header for what one settle writes). */
   rowsPerSec: number;
   /** The slowest 1-second window: "sustained" means this one too. */
   minWindowRowsPerSec: number;
@@ -43,6 +43,10 @@ interface CheckpointerModule {
     onReaped: () => void; onCheckpoint?: (c: { ms: number; frames: number; restarted: boolean }) => void;
   }): () => Promise<void>;
   configureWriterConnection(sqlite: unknown, o: { checkpointMs: number; walLimitBytes: number }): void;
+}
+
+interface FastIdModule {
+  fastId(prefix: 'req', ms?: number): string;
 }
 
 interface ConfigModule {
@@ -85,6 +89,7 @@ async function _main(): Promise<void> {
   let stopCheckpoints: (() => Promise<void>) | null = null;
   try {
     const { SettleWriter } = await importGateway<WriterModule>('settle-writer.js');
+    const { fastId } = await importGateway<FastIdModule>('fast-id.js');
     const { startBackground, configureWriterConnection } = await importGateway<CheckpointerModule>('checkpointer.js');
     // The gateway's own defaults (gateway/config.ts), not a copy of them.
     const { checkpointMs, walLimitBytes } = (await importGateway<ConfigModule>('config.js')).loadGatewayConfig({});
@@ -107,12 +112,10 @@ async function _main(): Promise<void> {
       onReaped: () => {}, onCheckpoint: (c) => cps.push(c),
     });
 
-    let seq = 0;
     const rec = () => {
       const t = Date.now();
-      const id = `req_bench${++seq}`;
       return {
-        requestId: id, orgId: m.consumer.orgId, keyId: m.consumer.keyId, apiId: m.apiId, endpointId: m.endpointId,
+        requestId: fastId('req', t), orgId: m.consumer.orgId, keyId: m.consumer.keyId, apiId: m.apiId, endpointId: m.endpointId,
         providerOrgId: m.providerOrgId, method: 'GET', status: 200, latencyMs: 1, priceCents: 1, chargedCents: 1,
         errorCode: null, createdAt: t, leaseId: 'lease_bench', day,
       };

@@ -6,7 +6,7 @@ const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 export type IdPrefix =
   | 'org' | 'usr' | 'key' | 'ses' | 'lgc' | 'evt' | 'api' | 'ep' | 'txn' | 'req' | 'doc' | 'acc'
-  | 'lease' | 'gw' | 'pay' | 'chk' | 'po' | 'mail' | 'creq' | 'prc' | 'act' | 'prv';
+  | 'lease' | 'gw' | 'pay' | 'chk' | 'po' | 'mail' | 'creq' | 'prc' | 'act' | 'prv' | 'bat';
 
 function timePart(ms: number): string {
   let out = '';

@@ -89,8 +89,9 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
     FROM usage_events
     WHERE created_at >= ${since} AND created_at <= ${now} AND org_id <> provider_org_id
     GROUP BY api_id, org_id`.execute(db)).rows;
+  // By cents, not rows: the gateway writes one earning row per API per commit, whatever the number of calls.
   const refunds = (await sql<{ api_id: string; earnings: number; reversals: number }>`
-    SELECT api_id, sum(CASE WHEN kind = 'earning' THEN 1 ELSE 0 END) AS earnings, sum(CASE WHEN kind = 'reversal' THEN 1 ELSE 0 END) AS reversals
+    SELECT api_id, sum(CASE WHEN kind = 'earning' THEN gross_cents ELSE 0 END) AS earnings, sum(CASE WHEN kind = 'reversal' THEN abs(gross_cents) ELSE 0 END) AS reversals
     FROM provider_earnings WHERE created_at >= ${since} AND api_id IS NOT NULL GROUP BY api_id`.execute(db)).rows;
   const apis = await db.selectFrom('apis').select(['id', 'category', 'published_at', 'last_verify_ok']).where('status', '=', 'live').where('suspended_at', 'is', null).execute();
 

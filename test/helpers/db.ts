@@ -7,7 +7,10 @@ import { openDatabase, type DbHandles } from '../../control/db/database.js';
 import { newId } from '../../control/lib/ids.js';
 import { mintApiKey, mintSessionToken } from '../../control/keys/key-format.js';
 import { ALL_SCOPES, formatScopes, type Scope } from '../../control/auth/scopes.js';
-import { postEntry, checkLedgerConsistency } from '../../control/ledger/ledger.service.js';
+import { postEntry } from '../../control/ledger/ledger.service.js';
+import { checkBooks } from '../../control/ledger/books.service.js';
+import { SettleWriter } from '../../gateway/settle-writer.js';
+import { utcDay } from '../../control/lib/clock.js';
 import { migrateToLatest } from '../../control/db/migrate.js';
 import { tempDataDir } from './processes.js';
 
@@ -95,9 +98,33 @@ export async function grantCredits(h: DbHandles, orgId: string, cents: number, r
   );
 }
 
+/** The whole books (`svc-admin ledger check`): balances = entries, call charges and earnings = usage, payouts booked. */
 export async function expectLedgerConsistent(h: DbHandles): Promise<void> {
-  const bad = await checkLedgerConsistency(h.db);
-  if (bad.length) throw new Error(`ledger inconsistent: ${JSON.stringify(bad)}`);
+  const report = await checkBooks(h.db);
+  if (!report.ok) throw new Error(`books inconsistent: ${JSON.stringify(report)}`);
+}
+
+/**
+ * A paid call's settle exactly as the gateway writes it (gateway/settle-writer.ts, an unleased charge: usage row,
+ * call_charge entry, provider earning, balance), for billing tests that need calls to spend credit or earn a
+ * provider money without a gateway. Resolves with the call's request id; rejects when the payer's unreserved credit
+ * is short, writing nothing.
+ */
+export async function chargeLikeGateway(
+  h: DbHandles,
+  payer: { orgId: string; keyId: string },
+  cents: number,
+  opts: { providerOrgId?: string; apiId?: string; at?: number; platformFeeBps?: number } = {},
+): Promise<string> {
+  const at = opts.at ?? Date.now();
+  const writer = new SettleWriter(h.sqlite, { holderId: null, platformFeeBps: opts.platformFeeBps ?? 0 });
+  const requestId = newId('req', at);
+  await writer.settle({
+    requestId, orgId: payer.orgId, keyId: payer.keyId, apiId: opts.apiId ?? 'api_simulated', endpointId: 'ep_simulated',
+    providerOrgId: opts.providerOrgId ?? 'org_simulated_provider', method: 'GET', status: 200, latencyMs: 1, priceCents: cents,
+    chargedCents: cents, errorCode: null, createdAt: at, leaseId: null, day: utcDay(at),
+  });
+  return requestId;
 }
 
 export interface SeedEndpoint {

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
-import { expectLedgerConsistent, seedOrg, type SeededOrg } from '../../helpers/db.js';
+import { chargeLikeGateway, expectLedgerConsistent, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
 import type { DbHandles } from '../../../control/db/database.js';
-import { postEntry } from '../../../control/ledger/ledger.service.js';
 import { newId } from '../../../control/lib/ids.js';
 
 let fake: FakeStripe;
@@ -40,10 +39,6 @@ async function cardOnFile(org: SeededOrg, pm = `pm_${org.orgId}`, createdSec = M
   return customer;
 }
 
-async function charge(orgId: string, cents: number): Promise<void> {
-  await db.db.transaction().execute((trx) => postEntry(trx, { orgId, kind: 'call_charge', amountCents: -cents, reason: 'test call', idempotencyKey: `call:${newId('req')}` }, Date.now()));
-}
-
 describe('auto-reload with Stripe', () => {
   it('saves the card from the setup webhook, then charges it off-session once per dip', async () => {
     const org = await seedOrg(db);
@@ -66,7 +61,7 @@ describe('auto-reload with Stripe', () => {
     const wh = await fake.deliver(h.control.url, fake.signedEvent('payment_intent.succeeded', { id: payment.processor_ref, object: 'payment_intent', status: 'succeeded', amount: 2000, metadata: { payment_id: payment.id, kind: 'auto_reload' } }));
     expect(wh.body.outcome).toBe('already_credited');
 
-    await charge(org.orgId, 1500); // 500 < 1000: next dip
+    await chargeLikeGateway(db, org, 1500); // 500 < 1000: next dip
     await waitFor(() => balance(org), (b) => b.credit_cents === 2500);
     await sleep(500);
     expect(chargesFor(customer)).toHaveLength(2);

@@ -2,13 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import type { ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
-import { seedOrg } from '../../helpers/db.js';
+import { chargeLikeGateway, seedOrg } from '../../helpers/db.js';
 import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
 import { runAdmin } from './admin-cli.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { postEntry } from '../../../control/ledger/ledger.service.js';
-import { isSvcError } from '../../../control/lib/errors.js';
-import { newId } from '../../../control/lib/ids.js';
 
 let fake: FakeStripe;
 let h: ControlHarness;
@@ -52,13 +50,12 @@ describe('ledger consistency', () => {
         await fake.deliver(h.control.url, delivered[Math.floor(rand() * delivered.length)]!); // redelivery: no effect
       } else if (op < 0.8) {
         const cents = 1 + Math.floor(rand() * 400);
-        const req = newId('req');
         try {
-          await db.db.transaction().execute((trx) => postEntry(trx, { orgId: org.orgId, kind: 'call_charge', amountCents: -cents, reason: 'call', refType: 'request', refId: req, idempotencyKey: `call:${req}` }, Date.now()));
+          const req = await chargeLikeGateway(db, org, cents);
           charges.push({ req, cents });
           expected -= cents;
         } catch (e) {
-          expect(isSvcError(e) && e.code === 'insufficient_credits', `seed ${seed}`).toBe(true);
+          expect(String(e), `seed ${seed}`).toMatch(/insufficient unreserved credit/);
           expect(cents, `seed ${seed}`).toBeGreaterThan(expected);
         }
       } else if (charges.length) {
@@ -85,5 +82,25 @@ describe('ledger consistency', () => {
     expect(check.json.ok).toBe(false);
     expect(check.json.data.ledger_mismatches).toEqual([expect.objectContaining({ org_id: org.orgId, credit_cents: 7, settled_sum: 0 })]);
     await sql`UPDATE balances SET credit_cents = credit_cents - 7 WHERE org_id = ${org.orgId}`.execute(db.db);
+  });
+
+  it('makes `svc-admin ledger check` fail and name both sides when a charged call has no matching ledger charge', async () => {
+    const org = await seedOrg(db);
+    const provider = await seedOrg(db);
+    const now = Date.now();
+    await db.db.insertInto('usage_events').values({
+      id: 'req_unbooked', org_id: org.orgId, key_id: org.keyId, api_id: 'api_x', endpoint_id: 'ep_x', provider_org_id: provider.orgId, method: 'GET',
+      status: 200, latency_ms: 1, price_cents: 4, charged_cents: 4, error_code: null, created_at: now,
+    }).execute();
+    const check = await runAdmin(h.env, ['ledger', 'check', '--json']);
+    expect(check.code).toBe(1);
+    expect(check.json.data.ledger_mismatches).toEqual([]);
+    expect(check.json.data.usage_mismatches).toEqual(expect.arrayContaining([
+      { side: 'consumer', org_id: org.orgId, usage_cents: 4, booked_cents: 0 },
+      { side: 'provider', org_id: provider.orgId, usage_cents: 4, booked_cents: 0 },
+    ]));
+    const text = await runAdmin(h.env, ['ledger', 'check']);
+    expect(text.stdout).toContain(`consumer ${org.orgId}: calls charged 4 cents in usage, 0 in the ledger`);
+    await db.db.deleteFrom('usage_events').where('id', '=', 'req_unbooked').execute();
   });
 });

@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
-import { seedOrg, type SeededOrg } from '../../helpers/db.js';
+import { chargeLikeGateway, grantCredits, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
 import { runAdmin } from './admin-cli.js';
 import type { DbHandles } from '../../../control/db/database.js';
-import { newId } from '../../../control/lib/ids.js';
-import { splitPlatformFee } from '../../../control/ledger/platform-fee.js';
 import { previousPeriod } from '../../../control/billing/payouts.service.js';
 
 let fake: FakeStripe;
@@ -17,11 +15,11 @@ const period = previousPeriod(Date.now());
 
 useStripeControl((s) => ({ fake, h, db } = s));
 
-/** What the gateway appends per charged call: gross, platform fee and net. */
+/** A consumer's paid call to the provider's API at `at`, settled by the gateway's own writer (20 % platform fee). */
 async function earn(providerOrgId: string, grossCents: number, at: number): Promise<void> {
-  const { feeCents, netCents } = splitPlatformFee(grossCents, 2000);
-  const id = newId('prv', at);
-  await db.db.insertInto('provider_earnings').values({ id, provider_org_id: providerOrgId, api_id: null, kind: 'earning', gross_cents: grossCents, fee_cents: feeCents, net_cents: netCents, ref_id: newId('req', at), idempotency_key: `earning:${id}`, created_at: at }).execute();
+  const consumer = await seedOrg(db);
+  await grantCredits(db, consumer.orgId, grossCents);
+  await chargeLikeGateway(db, consumer, grossCents, { providerOrgId, apiId: `api_of_${providerOrgId}`, at, platformFeeBps: 2000 });
 }
 
 async function onboarded(org: SeededOrg): Promise<string> {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
-import { expectLedgerConsistent, openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
+import { chargeLikeGateway, expectLedgerConsistent, openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { postEntry } from '../../../control/ledger/ledger.service.js';
 import { newId } from '../../../control/lib/ids.js';
@@ -27,11 +27,6 @@ async function page(url: string, card?: string): Promise<{ status: number; html:
 
 async function balance(org: SeededOrg) {
   return (await call(h.control.url, 'GET', '/v1/billing/balance', { token: org.key })).body;
-}
-
-/** Simulates the gateway charging calls: a call_charge entry written straight into the ledger. */
-async function charge(orgId: string, cents: number): Promise<void> {
-  await db.db.transaction().execute((trx) => postEntry(trx, { orgId, kind: 'call_charge', amountCents: -cents, reason: 'test call', refType: 'request', refId: newId('req'), idempotencyKey: `call:${newId('req')}` }, Date.now()));
 }
 
 async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
@@ -107,14 +102,14 @@ describe('local test-payments mode', () => {
     expect(en.status).toBe(200);
     expect(en.body).toMatchObject({ enabled: true, threshold_cents: 1000, amount_cents: 500, paused: false });
 
-    await charge(org.orgId, 300); // 900 < 1000: a dip
+    await chargeLikeGateway(db, org, 300); // 900 < 1000: a dip
     const after = await waitFor(() => balance(org), (b) => b.credit_cents === 1400);
     expect(after.credit_cents).toBe(1400);
     await new Promise((r) => setTimeout(r, 600)); // several more sweeps
     const reloads = () => db.db.selectFrom('ledger_entries').selectAll().where('org_id', '=', org.orgId).where('kind', '=', 'auto_reload').execute();
     expect(await reloads()).toHaveLength(1);
 
-    await charge(org.orgId, 500); // 900 again: the next dip
+    await chargeLikeGateway(db, org, 500); // 900 again: the next dip
     await waitFor(reloads, (r) => r.length === 2);
     await new Promise((r) => setTimeout(r, 600));
     expect(await reloads()).toHaveLength(2);

@@ -44,12 +44,14 @@ describe('gateway money path', () => {
     const reqId = r.headers.get('x-svc-request-id')!;
     expect(reqId).toMatch(/^req_/);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(97);
-    const entry = await w.h.db.selectFrom('ledger_entries').selectAll().where('idempotency_key', '=', `call:${reqId}`).executeTakeFirstOrThrow();
-    expect(entry).toMatchObject({ org_id: c.orgId, key_id: c.keyId, kind: 'call_charge', amount_cents: -3, status: 'settled', ref_type: 'usage', ref_id: reqId });
     const usage = await w.h.db.selectFrom('usage_events').selectAll().where('org_id', '=', c.orgId).executeTakeFirstOrThrow();
     expect(usage).toMatchObject({ id: reqId, key_id: c.keyId, endpoint_id: w.endpointIds[0], provider_org_id: w.provider.orgId, status: 200, price_cents: 3, charged_cents: 3 });
-    const earn = await w.h.db.selectFrom('provider_earnings').selectAll().where('idempotency_key', '=', `earn:${reqId}`).executeTakeFirstOrThrow();
-    expect(earn).toMatchObject({ provider_org_id: w.provider.orgId, kind: 'earning', gross_cents: 3, fee_cents: 0, net_cents: 3 });
+    // The money moves in the same commit, as one entry per key and one earning per API of that commit's calls.
+    const entry = await w.h.db.selectFrom('ledger_entries').selectAll().where('org_id', '=', c.orgId).where('kind', '=', 'call_charge').executeTakeFirstOrThrow();
+    expect(entry).toMatchObject({ key_id: c.keyId, amount_cents: -3, status: 'settled', reason: '1 call', ref_type: 'usage_batch' });
+    expect(entry.ref_id).toMatch(/^bat_/);
+    const earn = await w.h.db.selectFrom('provider_earnings').selectAll().where('provider_org_id', '=', w.provider.orgId).executeTakeFirstOrThrow();
+    expect(earn).toMatchObject({ api_id: w.apiId, kind: 'earning', gross_cents: 3, fee_cents: 0, net_cents: 3, ref_id: entry.ref_id });
     const key = await w.h.db.selectFrom('api_keys').select('spent_cents').where('id', '=', c.keyId).executeTakeFirstOrThrow();
     expect(key.spent_cents).toBe(3);
     const day = await w.h.db.selectFrom('key_daily_spend').selectAll().where('key_id', '=', c.keyId).executeTakeFirstOrThrow();

@@ -49,11 +49,26 @@ describe('SettleWriter (group commit)', () => {
     expect(balances).toEqual([95, 90, 85]);
     expect(a.writer.written).toBe(3);
     expect((await a.bal()).credit_cents).toBe(85);
-    const earn = await h.db.selectFrom('provider_earnings').select(['gross_cents', 'fee_cents', 'net_cents']).execute();
-    expect(earn).toEqual(Array(3).fill({ gross_cents: 5, fee_cents: 1, net_cents: 4 }));
+    // Three usage rows; the money as one ledger entry and one provider earning for the commit.
+    expect(await h.db.selectFrom('usage_events').select('id').orderBy('id').execute()).toEqual([{ id: 'req_0' }, { id: 'req_1' }, { id: 'req_2' }]);
+    const entries = await h.db.selectFrom('ledger_entries').selectAll().where('kind', '=', 'call_charge').execute();
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ org_id: a.c.orgId, key_id: a.k.keyId, amount_cents: -15, reason: '3 calls', ref_type: 'usage_batch' });
+    const earn = await h.db.selectFrom('provider_earnings').select(['provider_org_id', 'gross_cents', 'fee_cents', 'net_cents', 'ref_id']).execute();
+    expect(earn).toEqual([{ provider_org_id: a.provider.orgId, gross_cents: 15, fee_cents: 3, net_cents: 12, ref_id: entries[0]!.ref_id }]);
     await expectLedgerConsistent(h);
     a.leases.releaseAll(Date.now());
     expect((await a.bal()).reserved_cents).toBe(0);
+  });
+
+  it('takes the platform fee per call (rounded down each time), so batching never changes what a provider nets', async () => {
+    const a = await arrange(100);
+    // 20 % of 4 cents is 0.8: each call's fee rounds down to 0, whether the calls commit together or apart.
+    await Promise.all([0, 1, 2].map((i) => a.writer.settle({ ...a.rec(null, 4, i), priceCents: 4 })));
+    await a.writer.settle({ ...a.rec(null, 4, 3), priceCents: 4 });
+    const earn = await h.db.selectFrom('provider_earnings').select(['gross_cents', 'fee_cents', 'net_cents']).orderBy('gross_cents').execute();
+    expect(earn).toEqual([{ gross_cents: 4, fee_cents: 0, net_cents: 4 }, { gross_cents: 12, fee_cents: 0, net_cents: 12 }]);
+    await expectLedgerConsistent(h);
   });
 
   it('isolates a bad record: its neighbours in the batch still commit', async () => {
