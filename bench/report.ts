@@ -26,7 +26,8 @@ export function renderMarkdown(r: BenchResult): string {
     `pinned with the stub upstream on core 0; nginx / gateway under test on core 1. Ratios are the median of per-round ratios. CPU µs/req is utime+stime of the server under test ` +
     `(/proc/<pid>/stat, whole process tree) over the run divided by responses. Added latency: everything on core 0, \`wrk -t1 -c1\` ${r.options.latencySec} s per target per round, ` +
     `${r.options.latencyRounds} rounds, median of per-round differences from the upstream direct. Event-loop delay: \`monitorEventLoopDelay\` (1 ms resolution) preloaded into the gateway ` +
-    `process (bench/eld-probe.ts), reported as delay beyond the 1 ms sampling interval, per load run; the same probe in an idle Node process on core 1 shows the share of the machine's scheduling.`);
+    `process (bench/eld-probe.ts), reported as delay beyond the 1 ms sampling interval, per load run; the same probe in an idle Node process on core 1 shows the share of the machine's scheduling` +
+    (r.eldFloor ? `; before any load, that idle process showed p99 ${r.eldFloor.p99Ms} ms, p99.9 ${r.eldFloor.p999Ms} ms, max ${r.eldFloor.maxMs} ms (the machine's floor).` : '.'));
   L.push('');
   L.push('## Goals (issue 3, item 7)', '', '| goal | target | measured | met |', '|---|---|---|---|');
   for (const g of s.goals) L.push(`| ${g.name} | ${g.goal} | ${g.measured} | ${g.met === null ? 'not measured' : g.met ? 'yes' : '**NO**'} |`);

@@ -21,6 +21,7 @@ import { machineInfo, type Machine } from './stats.js';
 import { renderMarkdown, withKeptNotes } from './report.js';
 import { profilePaid, type ProfileLine } from './profile.js';
 import { checkIntegrity, type Integrity } from './integrity.js';
+import { eldDelay, eldSnapshot } from './eld.js';
 
 export interface BenchResult {
   file: string;
@@ -36,6 +37,8 @@ export interface BenchResult {
   micro: MicroResults;
   /** Self-time profile of the paid path (a separate, unmeasured run). */
   profile: ProfileLine[];
+  /** Loop delay of the idle Node process before any load (all servers idle): this machine's floor, in ms beyond the interval. */
+  eldFloor: { p99Ms: number; p999Ms: number; maxMs: number } | null;
   /** Money check on the paid gateway's database after it stopped. */
   integrity: Integrity | null;
   summary: Summary;
@@ -65,6 +68,7 @@ async function _main(): Promise<void> {
   let micro: MicroResults = {};
   let profile: ProfileLine[] = [];
   let integrity: Integrity | null = null;
+  let eldFloor: BenchResult['eldFloor'] = null;
   try {
     const nginx = ensureTool('nginx', 'nginx-light', log);
     const wrk = ensureTool('wrk', 'wrk', log);
@@ -124,6 +128,14 @@ async function _main(): Promise<void> {
       if (c.ok) measured.push(t);
       else notes.push(`${t.label} not measured: its check failed (${c.detail})`);
     }
+    if (!o.skipLoad && idlePid !== null) {
+      // The machine's own floor: the idle process's loop delay while nothing runs (VM timer and wake-up latency).
+      await eldSnapshot(join(tmp, 'eld'), idlePid);
+      await new Promise((r) => setTimeout(r, 5000));
+      const s = await eldSnapshot(join(tmp, 'eld'), idlePid);
+      if (s) eldFloor = { p99Ms: eldDelay(s.p99Ms), p999Ms: eldDelay(s.p999Ms), maxMs: eldDelay(s.maxMs) };
+      log(`loop delay floor (idle Node, idle machine, 5 s): p99 ${eldFloor?.p99Ms} ms, p99.9 ${eldFloor?.p999Ms} ms, max ${eldFloor?.maxMs} ms`);
+    }
     if (!o.skipLoad) {
       load = await runThroughput(measured, { rounds: o.rounds, durationSec: o.durationSec, connections: o.connections, eldDir: join(tmp, 'eld'), idlePid }, log);
       if (wrk.path) {
@@ -157,7 +169,7 @@ async function _main(): Promise<void> {
     for (const s of seeds) rmSync(s.dataDir, { recursive: true, force: true });
     rmSync(tmp, { recursive: true, force: true });
   }
-  _write({ startedAt, argv, options: o, loadavgStart, checks, load, latency, micro, profile, integrity, notes });
+  _write({ startedAt, argv, options: o, loadavgStart, checks, load, latency, micro, profile, eldFloor, integrity, notes });
 }
 
 type RunData = Omit<BenchResult, 'file' | 'finishedAt' | 'machine' | 'summary'>;
@@ -166,7 +178,7 @@ function _write(p: RunData): void {
   const stamp = p.startedAt.slice(0, 16).replace(/:/g, '') + 'Z' + (p.options.quick ? '-quick' : '');
   const dir = join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  const result: BenchResult = { file: `${stamp}.json`, ...p, finishedAt: new Date().toISOString(), machine: machineInfo(), summary: summarise(p.load, p.latency, p.micro) };
+  const result: BenchResult = { file: `${stamp}.json`, ...p, finishedAt: new Date().toISOString(), machine: machineInfo(), summary: summarise(p.load, p.latency, p.micro, p.eldFloor?.p999Ms ?? null) };
   writeFileSync(join(dir, result.file), JSON.stringify(result, null, 2) + '\n');
   const md = renderMarkdown(result);
   writeFileSync(join(dir, `${stamp}.md`), md);

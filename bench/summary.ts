@@ -47,7 +47,8 @@ function _ratio(a: number | undefined, b: number | undefined): number | null {
   return a !== undefined && b !== undefined && b > 0 ? a / b : null;
 }
 
-export function summarise(load: LoadRun[], lat: LatencyRun[], micro: MicroResults): Summary {
+/** `eldFloorP999Ms`: the p99.9 loop delay of an idle Node process on the idle machine (what no server can go below here). */
+export function summarise(load: LoadRun[], lat: LatencyRun[], micro: MicroResults, eldFloorP999Ms: number | null = null): Summary {
   const throughput: Summary['throughput'] = {};
   for (const id of [...new Set(load.map((r) => r.target))]) {
     const rs = load.filter((r) => r.target === id);
@@ -95,10 +96,10 @@ export function summarise(load: LoadRun[], lat: LatencyRun[], micro: MicroResult
     });
     added[id] = { p50Us: median(deltas.map((d) => d.p50)), p99Us: median(deltas.map((d) => d.p99)) };
   }
-  return { throughput, ratios, cpuRatios, latency, added, goals: _goals(throughput, ratios, added, micro) };
+  return { throughput, ratios, cpuRatios, latency, added, goals: _goals(throughput, ratios, added, micro, eldFloorP999Ms) };
 }
 
-function _goals(tp: Summary['throughput'], ratios: Summary['ratios'], added: Summary['added'], micro: MicroResults): Goal[] {
+function _goals(tp: Summary['throughput'], ratios: Summary['ratios'], added: Summary['added'], micro: MicroResults, eldFloorP999Ms: number | null): Goal[] {
   const g = (name: string, goal: string, value: number | null, unit: string, ok: (v: number) => boolean, why?: string): Goal => ({
     name,
     goal,
@@ -110,7 +111,13 @@ function _goals(tp: Summary['throughput'], ratios: Summary['ratios'], added: Sum
     g('paid / nginx throughput', '>= 0.45', ratios.paidVsNginx, '', (v) => v >= 0.45),
     g('paid / pass-through throughput', '>= 0.85', ratios.paidVsPassthrough, '', (v) => v >= 0.85),
     g('added p99 latency, paid path vs direct (wrk -c1, one core)', '<= 1 ms', r2(added.paid?.p99Us != null ? added.paid.p99Us / 1000 : null), ' ms', (v) => v <= 1),
-    g('event-loop delay p99.9 under load (paid path, median of rounds)', '<= 1 ms', paid?.eldP999Ms ?? null, ' ms', (v) => v <= 1),
+    g(
+      'event-loop delay p99.9 under load (paid path, median of rounds)',
+      '<= 1 ms',
+      paid?.eldP999Ms ?? null,
+      ` ms${eldFloorP999Ms !== null ? ` (an idle Node process on the idle machine: ${eldFloorP999Ms} ms)` : ''}`,
+      (v) => v <= 1,
+    ),
     g('key auth, cache hit (CPU time per op; wall-clock in the micro section)', '<= 2 µs/op', micro.keyAuth?.cpuUsPerOp ?? null, ' µs/op', (v) => v <= 2, micro.keyAuth ? micro.keyAuth.error : 'micro-benchmarks skipped'),
     g(
       `ledger writer, sustained ${micro.ledger?.seconds ?? '?'} s with WAL checkpoints (a row = one settled paid call)`,

@@ -47,6 +47,12 @@ describe('bench summary', () => {
     expect(s.goals.find((g) => g.name.startsWith('added p99'))?.met).toBe(true);
   });
 
+  it('judges loop delay on the gateway alone and shows the idle machine floor beside it', () => {
+    const runs = [load(1, 'paid', 50_000, 40)].map((r) => ({ ...r, eld: { p999Ms: 3.5, p99Ms: 1, maxMs: 9, raw: { seq: 1, count: 1, p50Ms: 1, p99Ms: 2, p999Ms: 4.5, maxMs: 10 } } }));
+    const goal = summarise(runs, [], {}, 2.8).goals.find((g) => g.name.startsWith('event-loop delay'));
+    expect(goal).toMatchObject({ met: false, measured: '3.5 ms (an idle Node process on the idle machine: 2.8 ms)' });
+  });
+
   it('reports a goal without a measurement as not measured, never as met', () => {
     const s = summarise([], [], {});
     expect(s.goals.every((g) => g.met === null)).toBe(true);
