@@ -20,7 +20,7 @@ import { createUpstreamAgent } from './steps/forward.js';
 import { Pipeline } from './pipeline.js';
 import { createServer, loadUws, type ServerState } from './server.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
-import { noWait, whenUnlocked } from './no-wait.js';
+import { neverWait, noWait, waitingForLock, whenUnlocked } from './no-wait.js';
 
 /** Exit code of a worker whose supervisor-picked port was taken before it could listen (main.ts picks again). */
 export const PICKED_PORT_TAKEN_EXIT = 75;
@@ -134,6 +134,8 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   }, cfg.heartbeatMs);
   housekeeping.unref();
 
+  // From here on this thread's connection never sleeps on the lock (no-wait.ts); only shutdown waits for it.
+  neverWait(sqlite);
   const state: ServerState = { closing: false, active: 0, native, workerIndex, feedSeq: () => feed.seq };
   const app = createServer(uws, pipeline, state, { maxRequestBytes: cfg.maxRequestBytes, maxHeaderBytes: cfg.maxHeaderBytes });
   type ListenSocket = Parameters<Parameters<typeof app.listen>[2]>[0];
@@ -171,13 +173,15 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     uws.us_listen_socket_close(listenSocket);
     const deadline = Date.now() + 10_000;
     while ((state.active > 0 || writer.pending > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    writer.flush(true);
+    waitingForLock(sqlite, cfg.lockWaitMs, () => writer.flush(true));
     log.info('settle writer totals', { calls: writer.written, transactions: writer.batches, lease_acquisitions: leases.acquisitions });
     feed.stop();
     clearInterval(housekeeping);
     try {
-      leases.releaseAll(clock.now());
-      instances.markStopped(clock.now());
+      waitingForLock(sqlite, cfg.lockWaitMs, () => {
+        leases.releaseAll(clock.now());
+        instances.markStopped(clock.now());
+      });
     } catch (e) {
       log.error('releasing leases failed', { err: e as Error });
     }

@@ -8,7 +8,7 @@ import { KeyCache } from '../../../gateway/cache/key-cache.js';
 import { utcDay } from '../../../control/lib/clock.js';
 import { openSqlite } from '../../../control/db/database.js';
 import { join } from 'node:path';
-import { isBusy } from '../../../gateway/no-wait.js';
+import { isBusy, neverWait, waitingForLock } from '../../../gateway/no-wait.js';
 
 let data: Awaited<ReturnType<typeof openMigratedTempDb>>;
 let h: DbHandles;
@@ -168,6 +168,32 @@ describe('lock contention never sleeps on the event loop', () => {
     expect(a.leases.reserve(a.key, utcDay(a.now), 5, a.now).ok).toBe(true);
     // The connection's own busy timeout is back for everything else.
     expect(h.sqlite.pragma('busy_timeout', { simple: true })).toBe(5000);
+    other.close();
+  });
+
+  it('a neverWait connection (the gateway worker\'s) refuses at once without toggling its timeout; only waitingForLock waits', async () => {
+    const a = await arrange(100);
+    neverWait(h.sqlite);
+    expect(h.sqlite.pragma('busy_timeout', { simple: true })).toBe(0);
+    const other = openSqlite(join(data.dir, 'svc.db'));
+    other.exec('BEGIN IMMEDIATE');
+    const t0 = Date.now();
+    const settled = a.writer.settle(a.rec(null, 5, 1));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(a.writer.pending).toBe(1); // still queued, retried on a timer
+    let err: unknown = null;
+    try {
+      a.leases.reserve(a.key, utcDay(a.now), 5, a.now);
+    } catch (e) {
+      err = e;
+    }
+    expect(isBusy(err)).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    other.exec('COMMIT');
+    expect(await settled).toBe(95);
+    expect(h.sqlite.pragma('busy_timeout', { simple: true })).toBe(0);
+    expect(waitingForLock(h.sqlite, 1234, () => h.sqlite.pragma('busy_timeout', { simple: true }))).toBe(1234);
+    expect(h.sqlite.pragma('busy_timeout', { simple: true })).toBe(0);
     other.close();
   });
 });
