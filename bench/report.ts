@@ -56,7 +56,7 @@ export function renderMarkdown(r: BenchResult): string {
     L.push(
       l.error
         ? `- Ledger writer (batch ${l.batch}): not measured: ${l.error}`
-        : `- Ledger writer (gateway/settle-writer.ts, ${l.batch} settles per commit, ${l.seconds} s, the gateway's checkpoint thread: PASSIVE every ${l.checkpointMs ?? '?'} ms, RESTART past ${l.walLimitBytes === undefined ? '?' : l.walLimitBytes / 1024 / 1024} MB): ` +
+        : `- Ledger writer (gateway/settle-writer.ts, ${l.batch} settles per commit, ${l.seconds} s, the gateway's checkpoint thread: PASSIVE once ${l.checkpointFrames ?? '?'} frames wait or every ${l.checkpointMs ?? '?'} ms, RESTART past ${l.walLimitBytes === undefined ? '?' : l.walLimitBytes / 1024 / 1024} MB): ` +
             `**${l.rowsPerSec} paid-call settles/s** wall-clock (${l.rowsPerCpuSec} per CPU-second; ${l.appendedRowsPerSec} appended rows/s, ${l.appendedPerSettle} per settle: a usage row per call, a ledger entry and a provider earning per commit), slowest 1-s window ${l.minWindowRowsPerSec}/s, ${l.rows} settles, ${l.checkpoints} checkpoints (slowest ${l.checkpointMsMax} ms, ${l.restarts ?? 0} WAL restarts), ` +
             `WAL peak ${(l.walMaxBytes / 1e6).toFixed(1)} MB, ledger consistent after run: ${l.consistent}. A plain one-table INSERT costs ${fmt(l.calibrationInsertUs)} µs of CPU on this machine.`,
     );

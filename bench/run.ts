@@ -133,7 +133,8 @@ async function _main(): Promise<void> {
       await eldSnapshot(join(tmp, 'eld'), idlePid);
       await new Promise((r) => setTimeout(r, 5000));
       const s = await eldSnapshot(join(tmp, 'eld'), idlePid);
-      if (s) eldFloor = { p99Ms: eldDelay(s.p99Ms), p999Ms: eldDelay(s.p999Ms), maxMs: eldDelay(s.maxMs) };
+      const ms = (v: number) => Math.round(eldDelay(v) * 100) / 100;
+      if (s) eldFloor = { p99Ms: ms(s.p99Ms), p999Ms: ms(s.p999Ms), maxMs: ms(s.maxMs) };
       log(`loop delay floor (idle Node, idle machine, 5 s): p99 ${eldFloor?.p99Ms} ms, p99.9 ${eldFloor?.p999Ms} ms, max ${eldFloor?.maxMs} ms`);
     }
     if (!o.skipLoad) {

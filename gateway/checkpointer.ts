@@ -3,6 +3,13 @@
  * WAL checkpoints (`wal_checkpoint(PASSIVE)`; gateway connections run with wal_autocheckpoint = 0) and this
  * holder's heartbeat in gateway_instances. If the heartbeat finds the holder reaped, the thread tells the parent.
  *
+ * When: every CHECKPOINT_POLL_MS the thread reads how many WAL frames wait to be copied (the wal-index header in
+ * the `-shm` file: 100 bytes, no lock, no SQL) and starts a pass once `checkpointFrames` wait, or `checkpointMs`
+ * after the last pass if anything waits at all. Each pass ends in an fsync of the WAL, and while that fsync runs
+ * the event loop's next WAL write can block in the kernel (ext4 journal) for its whole length: a pass every
+ * 200 ms under one-at-a-time calls flushed ~25 MB and put 4-5 ms on the p99; bounding the frames per pass halved it
+ * (gateway/README.md). Under saturating load the bound changes little: each commit carries many calls.
+ *
  * PASSIVE never blocks a writer, but under a writer that commits without pause it never catches up either, and
  * the WAL would only grow. So once the WAL passes `walLimitBytes`, the thread asks for RESTART with a short busy
  * timeout: right after a PASSIVE pass little is left to copy, and the next writer starts again at the top of the
@@ -20,8 +27,31 @@ const db = new Sqlite(workerData.file);
 db.pragma('busy_timeout = 5000');
 const timers = [];
 if (workerData.checkpointMs > 0) {
+  const fs = require('node:fs');
   const pageSize = db.pragma('page_size', { simple: true });
+  // The wal-index header (https://sqlite.org/walformat.html): mxFrame at byte 16, then nBackfill at byte 96 in
+  // the checkpoint info, both in native byte order. A torn read only makes one pass early or late.
+  const header = Buffer.alloc(100);
+  const le = require('node:os').endianness() === 'LE';
+  let shm = -1;
+  const waitingFrames = () => {
+    try {
+      if (shm < 0) shm = fs.openSync(workerData.file + '-shm', 'r');
+      if (fs.readSync(shm, header, 0, 100, 0) < 100) return null;
+      const mx = le ? header.readUInt32LE(16) : header.readUInt32BE(16);
+      const backfilled = le ? header.readUInt32LE(96) : header.readUInt32BE(96);
+      return mx - backfilled;
+    } catch {
+      return null; // unreadable: passes on the interval alone
+    }
+  };
+  let lastPass = performance.now();
   timers.push(setInterval(() => {
+    const waiting = waitingFrames();
+    const now = performance.now();
+    const due = now - lastPass >= workerData.checkpointMs;
+    if (waiting === null ? !due : waiting <= 0 || (waiting < workerData.checkpointFrames && !due)) return;
+    lastPass = now;
     try {
       const t0 = performance.now();
       const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
@@ -32,7 +62,7 @@ if (workerData.checkpointMs > 0) {
       }
       if (workerData.report) parentPort.postMessage({ checkpoint: { ms: performance.now() - t0, frames: r ? r.log : 0, restarted } });
     } catch {}
-  }, workerData.checkpointMs));
+  }, Math.min(workerData.pollMs, workerData.checkpointMs)));
 }
 if (workerData.holderId) {
   const beat = db.prepare('UPDATE gateway_instances SET heartbeat_at = ? WHERE id = ? AND stopped_at IS NULL');
@@ -45,10 +75,15 @@ if (workerData.holderId) {
 parentPort.on('message', () => { timers.forEach(clearInterval); try { db.close(); } catch {} process.exit(0); });
 `;
 
+/** How often the checkpoint thread looks at the WAL's backlog (a 100-byte read of the -shm file). */
+export const CHECKPOINT_POLL_MS = 5;
+
 export interface BackgroundOptions {
   file: string;
-  /** 0 = no checkpoints from this process. */
+  /** The longest gap between checkpoint passes while frames wait; 0 = no checkpoints from this process. */
   checkpointMs: number;
+  /** A pass starts as soon as this many frames wait (default: every `checkpointMs` only). */
+  checkpointFrames?: number;
   /** WAL size above which the thread makes the next writer start the WAL over (RESTART checkpoint). */
   walLimitBytes: number;
   holderId: string | null;
@@ -80,7 +115,8 @@ export function startBackground(o: BackgroundOptions): () => Promise<void> {
   const mod = createRequire(import.meta.url).resolve('better-sqlite3');
   const w = new Worker(CODE, {
     eval: true,
-    workerData: { file: o.file, checkpointMs: o.checkpointMs, walLimitBytes: o.walLimitBytes, holderId: o.holderId, heartbeatMs: o.heartbeatMs, mod, report: o.onCheckpoint !== undefined },
+    workerData: {
+      file: o.file, checkpointMs: o.checkpointMs, checkpointFrames: o.checkpointFrames ?? Number.MAX_SAFE_INTEGER, pollMs: CHECKPOINT_POLL_MS, walLimitBytes: o.walLimitBytes, holderId: o.holderId, heartbeatMs: o.heartbeatMs, mod, report: o.onCheckpoint !== undefined },
   });
   w.on('message', (m: unknown) => {
     if (m === 'reaped') o.onReaped();

@@ -32,8 +32,10 @@ const GatewayEnvSchema = z.object({
   SVC_GATEWAY_IDEMPOTENCY_TTL_MS: int(86_400_000, 1_000),
   /** Idempotent calls buffer the upstream body to store it for replay; larger answers are refused (502). */
   SVC_GATEWAY_IDEMPOTENT_BODY_MAX: int(1024 * 1024, 0),
-  /** Run WAL checkpoints in a worker thread (never on the event loop); often, so each copy is a short one. */
+  /** WAL checkpoints run in a worker thread (never on the event loop); this is the longest gap between passes (0 = off). */
   SVC_GATEWAY_CHECKPOINT_MS: int(200, 0),
+  /** A pass starts as soon as this many WAL frames wait to be copied, so each pass (and its fsync) stays small. */
+  SVC_GATEWAY_CHECKPOINT_FRAMES: int(256, 1),
   /** Above this WAL size the checkpoint thread makes writers start the WAL over (RESTART), not only backfill it. */
   SVC_GATEWAY_WAL_LIMIT_MB: int(64, 1),
   /** How long a call waits for the SQLite write lock held by another connection before it fails, uncharged. */
@@ -59,6 +61,7 @@ export interface GatewayConfig {
   idempotencyTtlMs: number;
   idempotentBodyMax: number;
   checkpointMs: number;
+  checkpointFrames: number;
   walLimitBytes: number;
   lockWaitMs: number;
 }
@@ -90,6 +93,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonl
     idempotencyTtlMs: e.SVC_GATEWAY_IDEMPOTENCY_TTL_MS,
     idempotentBodyMax: e.SVC_GATEWAY_IDEMPOTENT_BODY_MAX,
     checkpointMs: e.SVC_GATEWAY_CHECKPOINT_MS,
+    checkpointFrames: e.SVC_GATEWAY_CHECKPOINT_FRAMES,
     walLimitBytes: e.SVC_GATEWAY_WAL_LIMIT_MB * 1024 * 1024,
     lockWaitMs: e.SVC_GATEWAY_LOCK_WAIT_MS,
   });

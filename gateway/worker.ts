@@ -68,6 +68,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   const stopBackground = startBackground({
     file: base.dbFile,
     checkpointMs: workerIndex === 0 ? cfg.checkpointMs : 0,
+    checkpointFrames: cfg.checkpointFrames,
     walLimitBytes: cfg.walLimitBytes,
     holderId: instances.id,
     heartbeatMs: cfg.heartbeatMs,

@@ -30,6 +30,7 @@ export interface LedgerResult {
   restarts?: number;
   /** The checkpoint settings the run used (the gateway's defaults). */
   checkpointMs?: number;
+  checkpointFrames?: number;
   walLimitBytes?: number;
   walMaxBytes: number;
   /** Ledger check after the run: balance dropped by exactly the rows written. */
@@ -39,7 +40,7 @@ export interface LedgerResult {
 
 interface CheckpointerModule {
   startBackground(o: {
-    file: string; checkpointMs: number; walLimitBytes: number; holderId: string | null; heartbeatMs: number;
+    file: string; checkpointMs: number; checkpointFrames?: number; walLimitBytes: number; holderId: string | null; heartbeatMs: number;
     onReaped: () => void; onCheckpoint?: (c: { ms: number; frames: number; restarted: boolean }) => void;
   }): () => Promise<void>;
   configureWriterConnection(sqlite: unknown, o: { checkpointMs: number; walLimitBytes: number }): void;
@@ -50,7 +51,7 @@ interface FastIdModule {
 }
 
 interface ConfigModule {
-  loadGatewayConfig(env: Record<string, string>): { checkpointMs: number; walLimitBytes: number };
+  loadGatewayConfig(env: Record<string, string>): { checkpointMs: number; checkpointFrames: number; walLimitBytes: number };
 }
 
 interface WriterModule {
@@ -92,7 +93,7 @@ async function _main(): Promise<void> {
     const { fastId } = await importGateway<FastIdModule>('fast-id.js');
     const { startBackground, configureWriterConnection } = await importGateway<CheckpointerModule>('checkpointer.js');
     // The gateway's own defaults (gateway/config.ts), not a copy of them.
-    const { checkpointMs, walLimitBytes } = (await importGateway<ConfigModule>('config.js')).loadGatewayConfig({});
+    const { checkpointMs, checkpointFrames, walLimitBytes } = (await importGateway<ConfigModule>('config.js')).loadGatewayConfig({});
     const now = Date.now();
     const day = utcDay(now);
     const holderId = 'gwi_bench';
@@ -108,7 +109,7 @@ async function _main(): Promise<void> {
 
     const cps: { ms: number; restarted: boolean }[] = [];
     stopCheckpoints = startBackground({
-      file: m.file, checkpointMs, walLimitBytes, holderId: null, heartbeatMs: 60_000,
+      file: m.file, checkpointMs, checkpointFrames, walLimitBytes, holderId: null, heartbeatMs: 60_000,
       onReaped: () => {}, onCheckpoint: (c) => cps.push(c),
     });
 
@@ -161,6 +162,7 @@ async function _main(): Promise<void> {
       checkpointMsMax: Math.round(Math.max(0, ...cps.map((c) => c.ms)) * 10) / 10,
       restarts: cps.filter((c) => c.restarted).length,
       checkpointMs,
+      checkpointFrames,
       walLimitBytes,
       walMaxBytes: walMax,
       consistent: bal.credit_cents === CREDIT - rows && charged.s === rows,

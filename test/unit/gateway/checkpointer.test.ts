@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { openSqlite } from '../../../control/db/database.js';
 import { tempDataDir } from '../../helpers/processes.js';
-import { startBackground } from '../../../gateway/checkpointer.js';
+import { startBackground, type CheckpointReport } from '../../../gateway/checkpointer.js';
 
 const walSize = (file: string) => (existsSync(file + '-wal') ? statSync(file + '-wal').size : 0);
 
@@ -61,6 +61,35 @@ describe('gateway checkpoint thread', () => {
     try {
       await new Promise((r) => setTimeout(r, 300));
       expect(walSize(file)).toBe(before);
+    } finally {
+      await stop();
+      db.close();
+      data.cleanup();
+    }
+  });
+
+  it('starts a pass as soon as enough frames wait, without waiting for the interval, and none while nothing waits', async () => {
+    const data = tempDataDir();
+    const file = join(data.dir, 'svc.db');
+    const db = openSqlite(file);
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+    const passes: CheckpointReport[] = [];
+    // An interval of a minute: any pass within this test is one the frame count started.
+    const stop = startBackground({ file, checkpointMs: 60_000, checkpointFrames: 100, walLimitBytes: 1024 * 1024 * 1024, holderId: null, heartbeatMs: 60_000, onReaped: () => {}, onCheckpoint: (c) => passes.push(c) });
+    try {
+      const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+      for (let i = 0; i < 20; i++) insert.run('x'.repeat(200)); // 20 frames: under the threshold
+      await new Promise((r) => setTimeout(r, 200));
+      expect(passes).toHaveLength(0);
+      db.transaction(() => {
+        for (let i = 0; i < 2_000; i++) insert.run('x'.repeat(200));
+      }).immediate(); // well over 100 frames
+      expect(await waitFor(() => passes.length > 0, 2000)).toBe(true);
+      expect(passes[0]!.frames).toBeGreaterThanOrEqual(100);
+      const after = passes.length;
+      await new Promise((r) => setTimeout(r, 200)); // everything copied: no further passes
+      expect(passes.length).toBe(after);
     } finally {
       await stop();
       db.close();
