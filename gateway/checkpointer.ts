@@ -125,6 +125,8 @@ export function startBackground(o: BackgroundOptions): () => Promise<void> {
   w.unref();
   return () =>
     new Promise((resolve) => {
+      // Referenced while stopping: otherwise a process with nothing else to do exits before the thread has.
+      w.ref();
       w.once('exit', () => resolve());
       w.postMessage('stop');
       setTimeout(resolve, 1000).unref();

@@ -50,6 +50,10 @@ interface FastIdModule {
   fastId(prefix: 'req', ms?: number): string;
 }
 
+interface NoWaitModule {
+  neverWait(sqlite: unknown): void;
+}
+
 interface ConfigModule {
   loadGatewayConfig(env: Record<string, string>): { checkpointMs: number; checkpointFrames: number; walLimitBytes: number };
 }
@@ -91,6 +95,7 @@ async function _main(): Promise<void> {
   try {
     const { SettleWriter } = await importGateway<WriterModule>('settle-writer.js');
     const { fastId } = await importGateway<FastIdModule>('fast-id.js');
+    const { neverWait } = await importGateway<NoWaitModule>('no-wait.js');
     const { startBackground, configureWriterConnection } = await importGateway<CheckpointerModule>('checkpointer.js');
     // The gateway's own defaults (gateway/config.ts), not a copy of them.
     const { checkpointMs, checkpointFrames, walLimitBytes } = (await importGateway<ConfigModule>('config.js')).loadGatewayConfig({});
@@ -102,9 +107,10 @@ async function _main(): Promise<void> {
       'INSERT INTO balance_leases (id, holder_id, org_id, key_id, day, amount_cents, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ).run('lease_bench', holderId, m.consumer.orgId, m.consumer.keyId, day, LEASE, now, now + 3_600_000);
     sq.prepare('UPDATE balances SET reserved_cents = reserved_cents + ? WHERE org_id = ?').run(LEASE, m.consumer.orgId);
-    // As the gateway runs (gateway/worker.ts): the writer connection configured the same way, and the gateway's
-    // own checkpoint thread with its default settings.
+    // As the gateway runs (gateway/worker.ts): the writer connection configured the same way (and never waiting
+    // on the lock), and the gateway's own checkpoint thread with its default settings.
     configureWriterConnection(sq, { checkpointMs, walLimitBytes });
+    neverWait(sq);
     const writer = new SettleWriter(sq, { holderId, platformFeeBps: 2000 });
 
     const cps: { ms: number; restarted: boolean }[] = [];
@@ -142,6 +148,9 @@ async function _main(): Promise<void> {
     }
     const elapsed = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(c0);
+    // Measured; stop the checkpoint thread so the checks and the calibration below never meet its lock.
+    await stopCheckpoints();
+    stopCheckpoints = null;
     const rows = writer.written;
     const bal = sq.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').get(m.consumer.orgId) as { credit_cents: number };
     const charged = sq.prepare("SELECT -SUM(amount_cents) AS s FROM ledger_entries WHERE org_id = ? AND kind = 'call_charge'").get(m.consumer.orgId) as { s: number };
