@@ -9,6 +9,8 @@ export interface LoadSpec {
   connections: number;
   durationSec: number;
   headers: Record<string, string>;
+  /** Fixed total request rate (req/s) instead of as fast as possible. */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -25,7 +27,10 @@ export interface LoadResult {
 
 async function _main(): Promise<void> {
   const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
-  const r = await autocannon({ url: spec.url, connections: spec.connections, duration: spec.durationSec, headers: spec.headers, pipelining: 1 });
+  const r = await autocannon({
+    url: spec.url, connections: spec.connections, duration: spec.durationSec, headers: spec.headers, pipelining: 1,
+    ...(spec.rate ? { overallRate: spec.rate } : {}),
+  });
   const statusCounts: Record<string, number> = {};
   for (const [code, v] of Object.entries(r.statusCodeStats ?? {})) statusCounts[code] = v.count ?? 0;
   const responses = r['1xx'] + r['2xx'] + r['3xx'] + r['4xx'] + r['5xx'];

@@ -51,7 +51,7 @@ export function runLoadWorker(spec: LoadSpec, cpus = LOAD_CPU): Promise<LoadResu
 
 export async function runThroughput(
   targets: Target[],
-  o: { rounds: number; durationSec: number; connections: number; eldDir: string; idlePid: number | null },
+  o: { rounds: number; durationSec: number; connections: number; eldDir: string; idlePid: number | null; rate?: number },
   log: (s: string) => void,
 ): Promise<LoadRun[]> {
   const runs: LoadRun[] = [];
@@ -62,7 +62,7 @@ export async function runThroughput(
       if (o.idlePid !== null) await eldSnapshot(o.eldDir, o.idlePid);
       const cpu0 = cpuMicros(t.sut.pid);
       const s0 = cpuSample();
-      const load = await runLoadWorker({ url: t.url, connections: o.connections, durationSec: o.durationSec, headers: t.headers });
+      const load = await runLoadWorker({ url: t.url, connections: o.connections, durationSec: o.durationSec, headers: t.headers, ...(o.rate ? { rate: o.rate } : {}) });
       const s1 = cpuSample();
       const cpu1 = cpuMicros(t.sut.pid);
       const snap = t.eld ? await eldSnapshot(o.eldDir, t.sut.pid) : null;
@@ -81,7 +81,7 @@ export async function runThroughput(
       runs.push(run);
       const bad = load.responses - expected + load.errors;
       log(
-        `round ${r + 1} ${t.id.padEnd(11)} ${Math.round(load.rps).toString().padStart(6)} req/s  p50 ${load.p50Ms} ms p99 ${load.p99Ms} ms  ` +
+        `${o.rate ? `fixed ${o.rate}/s ` : ''}round ${r + 1} ${t.id.padEnd(11)} ${Math.round(load.rps).toString().padStart(6)} req/s  p50 ${load.p50Ms} ms p99 ${load.p99Ms} ms  ` +
           `cpu ${run.cpuUsPerReq?.toFixed(1)} µs/req  cores ${run.coreBusy.map((b) => Math.round(b * 100) + '%').join('/')}` +
           (run.eld ? `  eld p99.9 ${run.eld.p999Ms.toFixed(2)} ms` : '') +
           (run.eldIdle ? ` (idle ${run.eldIdle.p999Ms.toFixed(2)})` : '') +

@@ -42,6 +42,13 @@ export function renderMarkdown(r: BenchResult): string {
   L.push(`From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`, '');
   L.push('| round | paid / nginx | paid / pass-through | pass-through / nginx |', '|---|---|---|---|');
   for (const p of s.ratios.perRound) L.push(`| ${p.round} | ${fmt(p.paidVsNginx)} | ${fmt(p.paidVsPassthrough)} | ${fmt(p.passthroughVsNginx)} |`);
+  if (s.fixedRate) {
+    L.push('', `## Loop delay below saturation (fixed ${s.fixedRate.rate} req/s, ${r.fixedRate?.connections ?? '?'} connections, median of rounds)`, '');
+    L.push('| target | req/s | gateway loop delay p99.9 ms | idle Node on core 1, p99.9 ms |', '|---|---|---|---|');
+    for (const [id, e] of Object.entries(s.fixedRate.eld) as [TargetId, NonNullable<(typeof s.fixedRate.eld)[TargetId]>][]) {
+      L.push(`| ${TARGET_LABELS[id]} | ${fmt(e.rps)} | ${fmt(e.p999Ms)} | ${fmt(e.idleP999Ms)} |`);
+    }
+  }
   L.push('', '## Added latency (one core, wrk -c1)', '', '| target | p50 µs | p99 µs | p99.9 µs | added p50 µs | added p99 µs | gateway loop delay max during run, ms |', '|---|---|---|---|---|---|---|');
   for (const [id, t] of Object.entries(s.latency) as [TargetId, NonNullable<(typeof s.latency)[TargetId]>][]) {
     const a = s.added[id];

@@ -39,6 +39,11 @@ export interface BenchResult {
   profile: ProfileLine[];
   /** Loop delay of the idle Node process before any load (all servers idle): this machine's floor, in ms beyond the interval. */
   eldFloor: { p99Ms: number; p999Ms: number; maxMs: number } | null;
+  /**
+   * Loop delay below saturation: the gateways (pass-through, paid) at a fixed total rate, rounds interleaved. At
+   * saturation the delay is the length of a loop turn draining every connection; this shows what remains.
+   */
+  fixedRate: { rate: number; connections: number; runs: LoadRun[] } | null;
   /** Money check on the paid gateway's database after it stopped. */
   integrity: Integrity | null;
   summary: Summary;
@@ -46,6 +51,9 @@ export interface BenchResult {
 }
 
 const SUT_CPU = '1';
+/** The fixed-rate loop-delay runs: about a third of the paid path's capacity here, over 10 connections. */
+const FIXED_RATE = 2000;
+const FIXED_RATE_CONNECTIONS = 10;
 const LOAD_CPU = '0';
 const log = (s: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
 
@@ -69,6 +77,7 @@ async function _main(): Promise<void> {
   let profile: ProfileLine[] = [];
   let integrity: Integrity | null = null;
   let eldFloor: BenchResult['eldFloor'] = null;
+  let fixedRate: BenchResult['fixedRate'] = null;
   try {
     const nginx = ensureTool('nginx', 'nginx-light', log);
     const wrk = ensureTool('wrk', 'wrk', log);
@@ -139,6 +148,12 @@ async function _main(): Promise<void> {
     }
     if (!o.skipLoad) {
       load = await runThroughput(measured, { rounds: o.rounds, durationSec: o.durationSec, connections: o.connections, eldDir: join(tmp, 'eld'), idlePid }, log);
+      const gateways = measured.filter((t) => t.id === 'passthrough' || t.id === 'paid');
+      if (gateways.length) {
+        const rate = FIXED_RATE;
+        const runs = await runThroughput(gateways, { rounds: Math.min(o.rounds, 3), durationSec: o.durationSec, connections: FIXED_RATE_CONNECTIONS, eldDir: join(tmp, 'eld'), idlePid, rate }, log);
+        fixedRate = { rate, connections: FIXED_RATE_CONNECTIONS, runs };
+      }
       if (wrk.path) {
         const latTargets = measured.filter((t) => t.id !== 'unauth');
         repin(procs.filter((p) => p.pid !== idlePid).map((p) => p.pid), LOAD_CPU);
@@ -156,8 +171,13 @@ async function _main(): Promise<void> {
     await stopAll();
     if (paidSeed && checks.paid?.ok) {
       const paidRuns = load.filter((r) => r.target === 'paid');
-      const clientOk = 2 + paidRuns.reduce((n, r) => n + r.expected, 0) + latency.filter((r) => r.target === 'paid').reduce((n, r) => n + r.wrk.requests - r.wrk.statusErrors, 0);
-      integrity = await checkIntegrity(paidSeed, clientOk, paidRuns.length * o.connections + latency.length);
+      const fixedPaid = fixedRate?.runs.filter((r) => r.target === 'paid') ?? [];
+      const clientOk =
+        2 +
+        [...paidRuns, ...fixedPaid].reduce((n, r) => n + r.expected, 0) +
+        latency.filter((r) => r.target === 'paid').reduce((n, r) => n + r.wrk.requests - r.wrk.statusErrors, 0);
+      const inFlightAtCutoffs = paidRuns.length * o.connections + fixedPaid.length * FIXED_RATE_CONNECTIONS + latency.length;
+      integrity = await checkIntegrity(paidSeed, clientOk, inFlightAtCutoffs);
       log(`integrity of the paid path: ${integrity.ok ? 'ok' : 'FAILED'}: ${integrity.detail}`);
     }
     if (!o.skipMicro) micro = await runMicro({ authOps: o.authOps, ledgerSec: o.ledgerSec, sweep: !o.quick, cpus: SUT_CPU }, log);
@@ -170,7 +190,7 @@ async function _main(): Promise<void> {
     for (const s of seeds) rmSync(s.dataDir, { recursive: true, force: true });
     rmSync(tmp, { recursive: true, force: true });
   }
-  _write({ startedAt, argv, options: o, loadavgStart, checks, load, latency, micro, profile, eldFloor, integrity, notes });
+  _write({ startedAt, argv, options: o, loadavgStart, checks, load, latency, micro, profile, eldFloor, fixedRate, integrity, notes });
 }
 
 type RunData = Omit<BenchResult, 'file' | 'finishedAt' | 'machine' | 'summary'>;
@@ -179,7 +199,7 @@ function _write(p: RunData): void {
   const stamp = p.startedAt.slice(0, 16).replace(/:/g, '') + 'Z' + (p.options.quick ? '-quick' : '');
   const dir = join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  const result: BenchResult = { file: `${stamp}.json`, ...p, finishedAt: new Date().toISOString(), machine: machineInfo(), summary: summarise(p.load, p.latency, p.micro, p.eldFloor?.p999Ms ?? null) };
+  const result: BenchResult = { file: `${stamp}.json`, ...p, finishedAt: new Date().toISOString(), machine: machineInfo(), summary: summarise(p.load, p.latency, p.micro, p.eldFloor?.p999Ms ?? null, p.fixedRate) };
   writeFileSync(join(dir, result.file), JSON.stringify(result, null, 2) + '\n');
   const md = renderMarkdown(result);
   writeFileSync(join(dir, `${stamp}.md`), md);

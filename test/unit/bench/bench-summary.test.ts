@@ -50,7 +50,11 @@ describe('bench summary', () => {
   it('judges loop delay on the gateway alone and shows the idle machine floor beside it', () => {
     const runs = [load(1, 'paid', 50_000, 40)].map((r) => ({ ...r, eld: { p999Ms: 3.5, p99Ms: 1, maxMs: 9, raw: { seq: 1, count: 1, p50Ms: 1, p99Ms: 2, p999Ms: 4.5, maxMs: 10 } } }));
     const goal = summarise(runs, [], {}, 2.8).goals.find((g) => g.name.startsWith('event-loop delay'));
-    expect(goal).toMatchObject({ met: false, measured: '3.5 ms (an idle Node process on the idle machine: 2.8 ms)' });
+    expect(goal).toMatchObject({ met: false, measured: '3.5 ms at saturation (an idle Node process on the idle machine: 2.8 ms)' });
+    const fixedRuns = [1.2, 0.8, 5].map((p999Ms, i) => ({ ...runs[0]!, round: i + 1, eld: { ...runs[0]!.eld, p999Ms } }));
+    const s = summarise(runs, [], {}, 2.8, { rate: 2000, runs: fixedRuns });
+    expect(s.fixedRate?.eld.paid).toMatchObject({ p999Ms: 1.2, rps: 5000 });
+    expect(s.goals.find((g) => g.name.startsWith('event-loop delay'))?.measured).toBe('3.5 ms at saturation; 1.2 ms at a fixed 2000 req/s (an idle Node process on the idle machine: 2.8 ms)');
   });
 
   it('reports a goal without a measurement as not measured, never as met', () => {
