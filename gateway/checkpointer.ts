@@ -8,7 +8,8 @@
  * after the last pass if anything waits at all. Each pass ends in an fsync of the WAL, and while that fsync runs
  * the event loop's next WAL write can block in the kernel (ext4 journal) for its whole length: a pass every
  * 200 ms under one-at-a-time calls flushed ~25 MB and put 4-5 ms on the p99; bounding the frames per pass halved it
- * (gateway/README.md). Under saturating load the bound changes little: each commit carries many calls.
+ * (gateway/README.md). Under saturating load the bound changes little: each commit carries many calls. A pass
+ * that a reader kept from copying everything, and every RESTART attempt, keep to the interval instead.
  *
  * PASSIVE never blocks a writer, but under a writer that commits without pause it never catches up either, and
  * the WAL would only grow. So once the WAL passes `walLimitBytes`, the thread asks for RESTART with a short busy
@@ -46,19 +47,29 @@ if (workerData.checkpointMs > 0) {
     }
   };
   let lastPass = performance.now();
+  let lastRestart = -Infinity;
+  // A reader holding an old snapshot (a long report, a backup) keeps PASSIVE from copying past it: the backlog then
+  // stays over the threshold however often we pass, so after a pass that could not copy everything, and for
+  // RESTART (which takes the write lock while it waits for readers), the thread keeps to the interval.
+  let blocked = false;
   timers.push(setInterval(() => {
     const waiting = waitingFrames();
     const now = performance.now();
     const due = now - lastPass >= workerData.checkpointMs;
-    if (waiting === null ? !due : waiting <= 0 || (waiting < workerData.checkpointFrames && !due)) return;
+    const byBacklog = waiting !== null && waiting >= workerData.checkpointFrames && !blocked;
+    if (waiting !== null && waiting <= 0) return;
+    if (!due && !byBacklog) return;
     lastPass = now;
     try {
       const t0 = performance.now();
       const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
+      blocked = r !== undefined && r.checkpointed < r.log;
       let restarted = false;
-      if (r && r.log * pageSize > workerData.walLimitBytes) {
+      if (r && r.log * pageSize > workerData.walLimitBytes && now - lastRestart >= workerData.checkpointMs) {
+        lastRestart = now;
         db.pragma('busy_timeout = 20');
         try { restarted = db.pragma('wal_checkpoint(RESTART)')[0].busy === 0; } finally { db.pragma('busy_timeout = 5000'); }
+        if (restarted) blocked = false;
       }
       if (workerData.report) parentPort.postMessage({ checkpoint: { ms: performance.now() - t0, frames: r ? r.log : 0, restarted } });
     } catch {}

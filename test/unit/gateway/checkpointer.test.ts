@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { openSqlite } from '../../../control/db/database.js';
 import { tempDataDir } from '../../helpers/processes.js';
 import { startBackground, type CheckpointReport } from '../../../gateway/checkpointer.js';
+import { isBusy } from '../../../gateway/no-wait.js';
 
 const walSize = (file: string) => (existsSync(file + '-wal') ? statSync(file + '-wal').size : 0);
 
@@ -91,6 +92,49 @@ describe('gateway checkpoint thread', () => {
       await new Promise((r) => setTimeout(r, 200)); // everything copied: no further passes
       expect(passes.length).toBe(after);
     } finally {
+      await stop();
+      db.close();
+      data.cleanup();
+    }
+  });
+
+  it('keeps to the interval while a long reader holds the backlog, so writers are not locked out by passes and RESTARTs', async () => {
+    const data = tempDataDir();
+    const file = join(data.dir, 'svc.db');
+    const db = openSqlite(file);
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
+    db.transaction(() => {
+      for (let i = 0; i < 2_000; i++) insert.run('x'.repeat(200));
+    }).immediate();
+    // A report reading an old snapshot: PASSIVE cannot copy past it, RESTART cannot finish while it lasts.
+    const reader = openSqlite(file);
+    reader.exec('BEGIN');
+    reader.prepare('SELECT COUNT(*) FROM t').pluck().get();
+    const passes: CheckpointReport[] = [];
+    const stop = startBackground({ file, checkpointMs: 200, checkpointFrames: 50, walLimitBytes: 64 * 1024, holderId: null, heartbeatMs: 60_000, onReaped: () => {}, onCheckpoint: (c) => passes.push(c) });
+    db.pragma('busy_timeout = 0'); // as the gateway's writer: a held lock is an error, retried later
+    let commits = 0;
+    let busy = 0;
+    try {
+      const end = Date.now() + 800;
+      while (Date.now() < end) {
+        try {
+          insert.run('y'.repeat(200));
+          commits++;
+        } catch (e) {
+          if (!isBusy(e)) throw e;
+          busy++;
+        }
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      // Every poll (5 ms) would be ~160 passes, each RESTART holding the write lock up to 20 ms.
+      expect(passes.length).toBeLessThanOrEqual(6);
+      expect(busy / (busy + commits)).toBeLessThan(0.3);
+    } finally {
+      reader.exec('COMMIT');
+      reader.close();
       await stop();
       db.close();
       data.cleanup();
