@@ -3,7 +3,7 @@
  * `BEGIN IMMEDIATE` transaction, and each caller's promise resolves only after that COMMIT, so an answered call
  * is always a recorded call. Per call the transaction appends one usage row (the call's own record, keyed by its
  * request id, so no call can be recorded or charged twice); the money moves once per batch: one `call_charge`
- * ledger entry per (org, key) and one provider earning per (provider, API) carrying the batch's sums, plus the
+ * ledger entry per key and one provider earning per (provider, API) carrying the batch's sums, plus the
  * balance, lease, key and daily-spend projections. Usable without a server: `new SettleWriter(sqlite, opts)`.
  */
 import type Sqlite from 'better-sqlite3';
@@ -159,7 +159,7 @@ export class SettleWriter {
         s.ledger.run(fastId('txn', now), c.orgId, c.keyId, -c.cents, `${c.calls} ${c.calls === 1 ? 'call' : 'calls'}`, batchId, `calls:${batchId}:${c.keyId}`, now);
       }
       for (const e of agg.earnings.values()) {
-        s.earning.run(fastId('txn', now), e.providerOrgId, e.apiId, e.gross, e.fee, e.gross - e.fee, batchId, `earn:${batchId}:${e.apiId}`, now);
+        s.earning.run(fastId('txn', now), e.providerOrgId, e.apiId, e.gross, e.fee, e.gross - e.fee, batchId, `earn:${batchId}:${e.providerOrgId}:${e.apiId}`, now);
       }
       for (const [leaseId, c] of agg.lease) {
         if (s.leaseSpend.run(c, leaseId, c).changes !== 1) throw new Error(`lease ${leaseId} is released or exhausted`);
@@ -216,7 +216,7 @@ interface _Earning {
 class _Sums {
   /** By key id (a key belongs to one org). */
   readonly charges = new Map<string, _Charge>();
-  /** By API id (an API belongs to one provider). */
+  /** By provider and API: the provider is whoever the call's record says earned it, never inferred from the API. */
   readonly earnings = new Map<string, _Earning>();
   readonly lease = new Map<string, number>();
   readonly orgLeased = new Map<string, number>();
@@ -241,11 +241,12 @@ function _appendUsage(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: n
       charge.calls++;
     } else agg.charges.set(r.keyId, { orgId: r.orgId, keyId: r.keyId, cents: c, calls: 1 });
     const fee = splitPlatformFee(c, feeBps).feeCents;
-    const earning = agg.earnings.get(r.apiId);
+    const earningKey = `${r.providerOrgId}\u0000${r.apiId}`;
+    const earning = agg.earnings.get(earningKey);
     if (earning) {
       earning.gross += c;
       earning.fee += fee;
-    } else agg.earnings.set(r.apiId, { providerOrgId: r.providerOrgId, apiId: r.apiId, gross: c, fee });
+    } else agg.earnings.set(earningKey, { providerOrgId: r.providerOrgId, apiId: r.apiId, gross: c, fee });
     if (r.leaseId !== null) {
       _add(agg.lease, r.leaseId, c);
       _add(agg.orgLeased, r.orgId, c);

@@ -81,6 +81,15 @@ describe('SettleWriter (group commit)', () => {
     await expectLedgerConsistent(h);
   });
 
+  it('books each provider its own earning, even for calls to the same API id in one commit', async () => {
+    const a = await arrange(100);
+    const other = await seedOrg(h);
+    await Promise.all([a.writer.settle(a.rec(null, 5, 1)), a.writer.settle({ ...a.rec(null, 5, 2), providerOrgId: other.orgId })]);
+    const earn = await h.db.selectFrom('provider_earnings').select(['provider_org_id', 'gross_cents']).orderBy('provider_org_id').execute();
+    expect(earn).toEqual([{ provider_org_id: a.provider.orgId, gross_cents: 5 }, { provider_org_id: other.orgId, gross_cents: 5 }].sort((x, y) => x.provider_org_id.localeCompare(y.provider_org_id)));
+    await expectLedgerConsistent(h);
+  });
+
   it('isolates a bad record: its neighbours in the batch still commit', async () => {
     const a = await arrange(100);
     const results = await Promise.allSettled([a.writer.settle(a.rec(null, 5, 1)), a.writer.settle(a.rec('lease_missing', 5, 2)), a.writer.settle(a.rec(null, 0, 3))]);
