@@ -25,8 +25,10 @@ const neverWaiting = new WeakSet<Sqlite.Database>();
 /**
  * Makes a connection never sleep on the lock, for good: the gateway worker's own connection, once startup is done.
  * Toggling busy_timeout around every hot-path transaction cost two PRAGMA compilations per commit (about 4 % of a
- * paid call's CPU, profiled). Reads are unaffected (WAL readers never wait for a writer). Blocking work on such a
- * connection (the shutdown flush) goes through `waitingForLock`.
+ * paid call's CPU, profiled). Reads do not wait for writers in WAL mode; the one case left is a connection that
+ * is rebuilding the wal-index after a crash (SQLITE_BUSY_RECOVERY), where a read now fails at once instead of
+ * waiting (a cache miss then answers 500 `internal`, uncharged). Blocking work on such a connection (the
+ * shutdown flush) goes through `waitingForLock`.
  */
 export function neverWait(sqlite: Sqlite.Database): void {
   sqlite.pragma('busy_timeout = 0');
