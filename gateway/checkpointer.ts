@@ -8,8 +8,8 @@
  * after the last pass if anything waits at all. Each pass ends in an fsync of the WAL, and while that fsync runs
  * the event loop's next WAL write can block in the kernel (ext4 journal) for its whole length: a pass every
  * 200 ms under one-at-a-time calls flushed ~25 MB and put 4-5 ms on the p99; bounding the frames per pass halved it
- * (gateway/README.md). Under saturating load the bound changes little: each commit carries many calls. A pass
- * that a reader kept from copying everything, and every RESTART attempt, keep to the interval instead.
+ * (gateway/README.md). Under saturating load the bound changes little: each commit carries many calls. After a
+ * pass that a reader kept from copying anything, and for every RESTART attempt, the thread keeps to the interval.
  *
  * PASSIVE never blocks a writer, but under a writer that commits without pause it never catches up either, and
  * the WAL would only grow. So once the WAL passes `walLimitBytes`, the thread asks for RESTART with a short busy
@@ -35,13 +35,12 @@ if (workerData.checkpointMs > 0) {
   const header = Buffer.alloc(100);
   const le = require('node:os').endianness() === 'LE';
   let shm = -1;
-  const waitingFrames = () => {
+  /** [frames in the WAL, frames already copied], or null when the header cannot be read. */
+  const backlog = () => {
     try {
       if (shm < 0) shm = fs.openSync(workerData.file + '-shm', 'r');
       if (fs.readSync(shm, header, 0, 100, 0) < 100) return null;
-      const mx = le ? header.readUInt32LE(16) : header.readUInt32BE(16);
-      const backfilled = le ? header.readUInt32LE(96) : header.readUInt32BE(96);
-      return mx - backfilled;
+      return le ? [header.readUInt32LE(16), header.readUInt32LE(96)] : [header.readUInt32BE(16), header.readUInt32BE(96)];
     } catch {
       return null; // unreadable: passes on the interval alone
     }
@@ -49,27 +48,27 @@ if (workerData.checkpointMs > 0) {
   let lastPass = performance.now();
   let lastRestart = -Infinity;
   // A reader holding an old snapshot (a long report, a backup) keeps PASSIVE from copying past it: the backlog then
-  // stays over the threshold however often we pass, so after a pass that could not copy everything, and for
-  // RESTART (which takes the write lock while it waits for readers), the thread keeps to the interval.
-  let blocked = false;
+  // stays over the threshold however often we pass. So after a pass that copied nothing, and for RESTART (which
+  // takes the write lock while it waits for readers), the thread keeps to the interval.
+  let stalled = false;
   timers.push(setInterval(() => {
-    const waiting = waitingFrames();
+    const b = backlog();
+    const waiting = b === null ? null : b[0] - b[1];
     const now = performance.now();
-    const due = now - lastPass >= workerData.checkpointMs;
-    const byBacklog = waiting !== null && waiting >= workerData.checkpointFrames && !blocked;
     if (waiting !== null && waiting <= 0) return;
-    if (!due && !byBacklog) return;
+    const due = now - lastPass >= workerData.checkpointMs;
+    if (!due && (waiting === null || waiting < workerData.checkpointFrames || stalled)) return;
     lastPass = now;
     try {
       const t0 = performance.now();
       const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
-      blocked = r !== undefined && r.checkpointed < r.log;
+      stalled = r !== undefined && b !== null && r.checkpointed <= b[1] && r.checkpointed < r.log;
       let restarted = false;
       if (r && r.log * pageSize > workerData.walLimitBytes && now - lastRestart >= workerData.checkpointMs) {
         lastRestart = now;
         db.pragma('busy_timeout = 20');
         try { restarted = db.pragma('wal_checkpoint(RESTART)')[0].busy === 0; } finally { db.pragma('busy_timeout = 5000'); }
-        if (restarted) blocked = false;
+        if (restarted) stalled = false;
       }
       if (workerData.report) parentPort.postMessage({ checkpoint: { ms: performance.now() - t0, frames: r ? r.log : 0, restarted } });
     } catch {}

@@ -113,7 +113,7 @@ describe('gateway checkpoint thread', () => {
     reader.exec('BEGIN');
     reader.prepare('SELECT COUNT(*) FROM t').pluck().get();
     const passes: CheckpointReport[] = [];
-    const stop = startBackground({ file, checkpointMs: 200, checkpointFrames: 50, walLimitBytes: 64 * 1024, holderId: null, heartbeatMs: 60_000, onReaped: () => {}, onCheckpoint: (c) => passes.push(c) });
+    const stop = startBackground({ file, checkpointMs: 300, checkpointFrames: 50, walLimitBytes: 64 * 1024, holderId: null, heartbeatMs: 60_000, onReaped: () => {}, onCheckpoint: (c) => passes.push(c) });
     db.pragma('busy_timeout = 0'); // as the gateway's writer: a held lock is an error, retried later
     let commits = 0;
     let busy = 0;
