@@ -8,19 +8,24 @@ import { isBusy } from '../../../gateway/no-wait.js';
 
 const walSize = (file: string) => (existsSync(file + '-wal') ? statSync(file + '-wal').size : 0);
 
-/** A data file whose WAL holds about 6 MB of committed frames (no autocheckpoint, as in the gateway). */
-function fileWithBigWal() {
+/** A data file whose WAL holds `rows` rows of committed frames (no autocheckpoint, as in the gateway). */
+function walFile(rows: number) {
   const data = tempDataDir();
   const file = join(data.dir, 'svc.db');
   const db = openSqlite(file);
   db.pragma('wal_autocheckpoint = 0');
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
   const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
-  db.transaction(() => {
-    for (let i = 0; i < 20_000; i++) insert.run('x'.repeat(200));
-  }).immediate();
-  return { data, file, db };
+  const append = (n: number) =>
+    db.transaction(() => {
+      for (let i = 0; i < n; i++) insert.run('x'.repeat(200));
+    }).immediate();
+  append(rows);
+  return { data, file, db, insert, append };
 }
+
+/** About 6 MB of WAL. */
+const fileWithBigWal = () => walFile(20_000);
 
 async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
@@ -70,22 +75,15 @@ describe('gateway checkpoint thread', () => {
   });
 
   it('starts a pass as soon as enough frames wait, without waiting for the interval, and none while nothing waits', async () => {
-    const data = tempDataDir();
-    const file = join(data.dir, 'svc.db');
-    const db = openSqlite(file);
-    db.pragma('wal_autocheckpoint = 0');
-    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+    const { data, file, db, insert, append } = walFile(0);
     const passes: CheckpointReport[] = [];
     // An interval of a minute: any pass within this test is one the frame count started.
     const stop = startBackground({ file, checkpointMs: 60_000, checkpointFrames: 100, walLimitBytes: 1024 * 1024 * 1024, holderId: null, heartbeatMs: 60_000, onReaped: () => {}, onCheckpoint: (c) => passes.push(c) });
     try {
-      const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
       for (let i = 0; i < 20; i++) insert.run('x'.repeat(200)); // 20 frames: under the threshold
       await new Promise((r) => setTimeout(r, 200));
       expect(passes).toHaveLength(0);
-      db.transaction(() => {
-        for (let i = 0; i < 2_000; i++) insert.run('x'.repeat(200));
-      }).immediate(); // well over 100 frames
+      append(2_000); // well over 100 frames
       expect(await waitFor(() => passes.length > 0, 2000)).toBe(true);
       expect(passes[0]!.frames).toBeGreaterThanOrEqual(100);
       const after = passes.length;
@@ -99,15 +97,7 @@ describe('gateway checkpoint thread', () => {
   });
 
   it('keeps to the interval while a long reader holds the backlog, so writers are not locked out by passes and RESTARTs', async () => {
-    const data = tempDataDir();
-    const file = join(data.dir, 'svc.db');
-    const db = openSqlite(file);
-    db.pragma('wal_autocheckpoint = 0');
-    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
-    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
-    db.transaction(() => {
-      for (let i = 0; i < 2_000; i++) insert.run('x'.repeat(200));
-    }).immediate();
+    const { data, file, db, insert } = walFile(2_000);
     // A report reading an old snapshot: PASSIVE cannot copy past it, RESTART cannot finish while it lasts.
     const reader = openSqlite(file);
     reader.exec('BEGIN');
