@@ -3,6 +3,7 @@
  * (an org with a session, a key with scopes, credits) and for asserting ledger state afterwards.
  */
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { openDatabase, type DbHandles } from '../../control/db/database.js';
 import { newId } from '../../control/lib/ids.js';
 import { mintApiKey, mintSessionToken } from '../../control/keys/key-format.js';
@@ -31,6 +32,16 @@ export async function openMigratedTempDb(): Promise<{ dir: string; h: DbHandles;
       data.cleanup();
     },
   };
+}
+
+/** A fresh migrated temp database for each test of the file (beforeEach / afterEach), handed to `bind`. */
+export function useMigratedTempDb(bind: (d: { dir: string; h: DbHandles }) => void): void {
+  let data: Awaited<ReturnType<typeof openMigratedTempDb>> | undefined;
+  beforeEach(async () => {
+    data = await openMigratedTempDb();
+    bind(data);
+  });
+  afterEach(() => data?.close());
 }
 
 export interface SeededOrg {

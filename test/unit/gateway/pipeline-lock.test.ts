@@ -3,10 +3,10 @@
  * the call fails uncharged, and its Idempotency-Key claim is released so that a retry runs again instead of
  * waiting on a claim "in flight" for up to 24 h.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import Sqlite from 'better-sqlite3';
 import { Agent } from 'undici';
-import { openMigratedTempDb, seedOrg, grantCredits, seedListing } from '../../helpers/db.js';
+import { useMigratedTempDb, seedOrg, grantCredits, seedListing } from '../../helpers/db.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { systemClock } from '../../../control/lib/clock.js';
 import { loadGatewayConfig } from '../../../gateway/config.js';
@@ -21,13 +21,9 @@ import type { LeaseManager } from '../../../gateway/leases.js';
 import type { ClientSink, Headers } from '../../../gateway/respond.js';
 import type { SvcError } from '../../../control/lib/errors.js';
 
-let data: Awaited<ReturnType<typeof openMigratedTempDb>>;
+let dir: string;
 let h: DbHandles;
-beforeEach(async () => {
-  data = await openMigratedTempDb();
-  h = data.h;
-});
-afterEach(() => data.close());
+useMigratedTempDb((d) => ({ dir, h } = d));
 
 class RecordingSink implements ClientSink {
   aborted = false;
@@ -57,7 +53,7 @@ describe('pipeline under a write lock held elsewhere', () => {
     const consumer = await seedOrg(h);
     await grantCredits(h, consumer.orgId, 100);
     await seedListing(h, { orgId: provider.orgId, slug: 'locked', baseUrl: 'http://127.0.0.1:1', endpoints: [{ method: 'POST', path: '/x', priceCents: 5 }] });
-    const cfg = loadGatewayConfig({ SVC_DATA_DIR: data.dir, SVC_GATEWAY_LOCK_WAIT_MS: '200' });
+    const cfg = loadGatewayConfig({ SVC_DATA_DIR: dir, SVC_GATEWAY_LOCK_WAIT_MS: '200' });
     const inst = new Instances(h.sqlite, Date.now());
     const idem = new IdempotencyStore(h.sqlite, inst.id, 60_000, (e) => {
       throw e;

@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openMigratedTempDb, seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
+import { describe, expect, it } from 'vitest';
+import { useMigratedTempDb, seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { SettleWriter, HolderReapedError, type SettleRecord } from '../../../gateway/settle-writer.js';
 import { LeaseManager } from '../../../gateway/leases.js';
@@ -10,13 +10,29 @@ import { openSqlite } from '../../../control/db/database.js';
 import { join } from 'node:path';
 import { isBusy, neverWait, waitingForLock } from '../../../gateway/no-wait.js';
 
-let data: Awaited<ReturnType<typeof openMigratedTempDb>>;
+let dir: string;
 let h: DbHandles;
-beforeEach(async () => {
-  data = await openMigratedTempDb();
-  h = data.h;
-});
-afterEach(() => data.close());
+useMigratedTempDb((d) => ({ dir, h } = d));
+
+/** Another connection (think: the checkpoint thread's RESTART, or the control plane) holding the write lock. */
+function holdWriteLock(): ReturnType<typeof openSqlite> {
+  const other = openSqlite(join(dir, 'svc.db'));
+  other.exec('BEGIN IMMEDIATE');
+  return other;
+}
+
+/** Waits `ms` on 5 ms timers; the longest gap between two of them is how long the event loop was blocked. */
+async function longestTimerGap(ms: number): Promise<number> {
+  let longest = 0;
+  let last = Date.now();
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    await new Promise((res) => setTimeout(res, 5));
+    longest = Math.max(longest, Date.now() - last);
+    last = Date.now();
+  }
+  return longest;
+}
 
 /** What a 5-cent lease reservation throws (null when it returns). */
 function reserveError(a: Awaited<ReturnType<typeof arrange>>): unknown {
@@ -112,26 +128,17 @@ describe('lock contention never sleeps on the event loop', () => {
     const r = a.leases.reserve(a.key, utcDay(a.now), 5, a.now);
     expect(r.ok).toBe(true);
     const lease = (r as { ok: true; lease: { id: string } }).lease;
-    // Another connection (think: the checkpoint thread's RESTART, or the control plane) holds the write lock.
-    const other = openSqlite(join(data.dir, 'svc.db'));
-    other.exec('BEGIN IMMEDIATE');
+    const other = holdWriteLock();
     let committedAt = 0;
     const settled = a.writer.settle(a.rec(lease.id, 5, 1)).then((b) => {
       committedAt = Date.now();
       return b;
     });
     // Timers keep firing on time while the lock is held (SQLite's busy handler would sleep here instead).
-    const gaps: number[] = [];
-    let last = Date.now();
-    const releaseAt = Date.now() + 300;
-    while (Date.now() < releaseAt) {
-      await new Promise((res) => setTimeout(res, 5));
-      gaps.push(Date.now() - last);
-      last = Date.now();
-    }
+    const gap = await longestTimerGap(300);
     expect(committedAt).toBe(0);
     expect(a.writer.pending).toBe(1);
-    expect(Math.max(...gaps)).toBeLessThan(100);
+    expect(gap).toBeLessThan(100);
     other.exec('COMMIT');
     const releasedAt = Date.now();
     expect(await settled).toBe(95);
@@ -147,20 +154,12 @@ describe('lock contention never sleeps on the event loop', () => {
     expect(r.ok).toBe(true);
     const lease = (r as { ok: true; lease: { id: string } }).lease;
     const writer = new SettleWriter(h.sqlite, { holderId: a.inst.id, platformFeeBps: 2000, lockWaitLimitMs: 200 });
-    const other = openSqlite(join(data.dir, 'svc.db'));
-    other.exec('BEGIN IMMEDIATE');
+    const other = holdWriteLock();
     try {
       const outcomes = [1, 2, 3].map((i) => writer.settle(a.rec(lease.id, 5, i)).then(() => 'committed', (e: unknown) => (isBusy(e) ? 'busy' : String(e))));
-      const gaps: number[] = [];
-      let last = Date.now();
-      const until = Date.now() + 400;
-      while (Date.now() < until) {
-        await new Promise((res) => setTimeout(res, 5));
-        gaps.push(Date.now() - last);
-        last = Date.now();
-      }
+      const gap = await longestTimerGap(400);
       expect(await Promise.all(outcomes)).toEqual(['busy', 'busy', 'busy']);
-      expect(Math.max(...gaps)).toBeLessThan(100);
+      expect(gap).toBeLessThan(100);
     } finally {
       other.exec('ROLLBACK');
       other.close();
@@ -172,8 +171,7 @@ describe('lock contention never sleeps on the event loop', () => {
 
   it('a lease acquisition refuses at once with SQLITE_BUSY instead of waiting (the pipeline retries it on a timer)', async () => {
     const a = await arrange(100);
-    const other = openSqlite(join(data.dir, 'svc.db'));
-    other.exec('BEGIN IMMEDIATE');
+    const other = holdWriteLock();
     const t0 = Date.now();
     expect(isBusy(reserveError(a))).toBe(true);
     expect(Date.now() - t0).toBeLessThan(100);
@@ -188,8 +186,7 @@ describe('lock contention never sleeps on the event loop', () => {
     const a = await arrange(100);
     neverWait(h.sqlite);
     expect(h.sqlite.pragma('busy_timeout', { simple: true })).toBe(0);
-    const other = openSqlite(join(data.dir, 'svc.db'));
-    other.exec('BEGIN IMMEDIATE');
+    const other = holdWriteLock();
     const t0 = Date.now();
     const settled = a.writer.settle(a.rec(null, 5, 1));
     await new Promise((r) => setTimeout(r, 20));
