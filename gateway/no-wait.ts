@@ -35,7 +35,10 @@ export function neverWait(sqlite: Sqlite.Database): void {
   neverWaiting.add(sqlite);
 }
 
-/** Runs `fn` on a neverWait connection with a busy timeout of `ms`: only where waiting is right (shutdown). */
+/**
+ * Runs `fn` on a neverWait connection with a busy timeout of `ms`: only where waiting is right (shutdown). On any
+ * other connection `fn` simply runs under the connection's own timeout.
+ */
 export function waitingForLock<T>(sqlite: Sqlite.Database, ms: number, fn: () => T): T {
   if (!neverWaiting.has(sqlite)) return fn();
   sqlite.pragma(`busy_timeout = ${ms}`);

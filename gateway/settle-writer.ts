@@ -9,7 +9,7 @@
 import type Sqlite from 'better-sqlite3';
 import { fastId } from './fast-id.js';
 import { splitPlatformFee } from '../control/ledger/platform-fee.js';
-import { LOCK_RETRY_LIMIT_MS, LOCK_RETRY_MS, isBusy, noWait, type NoWait } from './no-wait.js';
+import { LOCK_RETRY_LIMIT_MS, LOCK_RETRY_MS, isBusy, noWait, waitingForLock, type NoWait } from './no-wait.js';
 
 export interface SettleRecord {
   requestId: string;
@@ -94,7 +94,7 @@ export class SettleWriter {
   /**
    * Writes everything queued now. When another connection holds the write lock, the batch stays queued and is
    * retried on a timer, so the event loop never sleeps on the lock (callers simply wait longer). `blocking`
-   * (shutdown) waits on the lock instead.
+   * (shutdown) waits on the lock instead, up to the lock-wait limit.
    */
   flush(blocking = false): void {
     this.#scheduled = false;
@@ -103,8 +103,7 @@ export class SettleWriter {
     this.#queue = [];
     let balances: number[];
     try {
-      const records = batch.map((w) => w.rec);
-      balances = blocking ? this.#writeBatch(records) : this.#noWait.run(() => this.#writeBatch(records));
+      balances = this.#write(batch.map((w) => w.rec), blocking);
       this.#busySince = null;
     } catch (e) {
       if (isBusy(e) && !blocking) {
@@ -124,12 +123,10 @@ export class SettleWriter {
         for (const w of batch) w.reject(e);
         return;
       }
-      // Isolate the bad record: retry one by one so one failure does not fail its neighbours (still never
-      // waiting for the lock on the event loop).
+      // Isolate the bad record: retry one by one so one failure does not fail its neighbours.
       for (const w of batch) {
         try {
-          const one = () => this.#writeBatch([w.rec]);
-          w.resolve((blocking ? one() : this.#noWait.run(one))[0]!);
+          w.resolve(this.#write([w.rec], blocking)[0]!);
         } catch (e1) {
           w.reject(e1);
         }
@@ -137,6 +134,12 @@ export class SettleWriter {
       return;
     }
     batch.forEach((w, i) => w.resolve(balances[i]!));
+  }
+
+  /** One transaction: never waiting for the lock (SQLITE_BUSY instead), or, `blocking`, waiting up to the limit. */
+  #write(records: SettleRecord[], blocking: boolean): number[] {
+    const write = () => this.#writeBatch(records);
+    return blocking ? waitingForLock(this.#sqlite, this.#lockWaitLimitMs, write) : this.#noWait.run(write);
   }
 
   #writeBatch(records: SettleRecord[]): number[] {

@@ -174,7 +174,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     uws.us_listen_socket_close(listenSocket);
     const deadline = Date.now() + 10_000;
     while ((state.active > 0 || writer.pending > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    waitingForLock(sqlite, cfg.lockWaitMs, () => writer.flush(true));
+    writer.flush(true);
     log.info('settle writer totals', { calls: writer.written, transactions: writer.batches, lease_acquisitions: leases.acquisitions });
     feed.stop();
     clearInterval(housekeeping);
