@@ -40,8 +40,16 @@ export async function checkIntegrity(seed: Seeded, clientOk: number, maxInFlight
       .where('org_id', '=', seed.orgId)
       .where('kind', '=', 'call_charge')
       .executeTakeFirstOrThrow();
-    const b = await h.db.selectFrom('balances').select(['credit_cents', 'reserved_cents']).where('org_id', '=', seed.orgId).executeTakeFirstOrThrow();
-    const leases = await h.db.selectFrom('balance_leases').select((eb) => eb.fn.countAll<number>().as('n')).where('released_at', 'is', null).executeTakeFirstOrThrow();
+    const b = await h.db
+      .selectFrom('balances')
+      .select(['credit_cents', 'reserved_cents'])
+      .where('org_id', '=', seed.orgId)
+      .executeTakeFirstOrThrow();
+    const leases = await h.db
+      .selectFrom('balance_leases')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('released_at', 'is', null)
+      .executeTakeFirstOrThrow();
     const bad = await checkLedgerConsistency(h.db);
     const usageRows = Number(u.n);
     const chargedCents = Number(u.c ?? 0);
@@ -49,12 +57,19 @@ export async function checkIntegrity(seed: Seeded, clientOk: number, maxInFlight
     const notCounted = usageRows - clientOk;
     const problems: string[] = [];
     if (bad.length) problems.push(`ledger inconsistent for ${bad.length} org(s)`);
-    if (chargedCents !== usageRows * PRICE_CENTS) problems.push(`usage charged ${chargedCents} != ${usageRows} × price`);
-    if (ledgerChargeCents !== chargedCents) problems.push(`ledger charges ${ledgerChargeCents} != usage charges ${chargedCents}`);
-    if (b.credit_cents !== CREDIT_CENTS - chargedCents) problems.push(`balance ${b.credit_cents} != ${CREDIT_CENTS} - ${chargedCents}`);
-    if (b.reserved_cents !== 0 || Number(leases.n) !== 0) problems.push(`after shutdown: reserved ${b.reserved_cents}, open leases ${leases.n}`);
+    if (chargedCents !== usageRows * PRICE_CENTS)
+      problems.push(`usage charged ${chargedCents} != ${usageRows} × price`);
+    if (ledgerChargeCents !== chargedCents)
+      problems.push(`ledger charges ${ledgerChargeCents} != usage charges ${chargedCents}`);
+    if (b.credit_cents !== CREDIT_CENTS - chargedCents)
+      problems.push(`balance ${b.credit_cents} != ${CREDIT_CENTS} - ${chargedCents}`);
+    if (b.reserved_cents !== 0 || Number(leases.n) !== 0)
+      problems.push(`after shutdown: reserved ${b.reserved_cents}, open leases ${leases.n}`);
     if (notCounted < 0) problems.push(`${-notCounted} answered 200s have no charged usage row`);
-    if (notCounted > maxInFlight) problems.push(`${notCounted} charged calls not seen by clients (> ${maxInFlight} possibly in flight at cut-offs)`);
+    if (notCounted > maxInFlight)
+      problems.push(
+        `${notCounted} charged calls not seen by clients (> ${maxInFlight} possibly in flight at cut-offs)`,
+      );
     return {
       clientOk,
       usageRows,

@@ -28,7 +28,11 @@ export interface LoadResult {
 async function _main(): Promise<void> {
   const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
   const r = await autocannon({
-    url: spec.url, connections: spec.connections, duration: spec.durationSec, headers: spec.headers, pipelining: 1,
+    url: spec.url,
+    connections: spec.connections,
+    duration: spec.durationSec,
+    headers: spec.headers,
+    pipelining: 1,
     ...(spec.rate ? { overallRate: spec.rate } : {}),
   });
   const statusCounts: Record<string, number> = {};

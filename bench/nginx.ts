@@ -55,7 +55,9 @@ export async function startNginx(nginxBin: string, dir: string, cpus: string, up
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
   writeFileSync(conf, _config(dir, port, upstreamPort));
-  const child = spawn('taskset', ['-c', cpus, nginxBin, '-c', conf, '-p', dir, '-e', join(dir, 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('taskset', ['-c', cpus, nginxBin, '-c', conf, '-p', dir, '-e', join(dir, 'error.log')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (d: string) => (err += d));

@@ -34,12 +34,26 @@ export interface LatencyRun {
 
 /** Moves every thread of each process (and its children) onto `cpus`. */
 export function repin(pids: number[], cpus: string): void {
-  for (const root of pids) for (const p of processTree(root)) spawnSync('taskset', ['-a', '-p', '-c', cpus, String(p)], { stdio: 'ignore' });
+  for (const root of pids)
+    for (const p of processTree(root)) spawnSync('taskset', ['-a', '-p', '-c', cpus, String(p)], { stdio: 'ignore' });
 }
 
 export function runWrk(wrkBin: string, t: Target, seconds: number, cpus: string): Promise<WrkResult> {
   const headerArgs = Object.entries(t.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
-  const args = ['-c', cpus, wrkBin, '-t1', '-c1', `-d${seconds}s`, '--timeout', '2s', '-s', join(ROOT, 'bench', 'latency.lua'), ...headerArgs, t.url];
+  const args = [
+    '-c',
+    cpus,
+    wrkBin,
+    '-t1',
+    '-c1',
+    `-d${seconds}s`,
+    '--timeout',
+    '2s',
+    '-s',
+    join(ROOT, 'bench', 'latency.lua'),
+    ...headerArgs,
+    t.url,
+  ];
   return new Promise((res, rej) => {
     const child = spawn('taskset', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

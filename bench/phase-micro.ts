@@ -17,7 +17,11 @@ export interface MicroResults {
 
 function _runJson<T>(script: string, args: string[], cpus: string, timeoutSec: number): Promise<T> {
   return new Promise((res, rej) => {
-    const child = spawn('taskset', ['-c', cpus, process.execPath, join(ROOT, 'dist', 'bench', 'micro', script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'taskset',
+      ['-c', cpus, process.execPath, join(ROOT, 'dist', 'bench', 'micro', script), ...args],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -34,13 +38,27 @@ function _runJson<T>(script: string, args: string[], cpus: string, timeoutSec: n
   });
 }
 
-export async function runMicro(o: { authOps: number; ledgerSec: number; sweep: boolean; cpus: string }, log: (s: string) => void): Promise<MicroResults> {
+export async function runMicro(
+  o: { authOps: number; ledgerSec: number; sweep: boolean; cpus: string },
+  log: (s: string) => void,
+): Promise<MicroResults> {
   const out: MicroResults = {};
   try {
     out.keyAuth = await _runJson<KeyAuthResult>('key-auth.bench.js', [String(o.authOps)], o.cpus, 120);
-    log(out.keyAuth.error ? `key auth: ERROR ${out.keyAuth.error}` : `key auth: ${out.keyAuth.usPerOp} µs/op wall, ${out.keyAuth.cpuUsPerOp} µs/op CPU (sha256 alone ${out.keyAuth.sha256UsPerOp} µs) over ${out.keyAuth.ops} ops`);
+    log(
+      out.keyAuth.error
+        ? `key auth: ERROR ${out.keyAuth.error}`
+        : `key auth: ${out.keyAuth.usPerOp} µs/op wall, ${out.keyAuth.cpuUsPerOp} µs/op CPU (sha256 alone ${out.keyAuth.sha256UsPerOp} µs) over ${out.keyAuth.ops} ops`,
+    );
   } catch (e) {
-    out.keyAuth = { usPerOp: NaN, cpuUsPerOp: NaN, ops: 0, sha256UsPerOp: NaN, keysInCache: 0, error: (e as Error).message };
+    out.keyAuth = {
+      usPerOp: NaN,
+      cpuUsPerOp: NaN,
+      ops: 0,
+      sha256UsPerOp: NaN,
+      keysInCache: 0,
+      error: (e as Error).message,
+    };
     log(`key auth: ERROR ${out.keyAuth.error}`);
   }
   const ledger = async (sec: number, batch: number): Promise<LedgerResult> => {
@@ -55,7 +73,22 @@ export async function runMicro(o: { authOps: number; ledgerSec: number; sweep: b
       return r;
     } catch (e) {
       log(`ledger writer: ERROR ${(e as Error).message}`);
-      return { rowsPerSec: NaN, minWindowRowsPerSec: NaN, rowsPerCpuSec: NaN, rows: 0, appendedRowsPerSec: NaN, appendedPerSettle: NaN, calibrationInsertUs: NaN, seconds: sec, batch, checkpoints: 0, checkpointMsMax: 0, walMaxBytes: 0, consistent: false, error: (e as Error).message };
+      return {
+        rowsPerSec: NaN,
+        minWindowRowsPerSec: NaN,
+        rowsPerCpuSec: NaN,
+        rows: 0,
+        appendedRowsPerSec: NaN,
+        appendedPerSettle: NaN,
+        calibrationInsertUs: NaN,
+        seconds: sec,
+        batch,
+        checkpoints: 0,
+        checkpointMsMax: 0,
+        walMaxBytes: 0,
+        consistent: false,
+        error: (e as Error).message,
+      };
     }
   };
   out.ledger = await ledger(o.ledgerSec, 128);

@@ -29,9 +29,13 @@ export const LOAD_CPU = '0';
 
 export function runLoadWorker(spec: LoadSpec, cpus = LOAD_CPU): Promise<LoadResult> {
   return new Promise((res, rej) => {
-    const child = spawn('taskset', ['-c', cpus, process.execPath, join(ROOT, 'dist', 'bench', 'load-worker.js'), JSON.stringify(spec)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'taskset',
+      ['-c', cpus, process.execPath, join(ROOT, 'dist', 'bench', 'load-worker.js'), JSON.stringify(spec)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -51,7 +55,14 @@ export function runLoadWorker(spec: LoadSpec, cpus = LOAD_CPU): Promise<LoadResu
 
 export async function runThroughput(
   targets: Target[],
-  o: { rounds: number; durationSec: number; connections: number; eldDir: string; idlePid: number | null; rate?: number },
+  o: {
+    rounds: number;
+    durationSec: number;
+    connections: number;
+    eldDir: string;
+    idlePid: number | null;
+    rate?: number;
+  },
   log: (s: string) => void,
 ): Promise<LoadRun[]> {
   const runs: LoadRun[] = [];
@@ -62,7 +73,13 @@ export async function runThroughput(
       if (o.idlePid !== null) await eldSnapshot(o.eldDir, o.idlePid);
       const cpu0 = cpuMicros(t.sut.pid);
       const s0 = cpuSample();
-      const load = await runLoadWorker({ url: t.url, connections: o.connections, durationSec: o.durationSec, headers: t.headers, ...(o.rate ? { rate: o.rate } : {}) });
+      const load = await runLoadWorker({
+        url: t.url,
+        connections: o.connections,
+        durationSec: o.durationSec,
+        headers: t.headers,
+        ...(o.rate ? { rate: o.rate } : {}),
+      });
       const s1 = cpuSample();
       const cpu1 = cpuMicros(t.sut.pid);
       const snap = t.eld ? await eldSnapshot(o.eldDir, t.sut.pid) : null;
@@ -75,8 +92,12 @@ export async function runThroughput(
         expected,
         cpuUsPerReq: load.responses > 0 ? (cpu1 - cpu0) / load.responses : null,
         coreBusy: cpuBusy(s0, s1),
-        eld: snap ? { p999Ms: eldDelay(snap.p999Ms), p99Ms: eldDelay(snap.p99Ms), maxMs: eldDelay(snap.maxMs), raw: snap } : null,
-        eldIdle: idle ? { p999Ms: eldDelay(idle.p999Ms), p99Ms: eldDelay(idle.p99Ms), maxMs: eldDelay(idle.maxMs) } : null,
+        eld: snap
+          ? { p999Ms: eldDelay(snap.p999Ms), p99Ms: eldDelay(snap.p99Ms), maxMs: eldDelay(snap.maxMs), raw: snap }
+          : null,
+        eldIdle: idle
+          ? { p999Ms: eldDelay(idle.p999Ms), p99Ms: eldDelay(idle.p99Ms), maxMs: eldDelay(idle.maxMs) }
+          : null,
       };
       runs.push(run);
       const bad = load.responses - expected + load.errors;

@@ -26,7 +26,14 @@ export const CLK_TCK = (() => {
 })();
 
 /** Spawns `cmd args` on the given CPU list and resolves once it prints a ready line with url and port. */
-export async function startPinned(name: string, cpus: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<Pinned> {
+export async function startPinned(
+  name: string,
+  cpus: string,
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 20_000,
+): Promise<Pinned> {
   const child = spawn('taskset', ['-c', cpus, cmd, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   child.stderr!.setEncoding('utf8');
@@ -51,7 +58,15 @@ export async function startPinned(name: string, cpus: string, cmd: string, args:
       rej(new Error(`${name} exited (${code ?? sig}) before ready\n${err}`));
     });
   });
-  return { name, pid: child.pid!, url: ready.url, port: ready.port, child, stderr: () => err, stop: () => stopChild(child) };
+  return {
+    name,
+    pid: child.pid!,
+    url: ready.url,
+    port: ready.port,
+    child,
+    stderr: () => err,
+    stop: () => stopChild(child),
+  };
 }
 
 export function stopChild(child: ChildProcess, graceMs = 5000): Promise<void> {
@@ -79,7 +94,8 @@ export function processTree(pid: number): number[] {
     }
     for (const t of tasks) {
       try {
-        for (const c of readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/)) if (c) out.push(Number(c));
+        for (const c of readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/))
+          if (c) out.push(Number(c));
       } catch {
         /* thread ended */
       }

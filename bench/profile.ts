@@ -33,7 +33,9 @@ export function topSelfTime(dir: string, n = 20): ProfileLine[] {
     // Idle time is the loop waiting for I/O: leave it out so percentages are of the CPU actually used.
     if (!node || node.callFrame.functionName === '(idle)') return;
     const cf = node.callFrame;
-    const where = cf.url ? `${cf.url.replace(/^file:\/\/.*?\/(node_modules|dist)\//, '$1/').replace(/^node:/, 'node:')}:${cf.lineNumber + 1}` : '';
+    const where = cf.url
+      ? `${cf.url.replace(/^file:\/\/.*?\/(node_modules|dist)\//, '$1/').replace(/^node:/, 'node:')}:${cf.lineNumber + 1}`
+      : '';
     const key = `${cf.functionName || '(anonymous)'}\u0000${where}`;
     self.set(key, (self.get(key) ?? 0) + dt);
     total += dt;
@@ -48,7 +50,13 @@ export function topSelfTime(dir: string, n = 20): ProfileLine[] {
 }
 
 /** A fresh paid-path gateway under `node --cpu-prof`, 5 s of load, then its top self-time functions. */
-export async function profilePaid(o: { stubUrl: string; dir: string; connections: number; cpus: string; seeds: Seeded[] }): Promise<ProfileLine[]> {
+export async function profilePaid(o: {
+  stubUrl: string;
+  dir: string;
+  connections: number;
+  cpus: string;
+  seeds: Seeded[];
+}): Promise<ProfileLine[]> {
   const seed = await seedDataDir(o.stubUrl, 'prof');
   o.seeds.push(seed);
   const gw = await startGateway(seed, 'gateway-prof', {
@@ -58,7 +66,12 @@ export async function profilePaid(o: { stubUrl: string; dir: string; connections
     env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000' },
   });
   try {
-    await runLoadWorker({ url: gw.url + seed.path, connections: o.connections, durationSec: 5, headers: { authorization: `Bearer ${seed.key}` } });
+    await runLoadWorker({
+      url: gw.url + seed.path,
+      connections: o.connections,
+      durationSec: 5,
+      headers: { authorization: `Bearer ${seed.key}` },
+    });
   } finally {
     await gw.stop();
   }

@@ -7,57 +7,102 @@ import type { BenchResult } from './run.js';
 import { TARGET_LABELS, type TargetId } from './targets.js';
 import { median } from './stats.js';
 
-export const NOTES_MARKER = '<!-- notes: hand-written analysis below this line is kept when the bench rewrites this file -->';
+export const NOTES_MARKER =
+  '<!-- notes: hand-written analysis below this line is kept when the bench rewrites this file -->';
 
-const fmt = (v: number | null | undefined, unit = ''): string => (v === null || v === undefined || Number.isNaN(v) ? 'n/a' : `${v}${unit}`);
+const fmt = (v: number | null | undefined, unit = ''): string =>
+  v === null || v === undefined || Number.isNaN(v) ? 'n/a' : `${v}${unit}`;
 
 export function renderMarkdown(r: BenchResult): string {
   const L: string[] = [];
   const s = r.summary;
   L.push(`# Gateway benchmark results`, '');
-  L.push(`Run: ${r.startedAt} → ${r.finishedAt} (${r.options.quick ? 'QUICK harness check, not a recorded result' : 'full run'}), \`npm run bench${r.argv.length ? ' -- ' + r.argv.join(' ') : ''}\``);
-  L.push(`Machine: ${r.machine.nproc} CPUs (${r.machine.cpuModel}), kernel ${r.machine.kernel}, Node ${r.machine.node}. Load average at start ${r.loadavgStart}, at end ${r.machine.loadavg}.`);
+  L.push(
+    `Run: ${r.startedAt} → ${r.finishedAt} (${r.options.quick ? 'QUICK harness check, not a recorded result' : 'full run'}), \`npm run bench${r.argv.length ? ' -- ' + r.argv.join(' ') : ''}\``,
+  );
+  L.push(
+    `Machine: ${r.machine.nproc} CPUs (${r.machine.cpuModel}), kernel ${r.machine.kernel}, Node ${r.machine.node}. Load average at start ${r.loadavgStart}, at end ${r.machine.loadavg}.`,
+  );
   L.push(
     `Shared machine: other engineers were building and testing on the same ${r.machine.nproc} cores during this run, so absolute numbers are noisy; ` +
       `the ratios compare targets measured in the same round, minutes apart, which is what the goals use. Core busy columns show how loaded each core was.`,
   );
   L.push('');
-  L.push(`Method: autocannon (${r.options.connections} connections, ${r.options.durationSec} s per target per round, ${r.options.rounds} interleaved rounds, order rotated each round) ` +
-    `pinned with the stub upstream on core 0; nginx / gateway under test on core 1. Ratios are the median of per-round ratios. CPU µs/req is utime+stime of the server under test ` +
-    `(/proc/<pid>/stat, whole process tree) over the run divided by responses. Added latency: everything on core 0, \`wrk -t1 -c1\` ${r.options.latencySec} s per target per round, ` +
-    `${r.options.latencyRounds} rounds, median of per-round differences from the upstream direct. Event-loop delay: \`monitorEventLoopDelay\` (1 ms resolution) preloaded into the gateway ` +
-    `process (bench/eld-probe.ts), reported as delay beyond the 1 ms sampling interval, per load run; the same probe in an idle Node process on core 1 shows the share of the machine's scheduling` +
-    (r.eldFloor ? `; before any load, that idle process showed p99 ${r.eldFloor.p99Ms} ms, p99.9 ${r.eldFloor.p999Ms} ms, max ${r.eldFloor.maxMs} ms (the machine's floor).` : '.'));
+  L.push(
+    `Method: autocannon (${r.options.connections} connections, ${r.options.durationSec} s per target per round, ${r.options.rounds} interleaved rounds, order rotated each round) ` +
+      `pinned with the stub upstream on core 0; nginx / gateway under test on core 1. Ratios are the median of per-round ratios. CPU µs/req is utime+stime of the server under test ` +
+      `(/proc/<pid>/stat, whole process tree) over the run divided by responses. Added latency: everything on core 0, \`wrk -t1 -c1\` ${r.options.latencySec} s per target per round, ` +
+      `${r.options.latencyRounds} rounds, median of per-round differences from the upstream direct. Event-loop delay: \`monitorEventLoopDelay\` (1 ms resolution) preloaded into the gateway ` +
+      `process (bench/eld-probe.ts), reported as delay beyond the 1 ms sampling interval, per load run; the same probe in an idle Node process on core 1 shows the share of the machine's scheduling` +
+      (r.eldFloor
+        ? `; before any load, that idle process showed p99 ${r.eldFloor.p99Ms} ms, p99.9 ${r.eldFloor.p999Ms} ms, max ${r.eldFloor.maxMs} ms (the machine's floor).`
+        : '.'),
+  );
   L.push('');
   L.push('## Goals (issue 3, item 7)', '', '| goal | target | measured | met |', '|---|---|---|---|');
-  for (const g of s.goals) L.push(`| ${g.name} | ${g.goal} | ${g.measured} | ${g.met === null ? 'not measured' : g.met ? 'yes' : '**NO**'} |`);
+  for (const g of s.goals)
+    L.push(`| ${g.name} | ${g.goal} | ${g.measured} | ${g.met === null ? 'not measured' : g.met ? 'yes' : '**NO**'} |`);
   L.push('');
-  L.push('## Throughput (median of rounds)', '', '| target | req/s | p50 ms | p99 ms | CPU µs/req (server under test) | loop delay p99.9 ms (median / worst) | idle Node on core 1, p99.9 ms | core0 / core1 busy | unexpected responses |', '|---|---|---|---|---|---|---|---|---|');
+  L.push(
+    '## Throughput (median of rounds)',
+    '',
+    '| target | req/s | p50 ms | p99 ms | CPU µs/req (server under test) | loop delay p99.9 ms (median / worst) | idle Node on core 1, p99.9 ms | core0 / core1 busy | unexpected responses |',
+    '|---|---|---|---|---|---|---|---|---|',
+  );
   for (const [id, t] of Object.entries(s.throughput) as [TargetId, NonNullable<(typeof s.throughput)[TargetId]>][]) {
     const runs = r.load.filter((x) => x.target === id);
-    const busy = [0, 1].map((c) => Math.round((median(runs.map((x) => x.coreBusy[c] ?? NaN)) ?? 0) * 100) + '%').join(' / ');
-    L.push(`| ${TARGET_LABELS[id]} | ${fmt(t.rps)} | ${fmt(t.p50Ms)} | ${fmt(t.p99Ms)} | ${fmt(t.cpuUsPerReq)} | ${t.eldP999Ms === null ? '-' : `${t.eldP999Ms} / ${t.eldP999MsWorst}`} | ${fmt(t.eldIdleP999Ms)} | ${busy} | ${t.unexpectedResponses} |`);
+    const busy = [0, 1]
+      .map((c) => Math.round((median(runs.map((x) => x.coreBusy[c] ?? NaN)) ?? 0) * 100) + '%')
+      .join(' / ');
+    L.push(
+      `| ${TARGET_LABELS[id]} | ${fmt(t.rps)} | ${fmt(t.p50Ms)} | ${fmt(t.p99Ms)} | ${fmt(t.cpuUsPerReq)} | ${t.eldP999Ms === null ? '-' : `${t.eldP999Ms} / ${t.eldP999MsWorst}`} | ${fmt(t.eldIdleP999Ms)} | ${busy} | ${t.unexpectedResponses} |`,
+    );
   }
-  L.push('', `Ratios (median of per-round): paid / nginx **${fmt(s.ratios.paidVsNginx)}**, paid / pass-through **${fmt(s.ratios.paidVsPassthrough)}**, pass-through / nginx ${fmt(s.ratios.passthroughVsNginx)}.`);
-  L.push(`From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`, '');
+  L.push(
+    '',
+    `Ratios (median of per-round): paid / nginx **${fmt(s.ratios.paidVsNginx)}**, paid / pass-through **${fmt(s.ratios.paidVsPassthrough)}**, pass-through / nginx ${fmt(s.ratios.passthroughVsNginx)}.`,
+  );
+  L.push(
+    `From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`,
+    '',
+  );
   L.push('| round | paid / nginx | paid / pass-through | pass-through / nginx |', '|---|---|---|---|');
-  for (const p of s.ratios.perRound) L.push(`| ${p.round} | ${fmt(p.paidVsNginx)} | ${fmt(p.paidVsPassthrough)} | ${fmt(p.passthroughVsNginx)} |`);
+  for (const p of s.ratios.perRound)
+    L.push(`| ${p.round} | ${fmt(p.paidVsNginx)} | ${fmt(p.paidVsPassthrough)} | ${fmt(p.passthroughVsNginx)} |`);
   if (s.fixedRate) {
-    L.push('', `## Loop delay below saturation (fixed ${s.fixedRate.rate} req/s, ${r.fixedRate?.connections ?? '?'} connections, median of rounds)`, '');
+    L.push(
+      '',
+      `## Loop delay below saturation (fixed ${s.fixedRate.rate} req/s, ${r.fixedRate?.connections ?? '?'} connections, median of rounds)`,
+      '',
+    );
     L.push('| target | req/s | gateway loop delay p99.9 ms | idle Node on core 1, p99.9 ms |', '|---|---|---|---|');
-    for (const [id, e] of Object.entries(s.fixedRate.eld) as [TargetId, NonNullable<(typeof s.fixedRate.eld)[TargetId]>][]) {
+    for (const [id, e] of Object.entries(s.fixedRate.eld) as [
+      TargetId,
+      NonNullable<(typeof s.fixedRate.eld)[TargetId]>,
+    ][]) {
       L.push(`| ${TARGET_LABELS[id]} | ${fmt(e.rps)} | ${fmt(e.p999Ms)} | ${fmt(e.idleP999Ms)} |`);
     }
   }
-  L.push('', '## Added latency (one core, wrk -c1)', '', '| target | p50 µs | p99 µs | p99.9 µs | added p50 µs | added p99 µs | gateway loop delay max during run, ms |', '|---|---|---|---|---|---|---|');
+  L.push(
+    '',
+    '## Added latency (one core, wrk -c1)',
+    '',
+    '| target | p50 µs | p99 µs | p99.9 µs | added p50 µs | added p99 µs | gateway loop delay max during run, ms |',
+    '|---|---|---|---|---|---|---|',
+  );
   for (const [id, t] of Object.entries(s.latency) as [TargetId, NonNullable<(typeof s.latency)[TargetId]>][]) {
     const a = s.added[id];
-    L.push(`| ${TARGET_LABELS[id]} | ${fmt(t.p50Us)} | ${fmt(t.p99Us)} | ${fmt(t.p999Us)} | ${a ? fmt(a.p50Us) : '-'} | ${a ? fmt(a.p99Us) : '-'} | ${t.eldMaxMs === null ? '-' : t.eldMaxMs} |`);
+    L.push(
+      `| ${TARGET_LABELS[id]} | ${fmt(t.p50Us)} | ${fmt(t.p99Us)} | ${fmt(t.p999Us)} | ${a ? fmt(a.p50Us) : '-'} | ${a ? fmt(a.p99Us) : '-'} | ${t.eldMaxMs === null ? '-' : t.eldMaxMs} |`,
+    );
   }
   L.push('', '## Micro-benchmarks', '');
   const ka = r.micro.keyAuth;
   if (!ka && !r.micro.ledger) L.push('- Skipped in this run (`--skip-micro`).');
-  if (ka) L.push(`- Key auth on a cache hit (gateway/steps/authenticate.ts + cache/key-cache.ts): ${ka?.error ? `not measured: ${ka.error}` : `${fmt(ka?.usPerOp)} µs/op wall-clock (${fmt(ka?.cpuUsPerOp)} µs/op of CPU time) over ${ka?.ops} ops; SHA-256 of the key alone ${fmt(ka?.sha256UsPerOp)} µs.`}`);
+  if (ka)
+    L.push(
+      `- Key auth on a cache hit (gateway/steps/authenticate.ts + cache/key-cache.ts): ${ka?.error ? `not measured: ${ka.error}` : `${fmt(ka?.usPerOp)} µs/op wall-clock (${fmt(ka?.cpuUsPerOp)} µs/op of CPU time) over ${ka?.ops} ops; SHA-256 of the key alone ${fmt(ka?.sha256UsPerOp)} µs.`}`,
+    );
   for (const l of [r.micro.ledger, ...(r.micro.ledgerSweep ?? [])]) {
     if (!l) continue;
     L.push(
@@ -69,13 +114,26 @@ export function renderMarkdown(r: BenchResult): string {
     );
   }
   if (r.profile.length) {
-    L.push('', '## Where the paid path spends CPU', '', 'Self time in a separate 5 s load run on a gateway started with `--cpu-prof` (not part of the measured numbers), percent of non-idle CPU:', '');
+    L.push(
+      '',
+      '## Where the paid path spends CPU',
+      '',
+      'Self time in a separate 5 s load run on a gateway started with `--cpu-prof` (not part of the measured numbers), percent of non-idle CPU:',
+      '',
+    );
     L.push('| self % | function | where |', '|---|---|---|');
     for (const l of r.profile) L.push(`| ${l.percent} | \`${l.fn}\` | ${l.where} |`);
   }
   L.push('', '## Pre-measurement checks', '');
-  for (const [id, c] of Object.entries(r.checks)) L.push(`- ${TARGET_LABELS[id as TargetId]}: ${c.ok ? 'ok' : '**FAILED**'}: ${c.detail}`);
-  if (r.integrity) L.push('', '## Money after the run', '', `Paid gateway's database after it stopped: ${r.integrity.ok ? 'consistent' : '**INCONSISTENT**'}: ${r.integrity.detail}.`);
+  for (const [id, c] of Object.entries(r.checks))
+    L.push(`- ${TARGET_LABELS[id as TargetId]}: ${c.ok ? 'ok' : '**FAILED**'}: ${c.detail}`);
+  if (r.integrity)
+    L.push(
+      '',
+      '## Money after the run',
+      '',
+      `Paid gateway's database after it stopped: ${r.integrity.ok ? 'consistent' : '**INCONSISTENT**'}: ${r.integrity.detail}.`,
+    );
   if (r.notes.length) L.push('', '## Skipped or changed', '', ...r.notes.map((n) => `- ${n}`));
   L.push('', `Raw numbers: \`bench/results/${r.file}\`.`, '');
   return L.join('\n');

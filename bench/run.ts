@@ -84,15 +84,39 @@ async function _main(): Promise<void> {
     if (nginx.note) notes.push(`nginx target skipped: ${nginx.note}`);
     if (wrk.note) notes.push(`added-latency phase skipped (needs wrk): ${wrk.note}`);
 
-    const stub = await startPinned('stub-upstream', LOAD_CPU, process.execPath, [join(ROOT, 'dist', 'bench', 'stub-upstream.js')], { PATH: process.env.PATH ?? '' });
+    const stub = await startPinned(
+      'stub-upstream',
+      LOAD_CPU,
+      process.execPath,
+      [join(ROOT, 'dist', 'bench', 'stub-upstream.js')],
+      { PATH: process.env.PATH ?? '' },
+    );
     procs.push(stub);
     log(`stub upstream ${stub.url} (pid ${stub.pid}, cpu ${LOAD_CPU})`);
-    const targets: Target[] = [{ id: 'direct', label: TARGET_LABELS.direct, url: `${stub.url}/items/42`, headers: {}, sut: stub, expectStatus: 200, eld: false }];
+    const targets: Target[] = [
+      {
+        id: 'direct',
+        label: TARGET_LABELS.direct,
+        url: `${stub.url}/items/42`,
+        headers: {},
+        sut: stub,
+        expectStatus: 200,
+        eld: false,
+      },
+    ];
     if (nginx.path) {
       const ng = await startNginx(nginx.path, join(tmp, 'nginx'), SUT_CPU, stub.port);
       procs.push(ng);
       log(`nginx ${ng.url} (pid ${ng.pid}, cpu ${SUT_CPU})`);
-      targets.push({ id: 'nginx', label: TARGET_LABELS.nginx, url: `${ng.url}/items/42`, headers: {}, sut: ng, expectStatus: 200, eld: false });
+      targets.push({
+        id: 'nginx',
+        label: TARGET_LABELS.nginx,
+        url: `${ng.url}/items/42`,
+        headers: {},
+        sut: ng,
+        expectStatus: 200,
+        eld: false,
+      });
     }
     let paidSeed: Seeded | null = null;
     if (!existsSync(join(ROOT, 'dist', 'gateway', 'main.js'))) {
@@ -114,9 +138,33 @@ async function _main(): Promise<void> {
         log(`gateway pass-through ${pass.url} (pid ${pass.pid}), paid ${paid.url} (pid ${paid.pid}), cpu ${SUT_CPU}`);
         const auth = (k: string) => ({ authorization: `Bearer ${k}` });
         targets.push(
-          { id: 'passthrough', label: TARGET_LABELS.passthrough, url: pass.url + passSeed.path, headers: auth(passSeed.key), sut: pass, expectStatus: 200, eld: true },
-          { id: 'paid', label: TARGET_LABELS.paid, url: paid.url + paidSeed.path, headers: auth(paidSeed.key), sut: paid, expectStatus: 200, eld: true },
-          { id: 'unauth', label: TARGET_LABELS.unauth, url: paid.url + paidSeed.path, headers: auth(unknownKey()), sut: paid, expectStatus: 401, eld: true },
+          {
+            id: 'passthrough',
+            label: TARGET_LABELS.passthrough,
+            url: pass.url + passSeed.path,
+            headers: auth(passSeed.key),
+            sut: pass,
+            expectStatus: 200,
+            eld: true,
+          },
+          {
+            id: 'paid',
+            label: TARGET_LABELS.paid,
+            url: paid.url + paidSeed.path,
+            headers: auth(paidSeed.key),
+            sut: paid,
+            expectStatus: 200,
+            eld: true,
+          },
+          {
+            id: 'unauth',
+            label: TARGET_LABELS.unauth,
+            url: paid.url + paidSeed.path,
+            headers: auth(unknownKey()),
+            sut: paid,
+            expectStatus: 401,
+            eld: true,
+          },
         );
       } catch (e) {
         notes.push(`gateway targets skipped: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`);
@@ -125,7 +173,13 @@ async function _main(): Promise<void> {
     let idlePid: number | null = null;
     if (targets.some((t) => t.eld)) {
       const nodeOptions = `--import=${pathToFileURL(join(ROOT, 'dist', 'bench', 'eld-probe.js')).href}`;
-      const idle = await startPinned('idle-node', SUT_CPU, process.execPath, [join(ROOT, 'dist', 'bench', 'idle-node.js')], { PATH: process.env.PATH ?? '', NODE_OPTIONS: nodeOptions, BENCH_ELD_DIR: join(tmp, 'eld') });
+      const idle = await startPinned(
+        'idle-node',
+        SUT_CPU,
+        process.execPath,
+        [join(ROOT, 'dist', 'bench', 'idle-node.js')],
+        { PATH: process.env.PATH ?? '', NODE_OPTIONS: nodeOptions, BENCH_ELD_DIR: join(tmp, 'eld') },
+      );
       procs.push(idle);
       idlePid = idle.pid;
     }
@@ -144,26 +198,62 @@ async function _main(): Promise<void> {
       const s = await eldSnapshot(join(tmp, 'eld'), idlePid);
       const ms = (v: number) => Math.round(eldDelay(v) * 100) / 100;
       if (s) eldFloor = { p99Ms: ms(s.p99Ms), p999Ms: ms(s.p999Ms), maxMs: ms(s.maxMs) };
-      log(`loop delay floor (idle Node, idle machine, 5 s): p99 ${eldFloor?.p99Ms} ms, p99.9 ${eldFloor?.p999Ms} ms, max ${eldFloor?.maxMs} ms`);
+      log(
+        `loop delay floor (idle Node, idle machine, 5 s): p99 ${eldFloor?.p99Ms} ms, p99.9 ${eldFloor?.p999Ms} ms, max ${eldFloor?.maxMs} ms`,
+      );
     }
     if (!o.skipLoad) {
-      load = await runThroughput(measured, { rounds: o.rounds, durationSec: o.durationSec, connections: o.connections, eldDir: join(tmp, 'eld'), idlePid }, log);
+      load = await runThroughput(
+        measured,
+        { rounds: o.rounds, durationSec: o.durationSec, connections: o.connections, eldDir: join(tmp, 'eld'), idlePid },
+        log,
+      );
       const gateways = measured.filter((t) => t.id === 'passthrough' || t.id === 'paid');
       if (gateways.length) {
         const rate = FIXED_RATE;
-        const runs = await runThroughput(gateways, { rounds: Math.min(o.rounds, 3), durationSec: o.durationSec, connections: FIXED_RATE_CONNECTIONS, eldDir: join(tmp, 'eld'), idlePid, rate }, log);
+        const runs = await runThroughput(
+          gateways,
+          {
+            rounds: Math.min(o.rounds, 3),
+            durationSec: o.durationSec,
+            connections: FIXED_RATE_CONNECTIONS,
+            eldDir: join(tmp, 'eld'),
+            idlePid,
+            rate,
+          },
+          log,
+        );
         fixedRate = { rate, connections: FIXED_RATE_CONNECTIONS, runs };
       }
       if (wrk.path) {
         const latTargets = measured.filter((t) => t.id !== 'unauth');
-        repin(procs.filter((p) => p.pid !== idlePid).map((p) => p.pid), LOAD_CPU);
-        latency = await runLatency(wrk.path, latTargets, { rounds: o.latencyRounds, seconds: o.latencySec, cpus: LOAD_CPU, eldDir: join(tmp, 'eld') }, log);
+        repin(
+          procs.filter((p) => p.pid !== idlePid).map((p) => p.pid),
+          LOAD_CPU,
+        );
+        latency = await runLatency(
+          wrk.path,
+          latTargets,
+          { rounds: o.latencyRounds, seconds: o.latencySec, cpus: LOAD_CPU, eldDir: join(tmp, 'eld') },
+          log,
+        );
       }
     }
     if (o.profile && checks.paid?.ok) {
       try {
-        profile = await profilePaid({ stubUrl: stub.url, dir: join(tmp, 'prof'), connections: o.connections, cpus: SUT_CPU, seeds });
-        log(`profile of the paid path: ${profile.slice(0, 5).map((l) => `${l.percent}% ${l.fn}`).join(', ')}`);
+        profile = await profilePaid({
+          stubUrl: stub.url,
+          dir: join(tmp, 'prof'),
+          connections: o.connections,
+          cpus: SUT_CPU,
+          seeds,
+        });
+        log(
+          `profile of the paid path: ${profile
+            .slice(0, 5)
+            .map((l) => `${l.percent}% ${l.fn}`)
+            .join(', ')}`,
+        );
       } catch (e) {
         notes.push(`profile run failed: ${(e as Error).message.split('\n')[0]}`);
       }
@@ -176,11 +266,13 @@ async function _main(): Promise<void> {
         2 +
         [...paidRuns, ...fixedPaid].reduce((n, r) => n + r.expected, 0) +
         latency.filter((r) => r.target === 'paid').reduce((n, r) => n + r.wrk.requests - r.wrk.statusErrors, 0);
-      const inFlightAtCutoffs = paidRuns.length * o.connections + fixedPaid.length * FIXED_RATE_CONNECTIONS + latency.length;
+      const inFlightAtCutoffs =
+        paidRuns.length * o.connections + fixedPaid.length * FIXED_RATE_CONNECTIONS + latency.length;
       integrity = await checkIntegrity(paidSeed, clientOk, inFlightAtCutoffs);
       log(`integrity of the paid path: ${integrity.ok ? 'ok' : 'FAILED'}: ${integrity.detail}`);
     }
-    if (!o.skipMicro) micro = await runMicro({ authOps: o.authOps, ledgerSec: o.ledgerSec, sweep: !o.quick, cpus: SUT_CPU }, log);
+    if (!o.skipMicro)
+      micro = await runMicro({ authOps: o.authOps, ledgerSec: o.ledgerSec, sweep: !o.quick, cpus: SUT_CPU }, log);
   } catch (e) {
     // Keep whatever was measured: the report says where the run stopped.
     notes.push(`run stopped early: ${(e as Error).message.split('\n').slice(0, 2).join(' ')}`);
@@ -190,7 +282,21 @@ async function _main(): Promise<void> {
     for (const s of seeds) rmSync(s.dataDir, { recursive: true, force: true });
     rmSync(tmp, { recursive: true, force: true });
   }
-  _write({ startedAt, argv, options: o, loadavgStart, checks, load, latency, micro, profile, eldFloor, fixedRate, integrity, notes });
+  _write({
+    startedAt,
+    argv,
+    options: o,
+    loadavgStart,
+    checks,
+    load,
+    latency,
+    micro,
+    profile,
+    eldFloor,
+    fixedRate,
+    integrity,
+    notes,
+  });
 }
 
 type RunData = Omit<BenchResult, 'file' | 'finishedAt' | 'machine' | 'summary'>;
@@ -199,7 +305,13 @@ function _write(p: RunData): void {
   const stamp = p.startedAt.slice(0, 16).replace(/:/g, '') + 'Z' + (p.options.quick ? '-quick' : '');
   const dir = join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  const result: BenchResult = { file: `${stamp}.json`, ...p, finishedAt: new Date().toISOString(), machine: machineInfo(), summary: summarise(p.load, p.latency, p.micro, p.eldFloor?.p999Ms ?? null, p.fixedRate) };
+  const result: BenchResult = {
+    file: `${stamp}.json`,
+    ...p,
+    finishedAt: new Date().toISOString(),
+    machine: machineInfo(),
+    summary: summarise(p.load, p.latency, p.micro, p.eldFloor?.p999Ms ?? null, p.fixedRate),
+  };
   writeFileSync(join(dir, result.file), JSON.stringify(result, null, 2) + '\n');
   const md = renderMarkdown(result);
   writeFileSync(join(dir, `${stamp}.md`), md);

@@ -43,7 +43,16 @@ export async function seedDataDir(stubUrl: string, label: string): Promise<Seede
       baseUrl: stubUrl,
       endpoints: [{ method: 'GET', path: '/items/{id}', priceCents: PRICE_CENTS }],
     });
-    return { dataDir, slug, path: `/${slug}/items/42`, key: consumer.key, keyId: consumer.keyId, orgId: consumer.orgId, providerOrgId: provider.orgId, apiId };
+    return {
+      dataDir,
+      slug,
+      path: `/${slug}/items/42`,
+      key: consumer.key,
+      keyId: consumer.keyId,
+      orgId: consumer.orgId,
+      providerOrgId: provider.orgId,
+      apiId,
+    };
   } finally {
     h.close();
   }
@@ -79,5 +88,12 @@ export function startGateway(seed: Seeded, name: string, opts: GatewayOptions): 
     ...(opts.nodeOptions ? { NODE_OPTIONS: opts.nodeOptions } : {}),
     ...opts.env,
   };
-  return startPinned(name, opts.cpus, process.execPath, [...(opts.nodeArgs ?? []), join(ROOT, 'dist', 'gateway', 'main.js')], env, 30_000);
+  return startPinned(
+    name,
+    opts.cpus,
+    process.execPath,
+    [...(opts.nodeArgs ?? []), join(ROOT, 'dist', 'gateway', 'main.js')],
+    env,
+    30_000,
+  );
 }

@@ -30,5 +30,11 @@ export function machineInfo(): Machine {
   } catch {
     /* not Linux */
   }
-  return { nproc: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', kernel: release(), node: process.version, loadavg };
+  return {
+    nproc: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    kernel: release(),
+    node: process.version,
+    loadavg,
+  };
 }

@@ -30,16 +30,26 @@ export interface Goal {
 
 export interface Summary {
   throughput: Partial<Record<TargetId, TargetSummary>>;
-  ratios: { paidVsNginx: number | null; paidVsPassthrough: number | null; passthroughVsNginx: number | null; perRound: Record<string, number | null>[] };
+  ratios: {
+    paidVsNginx: number | null;
+    paidVsPassthrough: number | null;
+    passthroughVsNginx: number | null;
+    perRound: Record<string, number | null>[];
+  };
   /**
    * The same ratios from CPU per request (nginx µs/req ÷ paid µs/req): the throughput ratio if each server's own
    * core were the only limit. Tells whether a req/s ratio was bounded by the load generator's core instead.
    */
   cpuRatios: { paidVsNginx: number | null; paidVsPassthrough: number | null; passthroughVsNginx: number | null };
-  latency: Partial<Record<TargetId, { p50Us: number | null; p99Us: number | null; p999Us: number | null; eldMaxMs: number | null }>>;
+  latency: Partial<
+    Record<TargetId, { p50Us: number | null; p99Us: number | null; p999Us: number | null; eldMaxMs: number | null }>
+  >;
   added: Partial<Record<TargetId, { p50Us: number | null; p99Us: number | null }>>;
   /** Below saturation: median loop delay p99.9 per gateway target at a fixed request rate, and the idle process's. */
-  fixedRate: { rate: number; eld: Partial<Record<TargetId, { p999Ms: number | null; idleP999Ms: number | null; rps: number | null }>> } | null;
+  fixedRate: {
+    rate: number;
+    eld: Partial<Record<TargetId, { p999Ms: number | null; idleP999Ms: number | null; rps: number | null }>>;
+  } | null;
   goals: Goal[];
 }
 
@@ -79,13 +89,30 @@ export function summarise(
       const run = load.find((r) => r.round === n && r.target === id);
       return run ? run.expected / run.load.durationSec : undefined;
     };
-    return { round: n, paidVsNginx: r2(_ratio(rps('paid'), rps('nginx'))), paidVsPassthrough: r2(_ratio(rps('paid'), rps('passthrough'))), passthroughVsNginx: r2(_ratio(rps('passthrough'), rps('nginx'))) };
+    return {
+      round: n,
+      paidVsNginx: r2(_ratio(rps('paid'), rps('nginx'))),
+      paidVsPassthrough: r2(_ratio(rps('paid'), rps('passthrough'))),
+      passthroughVsNginx: r2(_ratio(rps('passthrough'), rps('nginx'))),
+    };
   });
-  const col = (k: 'paidVsNginx' | 'paidVsPassthrough' | 'passthroughVsNginx') => r2(median(perRound.map((p) => p[k] ?? NaN)));
-  const cpuOf = (n: number, id: TargetId) => load.find((r) => r.round === n && r.target === id)?.cpuUsPerReq ?? undefined;
-  const cpuCol = (num: TargetId, den: TargetId) => r2(median(rounds.map((n) => _ratio(cpuOf(n, den), cpuOf(n, num)) ?? NaN)));
-  const cpuRatios = { paidVsNginx: cpuCol('paid', 'nginx'), paidVsPassthrough: cpuCol('paid', 'passthrough'), passthroughVsNginx: cpuCol('passthrough', 'nginx') };
-  const ratios = { paidVsNginx: col('paidVsNginx'), paidVsPassthrough: col('paidVsPassthrough'), passthroughVsNginx: col('passthroughVsNginx'), perRound };
+  const col = (k: 'paidVsNginx' | 'paidVsPassthrough' | 'passthroughVsNginx') =>
+    r2(median(perRound.map((p) => p[k] ?? NaN)));
+  const cpuOf = (n: number, id: TargetId) =>
+    load.find((r) => r.round === n && r.target === id)?.cpuUsPerReq ?? undefined;
+  const cpuCol = (num: TargetId, den: TargetId) =>
+    r2(median(rounds.map((n) => _ratio(cpuOf(n, den), cpuOf(n, num)) ?? NaN)));
+  const cpuRatios = {
+    paidVsNginx: cpuCol('paid', 'nginx'),
+    paidVsPassthrough: cpuCol('paid', 'passthrough'),
+    passthroughVsNginx: cpuCol('passthrough', 'nginx'),
+  };
+  const ratios = {
+    paidVsNginx: col('paidVsNginx'),
+    paidVsPassthrough: col('paidVsPassthrough'),
+    passthroughVsNginx: col('passthroughVsNginx'),
+    perRound,
+  };
 
   const latency: Summary['latency'] = {};
   const added: Summary['added'] = {};
@@ -117,7 +144,15 @@ export function summarise(
     }
     fixed = { rate: fixedRate.rate, eld };
   }
-  return { throughput, ratios, cpuRatios, latency, added, fixedRate: fixed, goals: _goals(throughput, ratios, added, micro, eldFloorP999Ms, fixed) };
+  return {
+    throughput,
+    ratios,
+    cpuRatios,
+    latency,
+    added,
+    fixedRate: fixed,
+    goals: _goals(throughput, ratios, added, micro, eldFloorP999Ms, fixed),
+  };
 }
 
 function _goals(
@@ -128,7 +163,14 @@ function _goals(
   eldFloorP999Ms: number | null,
   fixed: Summary['fixedRate'],
 ): Goal[] {
-  const g = (name: string, goal: string, value: number | null, unit: string, ok: (v: number) => boolean, why?: string): Goal => ({
+  const g = (
+    name: string,
+    goal: string,
+    value: number | null,
+    unit: string,
+    ok: (v: number) => boolean,
+    why?: string,
+  ): Goal => ({
     name,
     goal,
     measured: value === null ? `not measured${why ? `: ${why}` : ''}` : `${value}${unit}`,
@@ -138,7 +180,13 @@ function _goals(
   return [
     g('paid / nginx throughput', '>= 0.45', ratios.paidVsNginx, '', (v) => v >= 0.45),
     g('paid / pass-through throughput', '>= 0.85', ratios.paidVsPassthrough, '', (v) => v >= 0.85),
-    g('added p99 latency, paid path vs direct (wrk -c1, one core)', '<= 1 ms', r2(added.paid?.p99Us != null ? added.paid.p99Us / 1000 : null), ' ms', (v) => v <= 1),
+    g(
+      'added p99 latency, paid path vs direct (wrk -c1, one core)',
+      '<= 1 ms',
+      r2(added.paid?.p99Us != null ? added.paid.p99Us / 1000 : null),
+      ' ms',
+      (v) => v <= 1,
+    ),
     g(
       'event-loop delay p99.9 under load (paid path, median of rounds)',
       '<= 1 ms',
@@ -148,7 +196,14 @@ function _goals(
         (eldFloorP999Ms !== null ? ` (an idle Node process on the idle machine: ${eldFloorP999Ms} ms)` : ''),
       (v) => v <= 1,
     ),
-    g('key auth, cache hit (CPU time per op; wall-clock in the micro section)', '<= 2 µs/op', micro.keyAuth?.cpuUsPerOp ?? null, ' µs/op', (v) => v <= 2, micro.keyAuth ? micro.keyAuth.error : 'micro-benchmarks skipped'),
+    g(
+      'key auth, cache hit (CPU time per op; wall-clock in the micro section)',
+      '<= 2 µs/op',
+      micro.keyAuth?.cpuUsPerOp ?? null,
+      ' µs/op',
+      (v) => v <= 2,
+      micro.keyAuth ? micro.keyAuth.error : 'micro-benchmarks skipped',
+    ),
     g(
       `ledger writer, sustained ${micro.ledger?.seconds ?? '?'} s with WAL checkpoints (a row = one settled paid call)`,
       '>= 100k rows/s for 60 s',

@@ -61,7 +61,8 @@ export async function checkTarget(t: Target, paidSeed: Seeded | null): Promise<C
     const before = t.id === 'paid' && paidSeed ? await _usageRows(paidSeed) : null;
     const res = await fetch(t.url, { headers: t.headers });
     const body = await res.text();
-    if (res.status !== t.expectStatus) return { ok: false, detail: `status ${res.status}, expected ${t.expectStatus}: ${body.slice(0, 300)}` };
+    if (res.status !== t.expectStatus)
+      return { ok: false, detail: `status ${res.status}, expected ${t.expectStatus}: ${body.slice(0, 300)}` };
     if (t.id === 'unauth') {
       const code = (JSON.parse(body) as { code?: string }).code;
       const ct = res.headers.get('content-type') ?? '';
@@ -72,18 +73,23 @@ export async function checkTarget(t: Target, paidSeed: Seeded | null): Promise<C
     if (body !== STUB_BODY) return { ok: false, detail: `body differs from the stub's: ${body.slice(0, 200)}` };
     if (t.id !== 'paid' || !paidSeed || !before) return { ok: true, detail: `200, stub body (${body.length} bytes)` };
     const charged = res.headers.get('x-svc-charged-cents');
-    if (charged !== String(PRICE_CENTS)) return { ok: false, detail: `X-Svc-Charged-Cents=${charged}, expected ${PRICE_CENTS}` };
+    if (charged !== String(PRICE_CENTS))
+      return { ok: false, detail: `X-Svc-Charged-Cents=${charged}, expected ${PRICE_CENTS}` };
     // The balance drop: the remaining balance the gateway reports on a second call must be one price lower.
     const b1 = _balanceHeader(res.headers);
     const res2 = await fetch(t.url, { headers: t.headers });
     await res2.text();
     const b2 = _balanceHeader(res2.headers);
     const drop = b1 !== null && b2 !== null ? b1 - b2 : null;
-    if (drop !== null && drop !== PRICE_CENTS) return { ok: false, detail: `balance header dropped ${drop}, expected ${PRICE_CENTS}` };
+    if (drop !== null && drop !== PRICE_CENTS)
+      return { ok: false, detail: `balance header dropped ${drop}, expected ${PRICE_CENTS}` };
     // An answered call is a recorded call: both usage rows must be committed by now.
     const after = await _usageRows(paidSeed);
     if (after.n - before.n !== 2 || after.charged - before.charged !== 2 * PRICE_CENTS) {
-      return { ok: false, detail: `usage rows +${after.n - before.n} charged +${after.charged - before.charged}, expected +2 / +${2 * PRICE_CENTS}` };
+      return {
+        ok: false,
+        detail: `usage rows +${after.n - before.n} charged +${after.charged - before.charged}, expected +2 / +${2 * PRICE_CENTS}`,
+      };
     }
     return {
       ok: true,

@@ -11,7 +11,9 @@ export interface Tool {
 }
 
 function _which(bin: string): string | null {
-  const r = spawnSync('sh', ['-c', `command -v ${bin} || { test -x /usr/sbin/${bin} && echo /usr/sbin/${bin}; }`], { encoding: 'utf8' });
+  const r = spawnSync('sh', ['-c', `command -v ${bin} || { test -x /usr/sbin/${bin} && echo /usr/sbin/${bin}; }`], {
+    encoding: 'utf8',
+  });
   const p = r.stdout.trim().split('\n')[0];
   return p ? p : null;
 }
@@ -27,7 +29,11 @@ function _aptInstall(pkg: string, log: (s: string) => void): string | null {
       _updated = true;
     }
     log(`apt-get install -y ${pkg}`);
-    execFileSync('apt-get', ['install', '-y', '-qq', pkg], { stdio: 'ignore', timeout: 300_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync('apt-get', ['install', '-y', '-qq', pkg], {
+      stdio: 'ignore',
+      timeout: 300_000,
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
     return null;
   } catch (e) {
     return `apt-get install -y ${pkg} failed (${(e as Error).message.split('\n')[0]}); install it by hand and rerun the bench`;

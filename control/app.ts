@@ -25,7 +25,13 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     await next();
     c.header('x-svc-request-id', c.get('requestId'));
   });
-  app.use('*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => problemResponse(c, new SvcError('payload_too_large', `Body over ${MAX_BODY_BYTES} bytes`)) }));
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => problemResponse(c, new SvcError('payload_too_large', `Body over ${MAX_BODY_BYTES} bytes`)),
+    }),
+  );
   app.use('/v1/*', authenticate());
 
   app.get('/healthz', (c) => c.json({ ok: true, process: 'control' }));
@@ -34,7 +40,16 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     return c.json({ ok: true });
   });
 
-  for (const routes of [identityRoutes, keysRoutes, catalogRoutes, providersRoutes, termsRoutes, billingRoutes, marketRoutes, usageRoutes]) {
+  for (const routes of [
+    identityRoutes,
+    keysRoutes,
+    catalogRoutes,
+    providersRoutes,
+    termsRoutes,
+    billingRoutes,
+    marketRoutes,
+    usageRoutes,
+  ]) {
     app.route('/', routes);
   }
 
@@ -45,7 +60,12 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
   });
   app.doc31('/v1/openapi.json', {
     openapi: '3.1.0',
-    info: { title: 'svc control plane', version: '1.0.0', description: 'REST control plane of the svc API marketplace. Errors are RFC 9457 problem+json with `code` and `request_id`.' },
+    info: {
+      title: 'svc control plane',
+      version: '1.0.0',
+      description:
+        'REST control plane of the svc API marketplace. Errors are RFC 9457 problem+json with `code` and `request_id`.',
+    },
     servers: [{ url: ctx.config.urls.control }],
   });
 

@@ -26,7 +26,10 @@ const EnvSchema = z.object({
   SVC_PUBLIC_URL: optionalUrl,
   SVC_GATEWAY_URL: optionalUrl,
   SVC_MCP_URL: optionalUrl,
-  SVC_SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://').optional(),
+  SVC_SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
+    .optional(),
   SVC_MAIL_FROM: z.string().min(3).default('svc <no-reply@svc.localhost>'),
   SVC_CHALLENGE_VERIFY_URL: z.string().url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   SVC_CHALLENGE_SECRET: z.string().optional(),
@@ -136,7 +139,10 @@ function parsePacks(raw: string | undefined): readonly CreditPack[] {
     throw new ConfigError('Invalid svc configuration:\n  SVC_CREDIT_PACKS: not valid JSON');
   }
   const parsed = z.array(PackSchema).min(1).safeParse(json);
-  if (!parsed.success) throw new ConfigError(`Invalid svc configuration:\n  SVC_CREDIT_PACKS: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  if (!parsed.success)
+    throw new ConfigError(
+      `Invalid svc configuration:\n  SVC_CREDIT_PACKS: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+    );
   return Object.freeze(parsed.data);
 }
 

@@ -14,11 +14,19 @@ import { DEMO_OPENAPI, DEMO_PRICES, DEMO_PROVIDER_SLUG, DEMO_SLUG, DEMO_UPSTREAM
 export async function seedDemo(ctx: AppContext): Promise<void> {
   const baseUrl = `http://127.0.0.1:${ctx.config.ports.demoUpstream}`;
   const now = ctx.clock.now();
-  const existing = await ctx.db.selectFrom('apis').select(['id', 'base_url']).where('slug', '=', DEMO_SLUG).executeTakeFirst();
+  const existing = await ctx.db
+    .selectFrom('apis')
+    .select(['id', 'base_url'])
+    .where('slug', '=', DEMO_SLUG)
+    .executeTakeFirst();
   if (existing) {
     if (existing.base_url !== baseUrl) {
       await ctx.db.transaction().execute(async (trx) => {
-        await trx.updateTable('apis').set({ base_url: baseUrl, updated_at: now }).where('id', '=', existing.id).execute();
+        await trx
+          .updateTable('apis')
+          .set({ base_url: baseUrl, updated_at: now })
+          .where('id', '=', existing.id)
+          .execute();
         await recordChange(trx, 'api', existing.id, now);
       });
     }
@@ -35,8 +43,14 @@ export async function seedDemo(ctx: AppContext): Promise<void> {
     health_path: '/health',
   });
   await setCredentials(ctx, orgId, apiId, { secret: DEMO_UPSTREAM_SECRET, injection: 'bearer' });
-  const endpoints = await ctx.db.selectFrom('endpoints').select(['id', 'method', 'path']).where('api_id', '=', apiId).execute();
-  const prices = endpoints.filter((e) => DEMO_PRICES[`${e.method} ${e.path}`] !== undefined).map((e) => ({ endpoint_id: e.id, price_cents: DEMO_PRICES[`${e.method} ${e.path}`]! }));
+  const endpoints = await ctx.db
+    .selectFrom('endpoints')
+    .select(['id', 'method', 'path'])
+    .where('api_id', '=', apiId)
+    .execute();
+  const prices = endpoints
+    .filter((e) => DEMO_PRICES[`${e.method} ${e.path}`] !== undefined)
+    .map((e) => ({ endpoint_id: e.id, price_cents: DEMO_PRICES[`${e.method} ${e.path}`]! }));
   await setPricing(ctx, orgId, apiId, prices);
   // The upstream may start after us: publishing must not depend on it being up.
   await publishApi(ctx, orgId, apiId, { accept_terms: true, skip_verify: true });
@@ -44,17 +58,51 @@ export async function seedDemo(ctx: AppContext): Promise<void> {
 }
 
 async function demoOrg(ctx: AppContext, now: number): Promise<string> {
-  const prov = await ctx.db.selectFrom('providers').select('org_id').where('slug', '=', DEMO_PROVIDER_SLUG).executeTakeFirst();
+  const prov = await ctx.db
+    .selectFrom('providers')
+    .select('org_id')
+    .where('slug', '=', DEMO_PROVIDER_SLUG)
+    .executeTakeFirst();
   if (prov) return prov.org_id;
   const orgId = newId('org', now);
   await ctx.db.transaction().execute(async (trx) => {
-    await trx.insertInto('orgs').values({ id: orgId, name: 'svc demo provider', origin: 'admin', status_reason: null, email: null, email_verified_at: null, created_at: now }).execute();
+    await trx
+      .insertInto('orgs')
+      .values({
+        id: orgId,
+        name: 'svc demo provider',
+        origin: 'admin',
+        status_reason: null,
+        email: null,
+        email_verified_at: null,
+        created_at: now,
+      })
+      .execute();
     await trx.insertInto('balances').values({ org_id: orgId, updated_at: now }).execute();
     await trx
       .insertInto('providers')
-      .values({ org_id: orgId, slug: DEMO_PROVIDER_SLUG, display_name: 'svc demo', bio: 'The demo provider that ships with svc.', website: null, logo_url: null, created_at: now, updated_at: now })
+      .values({
+        org_id: orgId,
+        slug: DEMO_PROVIDER_SLUG,
+        display_name: 'svc demo',
+        bio: 'The demo provider that ships with svc.',
+        website: null,
+        logo_url: null,
+        created_at: now,
+        updated_at: now,
+      })
       .execute();
-    await trx.insertInto('activity').values({ id: newId('act', now), kind: 'new_provider', api_id: null, org_id: orgId, data_json: JSON.stringify({ slug: DEMO_PROVIDER_SLUG, display_name: 'svc demo' }), created_at: now }).execute();
+    await trx
+      .insertInto('activity')
+      .values({
+        id: newId('act', now),
+        kind: 'new_provider',
+        api_id: null,
+        org_id: orgId,
+        data_json: JSON.stringify({ slug: DEMO_PROVIDER_SLUG, display_name: 'svc demo' }),
+        created_at: now,
+      })
+      .execute();
   });
   return orgId;
 }

@@ -6,12 +6,7 @@ import { leaderboardJob } from './market/leaderboards.job.js';
 
 export type Job = (ctx: AppContext) => () => void;
 
-const JOBS: Job[] = [
-  autoReloadJob,
-  payoutsJob,
-  priceScheduleJob,
-  leaderboardJob,
-];
+const JOBS: Job[] = [autoReloadJob, payoutsJob, priceScheduleJob, leaderboardJob];
 
 export function startBackgroundJobs(ctx: AppContext): () => void {
   const stops = JOBS.map((job) => job(ctx));

@@ -11,14 +11,23 @@ export const DEMO_PRICES: Record<string, number> = {
   'POST /sentiment': 1,
 };
 
-const City = { type: 'object', properties: { city: { type: 'string' }, country: { type: 'string' }, lat: { type: 'number' }, lon: { type: 'number' } } };
+const City = {
+  type: 'object',
+  properties: {
+    city: { type: 'string' },
+    country: { type: 'string' },
+    lat: { type: 'number' },
+    lon: { type: 'number' },
+  },
+};
 
 export const DEMO_OPENAPI = {
   openapi: '3.0.3',
   info: {
     title: 'Demo Weather',
     version: '1.0.0',
-    description: 'Deterministic demo weather and text API shipped with svc. Current conditions and city lists are free; forecasts and sentiment cost a few cents.',
+    description:
+      'Deterministic demo weather and text API shipped with svc. Current conditions and city lists are free; forecasts and sentiment cost a few cents.',
   },
   tags: [{ name: 'weather' }, { name: 'demo' }, { name: 'text' }],
   paths: {
@@ -27,7 +36,16 @@ export const DEMO_OPENAPI = {
       get: {
         operationId: 'listCities',
         summary: 'List known cities (free)',
-        responses: { '200': { description: 'cities', content: { 'application/json': { schema: { type: 'object', properties: { cities: { type: 'array', items: City } } } } } } },
+        responses: {
+          '200': {
+            description: 'cities',
+            content: {
+              'application/json': {
+                schema: { type: 'object', properties: { cities: { type: 'array', items: City } } },
+              },
+            },
+          },
+        },
       },
     },
     '/cities/{city}': {
@@ -35,7 +53,10 @@ export const DEMO_OPENAPI = {
         operationId: 'getCity',
         summary: 'One city (free)',
         parameters: [{ name: 'city', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: { '200': { description: 'city', content: { 'application/json': { schema: City } } }, '404': { description: 'unknown city' } },
+        responses: {
+          '200': { description: 'city', content: { 'application/json': { schema: City } } },
+          '404': { description: 'unknown city' },
+        },
       },
     },
     '/current': {
@@ -43,7 +64,19 @@ export const DEMO_OPENAPI = {
         operationId: 'currentWeather',
         summary: 'Current weather for a city (free)',
         parameters: [{ name: 'city', in: 'query', required: true, schema: { type: 'string' } }],
-        responses: { '200': { description: 'conditions', content: { 'application/json': { schema: { type: 'object', properties: { city: { type: 'string' }, temp_c: { type: 'number' }, condition: { type: 'string' } } } } } } },
+        responses: {
+          '200': {
+            description: 'conditions',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: { city: { type: 'string' }, temp_c: { type: 'number' }, condition: { type: 'string' } },
+                },
+              },
+            },
+          },
+        },
       },
     },
     '/forecast': {
@@ -52,7 +85,12 @@ export const DEMO_OPENAPI = {
         summary: 'Daily forecast for a city (paid)',
         parameters: [
           { name: 'city', in: 'query', required: true, schema: { type: 'string' } },
-          { name: 'days', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 7, default: 3 } },
+          {
+            name: 'days',
+            in: 'query',
+            required: false,
+            schema: { type: 'integer', minimum: 1, maximum: 7, default: 3 },
+          },
         ],
         responses: { '200': { description: 'forecast' } },
       },
@@ -61,8 +99,24 @@ export const DEMO_OPENAPI = {
       post: {
         operationId: 'sentiment',
         summary: 'Score the sentiment of a text (paid)',
-        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['text'], properties: { text: { type: 'string', maxLength: 5000 } } } } } },
-        responses: { '200': { description: 'score', content: { 'application/json': { schema: { type: 'object', properties: { score: { type: 'number' }, label: { type: 'string' } } } } } } },
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: { type: 'object', required: ['text'], properties: { text: { type: 'string', maxLength: 5000 } } },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'score',
+            content: {
+              'application/json': {
+                schema: { type: 'object', properties: { score: { type: 'number' }, label: { type: 'string' } } },
+              },
+            },
+          },
+        },
       },
     },
   },

@@ -38,7 +38,8 @@ async function readBody(req: IncomingMessage, max = 64 * 1024): Promise<string> 
 export async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://demo.local');
   if (url.pathname === '/health') return send(res, 200, { ok: true });
-  if (req.headers.authorization !== `Bearer ${DEMO_UPSTREAM_SECRET}`) return send(res, 401, { error: 'missing or wrong bearer token' });
+  if (req.headers.authorization !== `Bearer ${DEMO_UPSTREAM_SECRET}`)
+    return send(res, 401, { error: 'missing or wrong bearer token' });
   const city = (url.searchParams.get('city') ?? '').toLowerCase();
   if (req.method === 'GET' && url.pathname === '/cities') return send(res, 200, { cities: CITIES });
   const m = /^\/cities\/([^/]+)$/.exec(url.pathname);
@@ -50,7 +51,10 @@ export async function handle(req: IncomingMessage, res: ServerResponse): Promise
     if (!city) return send(res, 400, { error: 'query parameter city is required' });
     if (url.pathname === '/current') return send(res, 200, { city, ...weather(city, 0) });
     const days = Math.min(7, Math.max(1, Number.parseInt(url.searchParams.get('days') ?? '3', 10) || 3));
-    return send(res, 200, { city, days: Array.from({ length: days }, (_, i) => ({ day: i + 1, ...weather(city, i + 1) })) });
+    return send(res, 200, {
+      city,
+      days: Array.from({ length: days }, (_, i) => ({ day: i + 1, ...weather(city, i + 1) })),
+    });
   }
   if (req.method === 'POST' && url.pathname === '/sentiment') {
     let text = '';
@@ -65,4 +69,3 @@ export async function handle(req: IncomingMessage, res: ServerResponse): Promise
   }
   return send(res, 404, { error: 'no such endpoint' });
 }
-

@@ -13,7 +13,9 @@ const server = createServer((req, res) => {
 });
 server.listen(Number.isFinite(port) ? port : 4010, host, () => {
   const a = server.address() as AddressInfo;
-  process.stdout.write(JSON.stringify({ ready: 'demo-upstream', url: `http://127.0.0.1:${a.port}`, port: a.port }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ ready: 'demo-upstream', url: `http://127.0.0.1:${a.port}`, port: a.port }) + '\n',
+  );
 });
 const stop = (): void => {
   server.closeAllConnections();

@@ -116,7 +116,10 @@ export interface CheckpointReport {
  * How every gateway writer connection runs beside the checkpoint thread: no checkpoints of its own, and a WAL
  * file that is reused, only cut back once it grew past twice the limit.
  */
-export function configureWriterConnection(sqlite: import('better-sqlite3').Database, o: { checkpointMs: number; walLimitBytes: number }): void {
+export function configureWriterConnection(
+  sqlite: import('better-sqlite3').Database,
+  o: { checkpointMs: number; walLimitBytes: number },
+): void {
   if (o.checkpointMs > 0) sqlite.pragma('wal_autocheckpoint = 0');
   sqlite.pragma(`journal_size_limit = ${2 * o.walLimitBytes}`);
 }
@@ -126,11 +129,21 @@ export function startBackground(o: BackgroundOptions): () => Promise<void> {
   const w = new Worker(CODE, {
     eval: true,
     workerData: {
-      file: o.file, checkpointMs: o.checkpointMs, checkpointFrames: o.checkpointFrames ?? Number.MAX_SAFE_INTEGER, pollMs: CHECKPOINT_POLL_MS, walLimitBytes: o.walLimitBytes, holderId: o.holderId, heartbeatMs: o.heartbeatMs, mod, report: o.onCheckpoint !== undefined },
+      file: o.file,
+      checkpointMs: o.checkpointMs,
+      checkpointFrames: o.checkpointFrames ?? Number.MAX_SAFE_INTEGER,
+      pollMs: CHECKPOINT_POLL_MS,
+      walLimitBytes: o.walLimitBytes,
+      holderId: o.holderId,
+      heartbeatMs: o.heartbeatMs,
+      mod,
+      report: o.onCheckpoint !== undefined,
+    },
   });
   w.on('message', (m: unknown) => {
     if (m === 'reaped') o.onReaped();
-    else if (o.onCheckpoint && typeof m === 'object' && m !== null && 'checkpoint' in m) o.onCheckpoint((m as { checkpoint: CheckpointReport }).checkpoint);
+    else if (o.onCheckpoint && typeof m === 'object' && m !== null && 'checkpoint' in m)
+      o.onCheckpoint((m as { checkpoint: CheckpointReport }).checkpoint);
   });
   w.unref();
   return () =>

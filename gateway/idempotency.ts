@@ -36,7 +36,9 @@ export class IdempotencyStore {
   ) {
     this.#s = _prepare(sqlite);
     this.#noWait = noWait(sqlite);
-    this.#claimTx = sqlite.transaction((orgId: string, key: string, hash: string, requestId: string, now: number) => this.#claim(orgId, key, hash, requestId, now)).immediate;
+    this.#claimTx = sqlite.transaction((orgId: string, key: string, hash: string, requestId: string, now: number) =>
+      this.#claim(orgId, key, hash, requestId, now),
+    ).immediate;
   }
 
   /** Never waits for the write lock: throws SQLITE_BUSY (no-wait.ts isBusy) and the caller retries on a timer. */
@@ -84,6 +86,8 @@ function _prepare(db: Sqlite.Database) {
     insert: db.prepare(
       "INSERT INTO idempotency_records (org_id, idem_key, request_hash, request_id, state, holder_id, created_at, expires_at) VALUES (?, ?, ?, ?, 'in_flight', ?, ?, ?)",
     ),
-    abandon: db.prepare("DELETE FROM idempotency_records WHERE org_id = ? AND idem_key = ? AND request_id = ? AND state = 'in_flight'"),
+    abandon: db.prepare(
+      "DELETE FROM idempotency_records WHERE org_id = ? AND idem_key = ? AND request_id = ? AND state = 'in_flight'",
+    ),
   };
 }

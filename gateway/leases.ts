@@ -24,7 +24,9 @@ export interface Lease {
 }
 
 export type CapCode = 'insufficient_credits' | 'budget_exceeded' | 'daily_cap_exceeded';
-export type ReserveOutcome = { ok: true; lease: Lease } | { ok: false; code: CapCode; headroom: number; othersHold: boolean };
+export type ReserveOutcome =
+  | { ok: true; lease: Lease }
+  | { ok: false; code: CapCode; headroom: number; othersHold: boolean };
 
 const INF = Number.MAX_SAFE_INTEGER;
 
@@ -33,7 +35,13 @@ export class LeaseManager {
   readonly #byId = new Map<string, Lease>();
   readonly #s: ReturnType<typeof _prepare>;
   readonly #noWait: NoWait;
-  readonly #acquireTx: (key: KeyRecord, day: number, price: number, now: number, cur: Lease | undefined) => ReserveOutcome;
+  readonly #acquireTx: (
+    key: KeyRecord,
+    day: number,
+    price: number,
+    now: number,
+    cur: Lease | undefined,
+  ) => ReserveOutcome;
   readonly #shrinkTx: (leases: Lease[], now: number, all: boolean) => void;
   acquisitions = 0;
 
@@ -44,8 +52,12 @@ export class LeaseManager {
   ) {
     this.#s = _prepare(sqlite);
     this.#noWait = noWait(sqlite);
-    this.#acquireTx = sqlite.transaction((key, day, price, now, cur) => this.#acquire(key, day, price, now, cur)).immediate;
-    this.#shrinkTx = sqlite.transaction((leases: Lease[], now: number, all: boolean) => this.#shrink(leases, now, all)).immediate;
+    this.#acquireTx = sqlite.transaction((key, day, price, now, cur) =>
+      this.#acquire(key, day, price, now, cur),
+    ).immediate;
+    this.#shrinkTx = sqlite.transaction((leases: Lease[], now: number, all: boolean) =>
+      this.#shrink(leases, now, all),
+    ).immediate;
   }
 
   /**
@@ -82,7 +94,9 @@ export class LeaseManager {
   }
 
   releaseIdle(now: number, today: number): void {
-    const idle = [...this.#byId.values()].filter((l) => l.inflight === 0 && (l.day !== today || now - l.lastUsed >= this.opts.idleMs));
+    const idle = [...this.#byId.values()].filter(
+      (l) => l.inflight === 0 && (l.day !== today || now - l.lastUsed >= this.opts.idleMs),
+    );
     if (idle.length) this.#shrinkTx(idle, now, true);
   }
 
@@ -97,13 +111,22 @@ export class LeaseManager {
   }
 
   /** Read-only: would a call of `price` pass the org balance and the key's caps right now? (quotes) */
-  peek(key: KeyRecord, day: number, price: number): { ok: true; headroom: number } | { ok: false; code: CapCode; headroom: number } {
+  peek(
+    key: KeyRecord,
+    day: number,
+    price: number,
+  ): { ok: true; headroom: number } | { ok: false; code: CapCode; headroom: number } {
     const cur = this.#byKeyDay.get(`${key.keyId}:${day}`);
     const localFree = cur ? Math.max(0, cur.amount - cur.spent - cur.inflight) : 0;
     const h = this.#headroom(key, day);
     const headroom = Math.min(h.avail, h.headKey, h.headDay) + localFree;
     if (headroom >= price) return { ok: true, headroom };
-    const code: CapCode = h.headKey + localFree < price ? 'budget_exceeded' : h.headDay + localFree < price ? 'daily_cap_exceeded' : 'insufficient_credits';
+    const code: CapCode =
+      h.headKey + localFree < price
+        ? 'budget_exceeded'
+        : h.headDay + localFree < price
+          ? 'daily_cap_exceeded'
+          : 'insufficient_credits';
     return { ok: false, code, headroom };
   }
 
@@ -129,13 +152,17 @@ export class LeaseManager {
     const { avail, headKey, headDay } = this.#headroom(key, day);
     const headroom = Math.min(avail, headKey, headDay);
     if (headroom < need) {
-      const code: CapCode = headKey < need ? 'budget_exceeded' : headDay < need ? 'daily_cap_exceeded' : 'insufficient_credits';
+      const code: CapCode =
+        headKey < need ? 'budget_exceeded' : headDay < need ? 'daily_cap_exceeded' : 'insufficient_credits';
       const othersHold = s.othersOpen.get(key.orgId, this.holderId)!.open > 0;
       return { ok: false, code, headroom: Math.max(0, headroom + localFree), othersHold };
     }
     // Big slices while credit is plentiful, shrinking to exactly the call's need as it runs low,
     // so the last cents are never stranded in another process.
-    const chunk = Math.min(headroom, Math.max(need, Math.min(this.opts.maxChunkCents, Math.floor(headroom / (4 * this.opts.workers)))));
+    const chunk = Math.min(
+      headroom,
+      Math.max(need, Math.min(this.opts.maxChunkCents, Math.floor(headroom / (4 * this.opts.workers)))),
+    );
     s.reserve.run(chunk, now, key.orgId);
     this.acquisitions++;
     let lease = cur;
@@ -143,7 +170,16 @@ export class LeaseManager {
       lease.amount += chunk;
     } else {
       if (lease) this.#forget(lease);
-      lease = { id: newId('lease', now), orgId: key.orgId, keyId: key.keyId, day, amount: chunk, spent: 0, inflight: 0, lastUsed: now };
+      lease = {
+        id: newId('lease', now),
+        orgId: key.orgId,
+        keyId: key.keyId,
+        day,
+        amount: chunk,
+        spent: 0,
+        inflight: 0,
+        lastUsed: now,
+      };
       s.insert.run(lease.id, this.holderId, key.orgId, key.keyId, day, chunk, now, now + this.opts.idleMs);
       this.#byId.set(lease.id, lease);
       this.#byKeyDay.set(`${key.keyId}:${day}`, lease);
@@ -180,7 +216,9 @@ export class LeaseManager {
 
 function _prepare(db: Sqlite.Database) {
   return {
-    balance: db.prepare<[string], { credit_cents: number; reserved_cents: number }>('SELECT credit_cents, reserved_cents FROM balances WHERE org_id = ?'),
+    balance: db.prepare<[string], { credit_cents: number; reserved_cents: number }>(
+      'SELECT credit_cents, reserved_cents FROM balances WHERE org_id = ?',
+    ),
     key: db.prepare<[string], { budget_cents: number | null; daily_cap_cents: number | null; spent_cents: number }>(
       'SELECT budget_cents, daily_cap_cents, spent_cents FROM api_keys WHERE id = ?',
     ),
@@ -190,7 +228,9 @@ function _prepare(db: Sqlite.Database) {
     keyDayOpen: db.prepare<[string, number], { open: number }>(
       'SELECT COALESCE(SUM(amount_cents - spent_cents), 0) AS open FROM balance_leases WHERE key_id = ? AND day = ? AND released_at IS NULL',
     ),
-    daySpent: db.prepare<[string, number], { spent_cents: number }>('SELECT spent_cents FROM key_daily_spend WHERE key_id = ? AND day = ?'),
+    daySpent: db.prepare<[string, number], { spent_cents: number }>(
+      'SELECT spent_cents FROM key_daily_spend WHERE key_id = ? AND day = ?',
+    ),
     othersOpen: db.prepare<[string, string], { open: number }>(
       'SELECT COALESCE(SUM(amount_cents - spent_cents), 0) AS open FROM balance_leases WHERE org_id = ? AND holder_id != ? AND released_at IS NULL',
     ),
@@ -199,8 +239,12 @@ function _prepare(db: Sqlite.Database) {
     insert: db.prepare(
       'INSERT INTO balance_leases (id, holder_id, org_id, key_id, day, amount_cents, spent_cents, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)',
     ),
-    extend: db.prepare('UPDATE balance_leases SET amount_cents = amount_cents + ?, expires_at = ? WHERE id = ? AND released_at IS NULL'),
-    shrink: db.prepare('UPDATE balance_leases SET amount_cents = amount_cents - ? WHERE id = ? AND released_at IS NULL'),
+    extend: db.prepare(
+      'UPDATE balance_leases SET amount_cents = amount_cents + ?, expires_at = ? WHERE id = ? AND released_at IS NULL',
+    ),
+    shrink: db.prepare(
+      'UPDATE balance_leases SET amount_cents = amount_cents - ? WHERE id = ? AND released_at IS NULL',
+    ),
     release: db.prepare('UPDATE balance_leases SET released_at = ? WHERE id = ? AND released_at IS NULL'),
   };
 }

@@ -86,28 +86,37 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
         log.error('worker keeps exiting before it listens; giving up', { worker: i, code, sig, attempts: early });
         process.exit(1);
       }
-      log.warn(pickAgain ? 'picked port taken; picking another' : 'worker exited; restarting', { worker: i, code, sig });
-      setTimeout(() => {
-        void (async () => {
-          if (stopping) return;
-          if (pickAgain) {
-            try {
-              sharedPort = await freePort(c.base.host);
-            } catch (e) {
-              log.error('cannot pick a free port', { err: e as Error });
-              process.exit(1);
+      log.warn(pickAgain ? 'picked port taken; picking another' : 'worker exited; restarting', {
+        worker: i,
+        code,
+        sig,
+      });
+      setTimeout(
+        () => {
+          void (async () => {
+            if (stopping) return;
+            if (pickAgain) {
+              try {
+                sharedPort = await freePort(c.base.host);
+              } catch (e) {
+                log.error('cannot pick a free port', { err: e as Error });
+                process.exit(1);
+              }
             }
-          }
-          if (!stopping) spawnWorker(i, ready ? undefined : onReady);
-        })();
-      }, pickAgain ? 0 : Math.min(200 * 2 ** Math.max(0, early - 1), 10_000));
+            if (!stopping) spawnWorker(i, ready ? undefined : onReady);
+          })();
+        },
+        pickAgain ? 0 : Math.min(200 * 2 ** Math.max(0, early - 1), 10_000),
+      );
     });
   };
 
   for (let i = 0; i < n; i++) await new Promise<void>((resolve) => spawnWorker(i, resolve));
   if (!announced) {
     announced = true;
-    process.stdout.write(JSON.stringify({ ready: 'gateway', url, port: sharedPort, workers: children.map((ch) => ch?.pid) }) + '\n');
+    process.stdout.write(
+      JSON.stringify({ ready: 'gateway', url, port: sharedPort, workers: children.map((ch) => ch?.pid) }) + '\n',
+    );
   }
   const stop = () => {
     if (stopping) return;

@@ -115,7 +115,10 @@ export class Pipeline {
       if (!r.ok) {
         if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
         if (sink.aborted) return;
-        return refuse(r.code, capDetail(r.code, price, r.headroom, auth.org.emailVerified), { price_cents: price, available_cents: r.headroom });
+        return refuse(r.code, capDetail(r.code, price, r.headroom, auth.org.emailVerified), {
+          price_cents: price,
+          available_cents: r.headroom,
+        });
       }
       lease = r.lease;
     }
@@ -127,7 +130,11 @@ export class Pipeline {
     const deadline = Date.now() + 3_000;
     const lockDeadline = Date.now() + this.d.cfg.lockWaitMs;
     for (;;) {
-      const r = await retryWhileBusy(() => this.d.leases.reserve(key, day, price, this.d.clock.now()), lockDeadline, () => sink.aborted);
+      const r = await retryWhileBusy(
+        () => this.d.leases.reserve(key, day, price, this.d.clock.now()),
+        lockDeadline,
+        () => sink.aborted,
+      );
       if (r.ok || !r.othersHold || Date.now() > deadline || sink.aborted) return r;
       // Another process holds unspent slices of this org: ask for them back, then retry.
       this.d.signalPressure(key.orgId);
@@ -136,7 +143,14 @@ export class Pipeline {
   }
 
   /** True when the call was answered from (or refused by) an existing idempotency record. */
-  async #claimIdempotency(p: ProxyRequest, sink: ClientSink, key: KeyRecord, slug: string, path: string, idemKey: string): Promise<boolean> {
+  async #claimIdempotency(
+    p: ProxyRequest,
+    sink: ClientSink,
+    key: KeyRecord,
+    slug: string,
+    path: string,
+    idemKey: string,
+  ): Promise<boolean> {
     const d = this.d;
     const bodyHash = Buffer.isBuffer(p.body) ? hash('sha256', p.body, 'hex') : '';
     const reqHash = hash('sha256', `${p.method} /${slug}${path}?${p.query}\n${bodyHash}`, 'hex');
@@ -145,7 +159,11 @@ export class Pipeline {
     for (;;) {
       let c: ReturnType<IdempotencyStore['claim']>;
       try {
-        c = await retryWhileBusy(() => d.idem.claim(key.orgId, idemKey, reqHash, p.requestId, d.clock.now()), lockDeadline, () => sink.aborted);
+        c = await retryWhileBusy(
+          () => d.idem.claim(key.orgId, idemKey, reqHash, p.requestId, d.clock.now()),
+          lockDeadline,
+          () => sink.aborted,
+        );
       } catch (e) {
         // The client left while the claim waited for the lock: nothing was claimed, nobody to answer.
         if (isBusy(e) && sink.aborted) return true;
@@ -153,31 +171,81 @@ export class Pipeline {
       }
       if (c.kind === 'new') return false;
       if (c.kind === 'conflict') {
-        sink.problem(new SvcError('idempotency_conflict', 'This Idempotency-Key was used for a different request in the last 24 h.'), p.requestId, [['x-svc-request-id', p.requestId]]);
+        sink.problem(
+          new SvcError(
+            'idempotency_conflict',
+            'This Idempotency-Key was used for a different request in the last 24 h.',
+          ),
+          p.requestId,
+          [['x-svc-request-id', p.requestId]],
+        );
         return true;
       }
       if (c.kind === 'replay') {
-        sink.send(c.status, [...c.headers, ['x-svc-request-id', c.requestId], ['x-svc-charged-cents', '0'], ['x-svc-idempotent-replay', 'true']], c.body);
+        sink.send(
+          c.status,
+          [
+            ...c.headers,
+            ['x-svc-request-id', c.requestId],
+            ['x-svc-charged-cents', '0'],
+            ['x-svc-idempotent-replay', 'true'],
+          ],
+          c.body,
+        );
         return true;
       }
       // The first call is still in flight (here or in another process): wait for its outcome.
       if (sink.aborted) return true;
       if (Date.now() > deadline) {
-        sink.problem(new SvcError('conflict', 'The first call with this Idempotency-Key is still in flight.'), p.requestId, [['x-svc-request-id', p.requestId]]);
+        sink.problem(
+          new SvcError('conflict', 'The first call with this Idempotency-Key is still in flight.'),
+          p.requestId,
+          [['x-svc-request-id', p.requestId]],
+        );
         return true;
       }
       await sleep(25);
     }
   }
 
-  #forward(p: ProxyRequest, sink: ClientSink, key: KeyRecord, resolved: Resolved, path: string, price: number, lease: Lease | null, day: number, idemKey: string, ids: Headers): void {
+  #forward(
+    p: ProxyRequest,
+    sink: ClientSink,
+    key: KeyRecord,
+    resolved: Resolved,
+    path: string,
+    price: number,
+    lease: Lease | null,
+    day: number,
+    idemKey: string,
+    ids: Headers,
+  ): void {
     const d = this.d;
     const t0 = d.clock.now();
-    const freq: ForwardRequest = { method: p.method, path, query: p.query, headers: p.headers, body: p.body, requestId: p.requestId };
+    const freq: ForwardRequest = {
+      method: p.method,
+      path,
+      query: p.query,
+      headers: p.headers,
+      body: p.body,
+      requestId: p.requestId,
+    };
     const rec = (status: number, charged: number, errorCode: string | null): SettleRecord => ({
-      requestId: p.requestId, orgId: key.orgId, keyId: key.keyId, apiId: resolved.listing.apiId, endpointId: resolved.endpoint.id,
-      providerOrgId: resolved.listing.providerOrgId, method: p.method, status, latencyMs: d.clock.now() - t0, priceCents: price,
-      chargedCents: charged, errorCode, createdAt: d.clock.now(), leaseId: charged > 0 && lease ? lease.id : null, day,
+      requestId: p.requestId,
+      orgId: key.orgId,
+      keyId: key.keyId,
+      apiId: resolved.listing.apiId,
+      endpointId: resolved.endpoint.id,
+      providerOrgId: resolved.listing.providerOrgId,
+      method: p.method,
+      status,
+      latencyMs: d.clock.now() - t0,
+      priceCents: price,
+      chargedCents: charged,
+      errorCode,
+      createdAt: d.clock.now(),
+      leaseId: charged > 0 && lease ? lease.id : null,
+      day,
     });
     let reservationOpen = price > 0 && lease !== null;
     const giveBack = () => {
@@ -193,10 +261,18 @@ export class Pipeline {
       if (r.chargedCents > 0) d.listings.countCall(key.orgId, resolved.endpoint.id, monthStartOf(t0));
       return pr;
     };
-    const svcHeaders = (charged: number, balance: number): Headers => [...ids, ['x-svc-charged-cents', String(charged)], ['x-svc-balance-cents', String(balance)]];
+    const svcHeaders = (charged: number, balance: number): Headers => [
+      ...ids,
+      ['x-svc-charged-cents', String(charged)],
+      ['x-svc-balance-cents', String(balance)],
+    ];
     const failInternal = (e: unknown) => {
       if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
-      sink.problem(new SvcError('internal', 'The call could not be recorded; it was not charged.', { cause: e }), p.requestId, ids);
+      sink.problem(
+        new SvcError('internal', 'The call could not be recorded; it was not charged.', { cause: e }),
+        p.requestId,
+        ids,
+      );
     };
 
     let status = 0;
@@ -251,7 +327,18 @@ export class Pipeline {
           buffered.push(chunk);
           if (mode === 'buffer' && idemKey && buffered.reduce((n, b) => n + b.length, 0) > d.cfg.idempotentBodyMax) {
             abort(new Error('too large for replay'));
-            this.#upstreamFailed(sink, p, 'error', rec, settled, giveBack, ids, idemKey, key, 'The upstream answer is too large to store for Idempotency-Key replay; nothing was charged.');
+            this.#upstreamFailed(
+              sink,
+              p,
+              'error',
+              rec,
+              settled,
+              giveBack,
+              ids,
+              idemKey,
+              key,
+              'The upstream answer is too large to store for Idempotency-Key replay; nothing was charged.',
+            );
           }
           return;
         }
@@ -280,7 +367,14 @@ export class Pipeline {
         const r = rec(status, charged, failed ? 'upstream_status' : null);
         if (idemKey) {
           if (failed) d.idem.abandon(key.orgId, idemKey, p.requestId);
-          else r.idempotency = { orgId: key.orgId, idemKey, status, headersJson: JSON.stringify([...upHeaders, ['x-svc-price-cents', String(price)]]), body };
+          else
+            r.idempotency = {
+              orgId: key.orgId,
+              idemKey,
+              status,
+              headersJson: JSON.stringify([...upHeaders, ['x-svc-price-cents', String(price)]]),
+              body,
+            };
         }
         settled(r).then(
           (balance) => sink.send(status, [...upHeaders, ...svcHeaders(charged, balance)], body),
@@ -295,7 +389,19 @@ export class Pipeline {
         }
         if (finished) return;
         finished = true;
-        this.#upstreamFailed(sink, p, kind, rec, settled, giveBack, ids, idemKey, key, kind === 'too_large' ? 'The upstream answer exceeds the gateway size limit; nothing was charged.' : undefined, err);
+        this.#upstreamFailed(
+          sink,
+          p,
+          kind,
+          rec,
+          settled,
+          giveBack,
+          ids,
+          idemKey,
+          key,
+          kind === 'too_large' ? 'The upstream answer exceeds the gateway size limit; nothing was charged.' : undefined,
+          err,
+        );
       },
     });
     sink.onAbort(() => {
@@ -311,24 +417,38 @@ export class Pipeline {
   }
 
   #upstreamFailed(
-    sink: ClientSink, p: ProxyRequest, kind: 'timeout' | 'error' | 'too_large',
-    rec: (s: number, c: number, e: string | null) => SettleRecord, settled: (r: SettleRecord) => Promise<number>,
-    giveBack: () => void, ids: Headers, idemKey: string, key: KeyRecord, detail?: string, err?: Error,
+    sink: ClientSink,
+    p: ProxyRequest,
+    kind: 'timeout' | 'error' | 'too_large',
+    rec: (s: number, c: number, e: string | null) => SettleRecord,
+    settled: (r: SettleRecord) => Promise<number>,
+    giveBack: () => void,
+    ids: Headers,
+    idemKey: string,
+    key: KeyRecord,
+    detail?: string,
+    err?: Error,
   ): void {
     giveBack();
     if (idemKey) this.d.idem.abandon(key.orgId, idemKey, p.requestId);
     if (p.body instanceof RequestBody && p.body.overflow) {
       const tooBig = new SvcError('payload_too_large', 'Request body exceeds the gateway limit; nothing was charged.');
-      const answer = () => sink.problem(tooBig, p.requestId, [...ids, ['x-svc-charged-cents', '0'], ['connection', 'close']]);
+      const answer = () =>
+        sink.problem(tooBig, p.requestId, [...ids, ['x-svc-charged-cents', '0'], ['connection', 'close']]);
       settled(rec(413, 0, 'payload_too_large')).then(answer, answer);
       return;
     }
     const code: ErrorCode = kind === 'timeout' ? 'upstream_timeout' : 'upstream_error';
-    const svcErr = new SvcError(code, detail ?? (kind === 'timeout' ? 'The upstream API did not answer in time; nothing was charged.' : `The upstream API failed (${err?.message ?? 'error'}); nothing was charged.`));
+    const svcErr = new SvcError(
+      code,
+      detail ??
+        (kind === 'timeout'
+          ? 'The upstream API did not answer in time; nothing was charged.'
+          : `The upstream API failed (${err?.message ?? 'error'}); nothing was charged.`),
+    );
     settled(rec(svcErr.status, 0, code)).then(
       () => sink.problem(svcErr, p.requestId, [...ids, ['x-svc-charged-cents', '0']]),
       () => sink.problem(svcErr, p.requestId, [...ids, ['x-svc-charged-cents', '0']]),
     );
   }
 }
-

@@ -13,7 +13,11 @@ export class RequestBody extends Readable {
   #size = 0;
   #paused = false;
 
-  constructor(private readonly res: HttpResponse, private readonly maxBytes: number, private readonly isOpen: () => boolean) {
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly maxBytes: number,
+    private readonly isOpen: () => boolean,
+  ) {
     super({ highWaterMark: 256 * 1024 });
   }
 

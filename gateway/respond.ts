@@ -39,7 +39,11 @@ export class UwsSink implements ClientSink {
   #onFinish: (() => void) | undefined;
 
   /** `onFinish` runs once, when the response ended, was closed or the client aborted (drain accounting). */
-  constructor(private readonly res: HttpResponse, readonly isHead: boolean, onFinish?: () => void) {
+  constructor(
+    private readonly res: HttpResponse,
+    readonly isHead: boolean,
+    onFinish?: () => void,
+  ) {
     this.#onFinish = onFinish;
     res.onAborted(() => {
       this.aborted = true;

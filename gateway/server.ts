@@ -23,7 +23,9 @@ export function loadUws(maxHeaderBytes: number): { uws: typeof Uws; native: bool
   // oversized headers reach the handler and get a proper 431 instead.
   process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(Math.max(maxHeaderBytes * 4, 64 * 1024));
   const uws = require('uWebSockets.js') as typeof Uws;
-  const file = Object.keys(require.cache).find((k) => /uWebSockets\.js\/binaries\/uws_[^/]+\.node$/.test(k) || /uws_[a-z0-9_]+\.node$/.test(k));
+  const file = Object.keys(require.cache).find(
+    (k) => /uWebSockets\.js\/binaries\/uws_[^/]+\.node$/.test(k) || /uws_[a-z0-9_]+\.node$/.test(k),
+  );
   return { uws, native: file !== undefined && typeof (uws as { App?: unknown }).App === 'function', file };
 }
 
@@ -36,12 +38,25 @@ export interface ServerState {
   feedSeq: () => number;
 }
 
-export function createServer(uws: typeof Uws, pipeline: Pipeline, state: ServerState, opts: { maxRequestBytes: number; maxHeaderBytes: number }): Uws.TemplatedApp {
+export function createServer(
+  uws: typeof Uws,
+  pipeline: Pipeline,
+  state: ServerState,
+  opts: { maxRequestBytes: number; maxHeaderBytes: number },
+): Uws.TemplatedApp {
   const app = uws.App();
   app.get('/healthz', (res) => {
     res.cork(() => {
       res.writeHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ ok: true, native: state.native, pid: process.pid, worker: state.workerIndex, changes_seq: state.feedSeq() }));
+      res.end(
+        JSON.stringify({
+          ok: true,
+          native: state.native,
+          pid: process.pid,
+          worker: state.workerIndex,
+          changes_seq: state.feedSeq(),
+        }),
+      );
     });
   });
   app.get('/readyz', (res) => {
@@ -69,7 +84,14 @@ export function createServer(uws: typeof Uws, pipeline: Pipeline, state: ServerS
     const sink = new UwsSink(res, method === 'HEAD', () => state.active--);
     const requestId = fastId('req');
     if (headerBytes > opts.maxHeaderBytes) {
-      return sink.problem(new SvcError('headers_too_large', `Request headers exceed ${opts.maxHeaderBytes} bytes.`), requestId, [['x-svc-request-id', requestId], ['connection', 'close']]);
+      return sink.problem(
+        new SvcError('headers_too_large', `Request headers exceed ${opts.maxHeaderBytes} bytes.`),
+        requestId,
+        [
+          ['x-svc-request-id', requestId],
+          ['connection', 'close'],
+        ],
+      );
     }
     const run = (body: Buffer | RequestBody | null) => {
       const p: ProxyRequest = { method, url, query, headers, body, requestId };
@@ -79,14 +101,32 @@ export function createServer(uws: typeof Uws, pipeline: Pipeline, state: ServerS
         },
         (e: unknown) => {
           if (body instanceof RequestBody) body.discard();
-          sink.problem(new SvcError('internal', 'Internal gateway error; the call was not charged.', { cause: e }), requestId, [['x-svc-request-id', requestId]]);
-          process.stderr.write(JSON.stringify({ lvl: 'error', proc: 'gateway', msg: 'pipeline failed', err: String((e as Error)?.stack ?? e) }) + '\n');
+          sink.problem(
+            new SvcError('internal', 'Internal gateway error; the call was not charged.', { cause: e }),
+            requestId,
+            [['x-svc-request-id', requestId]],
+          );
+          process.stderr.write(
+            JSON.stringify({
+              lvl: 'error',
+              proc: 'gateway',
+              msg: 'pipeline failed',
+              err: String((e as Error)?.stack ?? e),
+            }) + '\n',
+          );
         },
       );
     };
     if (contentLength <= 0 && !chunked) return run(null);
     if (contentLength > opts.maxRequestBytes) {
-      return sink.problem(new SvcError('payload_too_large', `Request body exceeds ${opts.maxRequestBytes} bytes.`), requestId, [['x-svc-request-id', requestId], ['connection', 'close']]);
+      return sink.problem(
+        new SvcError('payload_too_large', `Request body exceeds ${opts.maxRequestBytes} bytes.`),
+        requestId,
+        [
+          ['x-svc-request-id', requestId],
+          ['connection', 'close'],
+        ],
+      );
     }
     if (chunked || contentLength > SMALL_BODY) {
       // Large or chunked bodies stream to the upstream with backpressure instead of being buffered.
@@ -102,7 +142,14 @@ export function createServer(uws: typeof Uws, pipeline: Pipeline, state: ServerS
       size += ab.byteLength;
       if (size > opts.maxRequestBytes) {
         over = true;
-        return sink.problem(new SvcError('payload_too_large', `Request body exceeds ${opts.maxRequestBytes} bytes.`), requestId, [['x-svc-request-id', requestId], ['connection', 'close']]);
+        return sink.problem(
+          new SvcError('payload_too_large', `Request body exceeds ${opts.maxRequestBytes} bytes.`),
+          requestId,
+          [
+            ['x-svc-request-id', requestId],
+            ['connection', 'close'],
+          ],
+        );
       }
       // The ArrayBuffer is only valid during this callback: copy it.
       parts.push(Buffer.from(ab.slice(0)));

@@ -103,7 +103,10 @@ export class SettleWriter {
     this.#queue = [];
     let balances: number[];
     try {
-      balances = this.#write(batch.map((w) => w.rec), blocking);
+      balances = this.#write(
+        batch.map((w) => w.rec),
+        blocking,
+      );
       this.#busySince = null;
     } catch (e) {
       if (isBusy(e) && !blocking) {
@@ -159,10 +162,29 @@ export class SettleWriter {
       for (const r of records) _appendUsage(s, r, this.#opts.platformFeeBps, agg);
       const batchId = fastId('bat', now);
       for (const c of agg.charges.values()) {
-        s.ledger.run(fastId('txn', now), c.orgId, c.keyId, -c.cents, `${c.calls} ${c.calls === 1 ? 'call' : 'calls'}`, batchId, `calls:${batchId}:${c.keyId}`, now);
+        s.ledger.run(
+          fastId('txn', now),
+          c.orgId,
+          c.keyId,
+          -c.cents,
+          `${c.calls} ${c.calls === 1 ? 'call' : 'calls'}`,
+          batchId,
+          `calls:${batchId}:${c.keyId}`,
+          now,
+        );
       }
       for (const e of agg.earnings.values()) {
-        s.earning.run(fastId('txn', now), e.providerOrgId, e.apiId, e.gross, e.fee, e.gross - e.fee, batchId, `earn:${batchId}:${e.providerOrgId}:${e.apiId}`, now);
+        s.earning.run(
+          fastId('txn', now),
+          e.providerOrgId,
+          e.apiId,
+          e.gross,
+          e.fee,
+          e.gross - e.fee,
+          batchId,
+          `earn:${batchId}:${e.providerOrgId}:${e.apiId}`,
+          now,
+        );
       }
       for (const [leaseId, c] of agg.lease) {
         if (s.leaseSpend.run(c, leaseId, c).changes !== 1) throw new Error(`lease ${leaseId} is released or exhausted`);
@@ -171,7 +193,8 @@ export class SettleWriter {
         if (s.balanceLeased.run(c, c, now, orgId).changes !== 1) throw new Error('balance row missing');
       }
       for (const [orgId, c] of agg.orgDirect) {
-        if (s.balanceDirect.run(c, now, orgId, c).changes !== 1) throw new Error('insufficient unreserved credit for an unleased charge');
+        if (s.balanceDirect.run(c, now, orgId, c).changes !== 1)
+          throw new Error('insufficient unreserved credit for an unleased charge');
       }
       for (const [keyId, c] of agg.key) s.keySpend.run(c, now, keyId);
       for (const keyId of agg.usedOnly) if (!agg.key.has(keyId)) s.lastUsed.run(now, keyId);
@@ -181,7 +204,8 @@ export class SettleWriter {
       }
       // Each caller learns its org's credit right after its own call: the final credit plus later calls' charges.
       const running = new Map<string, number>();
-      for (const orgId of new Set(records.map((r) => r.orgId))) running.set(orgId, (s.balance.get(orgId) as number | undefined) ?? 0);
+      for (const orgId of new Set(records.map((r) => r.orgId)))
+        running.set(orgId, (s.balance.get(orgId) as number | undefined) ?? 0);
       balances = new Array<number>(records.length);
       for (let i = records.length - 1; i >= 0; i--) {
         const r = records[i]!;
@@ -234,7 +258,21 @@ function _add(m: Map<string, number>, k: string, c: number): void {
 }
 
 function _appendUsage(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number, agg: _Sums): void {
-  s.usage.run(r.requestId, r.orgId, r.keyId, r.apiId, r.endpointId, r.providerOrgId, r.method, r.status, r.latencyMs, r.priceCents, r.chargedCents, r.errorCode, r.createdAt);
+  s.usage.run(
+    r.requestId,
+    r.orgId,
+    r.keyId,
+    r.apiId,
+    r.endpointId,
+    r.providerOrgId,
+    r.method,
+    r.status,
+    r.latencyMs,
+    r.priceCents,
+    r.chargedCents,
+    r.errorCode,
+    r.createdAt,
+  );
   agg.usedOnly.add(r.keyId);
   const c = r.chargedCents;
   if (c > 0) {

@@ -48,16 +48,21 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   // process must not make a live sibling look dead.
   const instances = new Instances(sqlite, Date.now());
   const reaped = instances.reapDead(Date.now(), cfg.staleMs);
-  if (reaped > 0) log.info('released dead holders\' leases', { cents: reaped });
+  if (reaped > 0) log.info("released dead holders' leases", { cents: reaped });
   const keys = new KeyCache(sqlite);
   const listings = new ListingCache(sqlite, secretKey);
-  const leases = new LeaseManager(sqlite, instances.id, { workers: base.gatewayWorkers, maxChunkCents: cfg.leaseMaxCents, idleMs: cfg.leaseIdleMs });
+  const leases = new LeaseManager(sqlite, instances.id, {
+    workers: base.gatewayWorkers,
+    maxChunkCents: cfg.leaseMaxCents,
+    idleMs: cfg.leaseIdleMs,
+  });
   const writer = new SettleWriter(sqlite, {
     holderId: instances.id,
     platformFeeBps: base.platformFeeBps,
     lockWaitLimitMs: cfg.lockWaitMs,
     onCommitted: (records) => {
-      for (const r of records) if (r.leaseId !== null && r.chargedCents > 0) leases.committed(r.leaseId, r.chargedCents);
+      for (const r of records)
+        if (r.leaseId !== null && r.chargedCents > 0) leases.committed(r.leaseId, r.chargedCents);
     },
   });
   const fatal = (why: string) => {
@@ -100,9 +105,16 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     listings,
     leases,
     writer,
-    idem: new IdempotencyStore(sqlite, instances.id, cfg.idempotencyTtlMs, (e) => log.error('idempotency release failed', { err: e as Error })),
+    idem: new IdempotencyStore(sqlite, instances.id, cfg.idempotencyTtlMs, (e) =>
+      log.error('idempotency release failed', { err: e as Error }),
+    ),
     limiter: new KeyRateLimiter(base.gatewayWorkers),
-    agent: createUpstreamAgent({ connections: cfg.upstreamConnections, connectTimeoutMs: cfg.connectTimeoutMs, headersTimeoutMs: cfg.headersTimeoutMs, bodyTimeoutMs: cfg.bodyTimeoutMs }),
+    agent: createUpstreamAgent({
+      connections: cfg.upstreamConnections,
+      connectTimeoutMs: cfg.connectTimeoutMs,
+      headersTimeoutMs: cfg.headersTimeoutMs,
+      bodyTimeoutMs: cfg.bodyTimeoutMs,
+    }),
     signalPressure(orgId) {
       const now = clock.now();
       if ((pressureAt.get(orgId) ?? 0) > now - cfg.pollMs) return;
@@ -138,7 +150,10 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   // From here on this thread's connection never sleeps on the lock (no-wait.ts); only shutdown waits for it.
   neverWait(sqlite);
   const state: ServerState = { closing: false, active: 0, native, workerIndex, feedSeq: () => feed.seq };
-  const app = createServer(uws, pipeline, state, { maxRequestBytes: cfg.maxRequestBytes, maxHeaderBytes: cfg.maxHeaderBytes });
+  const app = createServer(uws, pipeline, state, {
+    maxRequestBytes: cfg.maxRequestBytes,
+    maxHeaderBytes: cfg.maxHeaderBytes,
+  });
   type ListenSocket = Parameters<Parameters<typeof app.listen>[2]>[0];
   // A restarted worker may find its port held by the dead one's TIME_WAIT sockets (this uSockets build sets no
   // SO_REUSEADDR), so a fixed port is retried for up to two minutes before giving up.
@@ -160,7 +175,9 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   }
   const boundPort = uws.us_socket_local_port(listenSocket);
   const host = base.host === '0.0.0.0' ? '127.0.0.1' : base.host;
-  process.stdout.write(JSON.stringify({ ready: 'gateway', url: `http://${host}:${boundPort}`, port: boundPort }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ ready: 'gateway', url: `http://${host}:${boundPort}`, port: boundPort }) + '\n',
+  );
   log.info('gateway listening', { port: boundPort, metering: cfg.metering, uws: file, holder: instances.id });
 
   let stopping = false;
@@ -173,9 +190,14 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     setTimeout(() => process.exit(1), 15_000);
     uws.us_listen_socket_close(listenSocket);
     const deadline = Date.now() + 10_000;
-    while ((state.active > 0 || writer.pending > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while ((state.active > 0 || writer.pending > 0) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     writer.flush(true);
-    log.info('settle writer totals', { calls: writer.written, transactions: writer.batches, lease_acquisitions: leases.acquisitions });
+    log.info('settle writer totals', {
+      calls: writer.written,
+      transactions: writer.batches,
+      lease_acquisitions: leases.acquisitions,
+    });
     feed.stop();
     clearInterval(housekeeping);
     try {

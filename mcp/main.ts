@@ -25,7 +25,10 @@ app.get('/.well-known/oauth-protected-resource', (c) =>
   }),
 );
 app.all('/mcp', (c) => {
-  const err = new SvcError('unavailable', 'The MCP tools are not enabled in this build yet; use the REST control plane (/v1) meanwhile');
+  const err = new SvcError(
+    'unavailable',
+    'The MCP tools are not enabled in this build yet; use the REST control plane (/v1) meanwhile',
+  );
   return c.body(JSON.stringify(problemOf(err, newId('req'))), 503, { 'content-type': PROBLEM_CONTENT_TYPE });
 });
 

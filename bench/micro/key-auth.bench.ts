@@ -56,10 +56,25 @@ async function _main(): Promise<void> {
     const cpuUsPerOp = _lastCpuUs;
     if (okCount !== ops) throw new Error(`only ${okCount}/${ops} authenticated`);
     const sha256UsPerOp = _time(ops, () => hash('sha256', m.consumer.key, 'hex'));
-    const out: KeyAuthResult = { usPerOp: Math.round(usPerOp * 1000) / 1000, cpuUsPerOp: Math.round(cpuUsPerOp * 1000) / 1000, ops, sha256UsPerOp: Math.round(sha256UsPerOp * 1000) / 1000, keysInCache: 1 };
+    const out: KeyAuthResult = {
+      usPerOp: Math.round(usPerOp * 1000) / 1000,
+      cpuUsPerOp: Math.round(cpuUsPerOp * 1000) / 1000,
+      ops,
+      sha256UsPerOp: Math.round(sha256UsPerOp * 1000) / 1000,
+      keysInCache: 1,
+    };
     process.stdout.write(JSON.stringify(out) + '\n');
   } catch (e) {
-    process.stdout.write(JSON.stringify({ usPerOp: NaN, cpuUsPerOp: NaN, ops: 0, sha256UsPerOp: NaN, keysInCache: 0, error: (e as Error).message }) + '\n');
+    process.stdout.write(
+      JSON.stringify({
+        usPerOp: NaN,
+        cpuUsPerOp: NaN,
+        ops: 0,
+        sha256UsPerOp: NaN,
+        keysInCache: 0,
+        error: (e as Error).message,
+      }) + '\n',
+    );
   } finally {
     h.close();
     m.cleanup();

@@ -40,8 +40,14 @@ export interface LedgerResult {
 
 interface CheckpointerModule {
   startBackground(o: {
-    file: string; checkpointMs: number; checkpointFrames?: number; walLimitBytes: number; holderId: string | null; heartbeatMs: number;
-    onReaped: () => void; onCheckpoint?: (c: { ms: number; frames: number; restarted: boolean }) => void;
+    file: string;
+    checkpointMs: number;
+    checkpointFrames?: number;
+    walLimitBytes: number;
+    holderId: string | null;
+    heartbeatMs: number;
+    onReaped: () => void;
+    onCheckpoint?: (c: { ms: number; frames: number; restarted: boolean }) => void;
   }): () => Promise<void>;
   configureWriterConnection(sqlite: unknown, o: { checkpointMs: number; walLimitBytes: number }): void;
 }
@@ -55,11 +61,18 @@ interface NoWaitModule {
 }
 
 interface ConfigModule {
-  loadGatewayConfig(env: Record<string, string>): { checkpointMs: number; checkpointFrames: number; walLimitBytes: number };
+  loadGatewayConfig(env: Record<string, string>): {
+    checkpointMs: number;
+    checkpointFrames: number;
+    walLimitBytes: number;
+  };
 }
 
 interface WriterModule {
-  SettleWriter: new (sqlite: unknown, opts: { holderId: string | null; platformFeeBps: number }) => {
+  SettleWriter: new (
+    sqlite: unknown,
+    opts: { holderId: string | null; platformFeeBps: number },
+  ) => {
     settle(rec: Record<string, unknown>): Promise<void>;
     flush(): void;
     written: number;
@@ -98,11 +111,18 @@ async function _main(): Promise<void> {
     const { neverWait } = await importGateway<NoWaitModule>('no-wait.js');
     const { startBackground, configureWriterConnection } = await importGateway<CheckpointerModule>('checkpointer.js');
     // The gateway's own defaults (gateway/config.ts), not a copy of them.
-    const { checkpointMs, checkpointFrames, walLimitBytes } = (await importGateway<ConfigModule>('config.js')).loadGatewayConfig({});
+    const { checkpointMs, checkpointFrames, walLimitBytes } = (
+      await importGateway<ConfigModule>('config.js')
+    ).loadGatewayConfig({});
     const now = Date.now();
     const day = utcDay(now);
     const holderId = 'gwi_bench';
-    sq.prepare('INSERT INTO gateway_instances (id, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?)').run(holderId, process.pid, now, now);
+    sq.prepare('INSERT INTO gateway_instances (id, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?)').run(
+      holderId,
+      process.pid,
+      now,
+      now,
+    );
     sq.prepare(
       'INSERT INTO balance_leases (id, holder_id, org_id, key_id, day, amount_cents, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ).run('lease_bench', holderId, m.consumer.orgId, m.consumer.keyId, day, LEASE, now, now + 3_600_000);
@@ -115,16 +135,34 @@ async function _main(): Promise<void> {
 
     const cps: { ms: number; restarted: boolean }[] = [];
     stopCheckpoints = startBackground({
-      file: m.file, checkpointMs, checkpointFrames, walLimitBytes, holderId: null, heartbeatMs: 60_000,
-      onReaped: () => {}, onCheckpoint: (c) => cps.push(c),
+      file: m.file,
+      checkpointMs,
+      checkpointFrames,
+      walLimitBytes,
+      holderId: null,
+      heartbeatMs: 60_000,
+      onReaped: () => {},
+      onCheckpoint: (c) => cps.push(c),
     });
 
     const rec = () => {
       const t = Date.now();
       return {
-        requestId: fastId('req', t), orgId: m.consumer.orgId, keyId: m.consumer.keyId, apiId: m.apiId, endpointId: m.endpointId,
-        providerOrgId: m.providerOrgId, method: 'GET', status: 200, latencyMs: 1, priceCents: 1, chargedCents: 1,
-        errorCode: null, createdAt: t, leaseId: 'lease_bench', day,
+        requestId: fastId('req', t),
+        orgId: m.consumer.orgId,
+        keyId: m.consumer.keyId,
+        apiId: m.apiId,
+        endpointId: m.endpointId,
+        providerOrgId: m.providerOrgId,
+        method: 'GET',
+        status: 200,
+        latencyMs: 1,
+        priceCents: 1,
+        chargedCents: 1,
+        errorCode: null,
+        createdAt: t,
+        leaseId: 'lease_bench',
+        day,
       };
     };
     const windows: number[] = [];
@@ -152,11 +190,17 @@ async function _main(): Promise<void> {
     await stopCheckpoints();
     stopCheckpoints = null;
     const rows = writer.written;
-    const bal = sq.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').get(m.consumer.orgId) as { credit_cents: number };
-    const charged = sq.prepare("SELECT -SUM(amount_cents) AS s FROM ledger_entries WHERE org_id = ? AND kind = 'call_charge'").get(m.consumer.orgId) as { s: number };
+    const bal = sq.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').get(m.consumer.orgId) as {
+      credit_cents: number;
+    };
+    const charged = sq
+      .prepare("SELECT -SUM(amount_cents) AS s FROM ledger_entries WHERE org_id = ? AND kind = 'call_charge'")
+      .get(m.consumer.orgId) as { s: number };
     const count = (q: string) => (sq.prepare(q).pluck().get() as number) ?? 0;
     const appended =
-      count('SELECT COUNT(*) FROM usage_events') + count("SELECT COUNT(*) FROM ledger_entries WHERE kind = 'call_charge'") + count('SELECT COUNT(*) FROM provider_earnings');
+      count('SELECT COUNT(*) FROM usage_events') +
+      count("SELECT COUNT(*) FROM ledger_entries WHERE kind = 'call_charge'") +
+      count('SELECT COUNT(*) FROM provider_earnings');
     const out: LedgerResult = {
       rowsPerSec: Math.round(rows / elapsed),
       minWindowRowsPerSec: Math.round(Math.min(...windows)),

@@ -16,7 +16,9 @@ export async function withAdminDb<T>(fn: (h: DbHandles, now: number) => Promise<
 
 /** `--json` prints one JSON document; otherwise one line per item. */
 export function print(json: boolean, data: unknown, lines: string[]): void {
-  process.stdout.write(json ? JSON.stringify({ ok: true, data }, null, 2) + '\n' : lines.join('\n') + (lines.length ? '\n' : ''));
+  process.stdout.write(
+    json ? JSON.stringify({ ok: true, data }, null, 2) + '\n' : lines.join('\n') + (lines.length ? '\n' : ''),
+  );
 }
 
 export function fail(message: string): never {

@@ -5,22 +5,34 @@
 import { SvcError } from '../lib/errors.js';
 import type { Config } from '../config.js';
 
-export async function verifyChallenge(config: Readonly<Config>, token: string | undefined, remoteIp: string | undefined): Promise<void> {
+export async function verifyChallenge(
+  config: Readonly<Config>,
+  token: string | undefined,
+  remoteIp: string | undefined,
+): Promise<void> {
   if (!token) {
     if (config.isProduction) {
-      throw new SvcError('challenge_required', 'Signup needs a bot-challenge token in `challenge_token` (the web signup page provides one)');
+      throw new SvcError(
+        'challenge_required',
+        'Signup needs a bot-challenge token in `challenge_token` (the web signup page provides one)',
+      );
     }
     return;
   }
   if (!config.challenge.secret) {
-    if (config.isProduction) throw new SvcError('unavailable', 'Signup challenge verification is not configured (SVC_CHALLENGE_SECRET)');
+    if (config.isProduction)
+      throw new SvcError('unavailable', 'Signup challenge verification is not configured (SVC_CHALLENGE_SECRET)');
     return;
   }
   const form = new URLSearchParams({ secret: config.challenge.secret, response: token });
   if (remoteIp) form.set('remoteip', remoteIp);
   let ok = false;
   try {
-    const res = await fetch(config.challenge.verifyUrl, { method: 'POST', body: form, signal: AbortSignal.timeout(5000) });
+    const res = await fetch(config.challenge.verifyUrl, {
+      method: 'POST',
+      body: form,
+      signal: AbortSignal.timeout(5000),
+    });
     const body = (await res.json()) as { success?: unknown };
     ok = res.ok && body.success === true;
   } catch (e) {

@@ -65,7 +65,15 @@ async function resolvePrincipal(c: Context<AppEnv>, token: string): Promise<Prin
       .selectFrom('sessions')
       .innerJoin('users', 'users.id', 'sessions.user_id')
       .innerJoin('orgs', 'orgs.id', 'sessions.org_id')
-      .select(['sessions.id', 'sessions.org_id', 'sessions.user_id', 'sessions.expires_at', 'sessions.ended_at', 'users.role', 'orgs.status as org_status'])
+      .select([
+        'sessions.id',
+        'sessions.org_id',
+        'sessions.user_id',
+        'sessions.expires_at',
+        'sessions.ended_at',
+        'users.role',
+        'orgs.status as org_status',
+      ])
       .where('sessions.token_hash', '=', sha256Hex(token))
       .executeTakeFirst();
     if (!row || row.ended_at !== null || row.expires_at <= now) {
@@ -109,7 +117,10 @@ export function requireScope(c: Context<AppEnv>, scope: Scope): Principal {
 export function requireSession(c: Context<AppEnv>): Principal {
   const p = requireAuth(c);
   if (p.kind !== 'session') {
-    throw new SvcError('session_required', 'This action needs a session token (sess_…): log in with POST /v1/auth/login/request');
+    throw new SvcError(
+      'session_required',
+      'This action needs a session token (sess_…): log in with POST /v1/auth/login/request',
+    );
   }
   return p;
 }
@@ -117,6 +128,7 @@ export function requireSession(c: Context<AppEnv>): Principal {
 /** Owner or admin session (e.g. accepting a provider's terms for the org). */
 export function requireOrgAdminSession(c: Context<AppEnv>): Principal {
   const p = requireSession(c);
-  if (p.role !== 'owner' && p.role !== 'admin') throw new SvcError('forbidden', 'Only an org owner or admin may do this');
+  if (p.role !== 'owner' && p.role !== 'admin')
+    throw new SvcError('forbidden', 'Only an org owner or admin may do this');
   return p;
 }

@@ -23,7 +23,13 @@ export interface ReloadResult {
 }
 
 /** Counts a failed off-session charge once per payment, pausing auto-reload after the configured streak. */
-export async function recordChargeFailure(ctx: BillingCtx, trx: Db, payment: Row<'payments'>, reason: string, now: number): Promise<boolean> {
+export async function recordChargeFailure(
+  ctx: BillingCtx,
+  trx: Db,
+  payment: Row<'payments'>,
+  reason: string,
+  now: number,
+): Promise<boolean> {
   const changed = await failOpenPayment(trx, payment.id, 'failed', reason, now);
   if (!changed) return false;
   const max = ctx.config.billing.autoReloadMaxFailures;
@@ -40,19 +46,41 @@ export async function recordChargeFailure(ctx: BillingCtx, trx: Db, payment: Row
 }
 
 /** Claims the current dip of one org: returns the new open payment, or null when nothing is due. */
-async function claimDip(ctx: BillingCtx, orgId: string): Promise<{ payment: Row<'payments'>; account: Row<'billing_accounts'> } | null> {
+async function claimDip(
+  ctx: BillingCtx,
+  orgId: string,
+): Promise<{ payment: Row<'payments'>; account: Row<'billing_accounts'> } | null> {
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
     const account = await trx.selectFrom('billing_accounts').selectAll().where('org_id', '=', orgId).executeTakeFirst();
-    if (!account || !account.auto_reload_enabled || account.auto_reload_paused_at !== null || !account.payment_method_id || !account.customer_id) return null;
-    if (account.processor !== ctx.payments.kind || account.auto_reload_threshold_cents === null || !account.auto_reload_amount_cents) return null;
+    if (
+      !account ||
+      !account.auto_reload_enabled ||
+      account.auto_reload_paused_at !== null ||
+      !account.payment_method_id ||
+      !account.customer_id
+    )
+      return null;
+    if (
+      account.processor !== ctx.payments.kind ||
+      account.auto_reload_threshold_cents === null ||
+      !account.auto_reload_amount_cents
+    )
+      return null;
     const bal = await trx.selectFrom('balances').select('credit_cents').where('org_id', '=', orgId).executeTakeFirst();
     if ((bal?.credit_cents ?? 0) >= account.auto_reload_threshold_cents) return null;
-    const inFlight = await trx.selectFrom('payments').selectAll().where('org_id', '=', orgId).where('kind', '=', 'auto_reload').where('status', '=', 'open').executeTakeFirst();
+    const inFlight = await trx
+      .selectFrom('payments')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('kind', '=', 'auto_reload')
+      .where('status', '=', 'open')
+      .executeTakeFirst();
     if (inFlight) {
       // An open reload this old means a sweep died mid-charge. Count it as failed (a late payment_intent.succeeded
       // still credits it) and let the next sweep retry; never start a second charge while one may be in flight.
-      if (inFlight.created_at < now - STALE_OPEN_MS) await recordChargeFailure(ctx, trx, inFlight, 'interrupted: outcome unknown', now);
+      if (inFlight.created_at < now - STALE_OPEN_MS)
+        await recordChargeFailure(ctx, trx, inFlight, 'interrupted: outcome unknown', now);
       return null;
     }
     const topUp = await trx
@@ -75,11 +103,22 @@ async function claimDip(ctx: BillingCtx, orgId: string): Promise<{ payment: Row<
       .where(sql<string>`substr(trigger_ref, 1, ${dip.length})`, '=', dip)
       .executeTakeFirstOrThrow();
     const payment = newOpenPayment(
-      { orgId, kind: 'auto_reload', processor: ctx.payments.kind, amountPaidCents: account.auto_reload_amount_cents, creditCents: account.auto_reload_amount_cents, triggerRef: `${dip}${Number(attempts.n)}` },
+      {
+        orgId,
+        kind: 'auto_reload',
+        processor: ctx.payments.kind,
+        amountPaidCents: account.auto_reload_amount_cents,
+        creditCents: account.auto_reload_amount_cents,
+        triggerRef: `${dip}${Number(attempts.n)}`,
+      },
       now,
     );
     // UNIQUE(trigger_ref): a second process claiming the same dip inserts nothing.
-    const r = await trx.insertInto('payments').values(payment).onConflict((oc) => oc.column('trigger_ref').doNothing()).executeTakeFirst();
+    const r = await trx
+      .insertInto('payments')
+      .values(payment)
+      .onConflict((oc) => oc.column('trigger_ref').doNothing())
+      .executeTakeFirst();
     return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0 ? { payment, account } : null;
   });
 }
@@ -104,10 +143,20 @@ export async function reloadOrg(ctx: BillingCtx, orgId: string): Promise<ReloadR
   }
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
-    if (result.ref) await trx.updateTable('payments').set({ processor_ref: result.ref }).where('id', '=', payment.id).where('processor_ref', 'is', null).execute();
+    if (result.ref)
+      await trx
+        .updateTable('payments')
+        .set({ processor_ref: result.ref })
+        .where('id', '=', payment.id)
+        .where('processor_ref', 'is', null)
+        .execute();
     if (result.ok) {
       await creditPaidPayment(trx, payment, now);
-      await trx.updateTable('billing_accounts').set({ auto_reload_failures: 0, updated_at: now }).where('org_id', '=', orgId).execute();
+      await trx
+        .updateTable('billing_accounts')
+        .set({ auto_reload_failures: 0, updated_at: now })
+        .where('org_id', '=', orgId)
+        .execute();
       return { org_id: orgId, payment_id: payment.id, outcome: 'credited' as const };
     }
     await recordChargeFailure(ctx, trx, payment, result.reason, now);

@@ -7,7 +7,6 @@ import { runAutoReload } from './auto-reload.service.js';
 import { runPayouts } from './payouts.service.js';
 import { intervalJob } from '../lib/interval-job.js';
 
-
 export function autoReloadJob(ctx: AppContext): () => void {
   return intervalJob(ctx.log, 'auto-reload', ctx.config.billing.autoReloadIntervalMs, async () => {
     const results = await runAutoReload(ctx);

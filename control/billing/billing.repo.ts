@@ -5,7 +5,15 @@ import { newId } from '../lib/ids.js';
 
 /** A new `open` payment row (not yet inserted): the one shape every payment starts from. */
 export function newOpenPayment(
-  p: { orgId: string; kind: Row<'payments'>['kind']; processor: ProcessorKind; amountPaidCents?: number; creditCents?: number; packId?: string | null; triggerRef?: string | null },
+  p: {
+    orgId: string;
+    kind: Row<'payments'>['kind'];
+    processor: ProcessorKind;
+    amountPaidCents?: number;
+    creditCents?: number;
+    packId?: string | null;
+    triggerRef?: string | null;
+  },
   now: number,
 ): Row<'payments'> {
   return {
@@ -30,23 +38,50 @@ export async function getAccount(db: Db, orgId: string): Promise<Row<'billing_ac
 }
 
 /** The org's billing row, created empty on first use; a processor switch (test <-> stripe) forgets old ids. */
-export async function ensureAccount(db: Db, orgId: string, processor: ProcessorKind, now: number): Promise<Row<'billing_accounts'>> {
+export async function ensureAccount(
+  db: Db,
+  orgId: string,
+  processor: ProcessorKind,
+  now: number,
+): Promise<Row<'billing_accounts'>> {
   await db
     .insertInto('billing_accounts')
-    .values({ org_id: orgId, processor, customer_id: null, payment_method_id: null, card_brand: null, card_last4: null, auto_reload_threshold_cents: null, auto_reload_amount_cents: null, auto_reload_paused_at: null, updated_at: now })
+    .values({
+      org_id: orgId,
+      processor,
+      customer_id: null,
+      payment_method_id: null,
+      card_brand: null,
+      card_last4: null,
+      auto_reload_threshold_cents: null,
+      auto_reload_amount_cents: null,
+      auto_reload_paused_at: null,
+      updated_at: now,
+    })
     .onConflict((oc) => oc.column('org_id').doNothing())
     .execute();
   const row = await db.selectFrom('billing_accounts').selectAll().where('org_id', '=', orgId).executeTakeFirstOrThrow();
   if (row.processor === processor) return row;
   await db
     .updateTable('billing_accounts')
-    .set({ processor, customer_id: null, payment_method_id: null, card_brand: null, card_last4: null, auto_reload_enabled: 0, updated_at: now })
+    .set({
+      processor,
+      customer_id: null,
+      payment_method_id: null,
+      card_brand: null,
+      card_last4: null,
+      auto_reload_enabled: 0,
+      updated_at: now,
+    })
     .where('org_id', '=', orgId)
     .execute();
   return db.selectFrom('billing_accounts').selectAll().where('org_id', '=', orgId).executeTakeFirstOrThrow();
 }
 
-export async function findPayment(db: Db, by: { id?: string | null; ref?: string | null }): Promise<Row<'payments'> | undefined> {
+export async function findPayment(
+  db: Db,
+  by: { id?: string | null; ref?: string | null },
+): Promise<Row<'payments'> | undefined> {
   if (by.id) {
     const row = await db.selectFrom('payments').selectAll().where('id', '=', by.id).executeTakeFirst();
     if (row) return row;
@@ -56,11 +91,24 @@ export async function findPayment(db: Db, by: { id?: string | null; ref?: string
 }
 
 export async function listPayments(db: Db, orgId: string, limit: number): Promise<Row<'payments'>[]> {
-  return db.selectFrom('payments').selectAll().where('org_id', '=', orgId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  return db
+    .selectFrom('payments')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 /** Marks an open payment failed/expired; never downgrades a succeeded one (out-of-order events). */
-export async function failOpenPayment(db: Db, paymentId: string, status: 'failed' | 'expired', reason: string, now: number): Promise<boolean> {
+export async function failOpenPayment(
+  db: Db,
+  paymentId: string,
+  status: 'failed' | 'expired',
+  reason: string,
+  now: number,
+): Promise<boolean> {
   const r = await db
     .updateTable('payments')
     .set({ status, failure_reason: reason.slice(0, 200), completed_at: now })

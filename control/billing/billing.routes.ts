@@ -28,14 +28,28 @@ export function publicBase(c: Context<AppEnv>): string {
   return config.urls.control.replace(/\/$/, '');
 }
 
-const PackSchema = z.object({ id: z.string(), name: z.string(), price_cents: z.number().int(), credit_cents: z.number().int(), bonus_cents: z.number().int() }).openapi('CreditPack');
+const PackSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    price_cents: z.number().int(),
+    credit_cents: z.number().int(),
+    bonus_cents: z.number().int(),
+  })
+  .openapi('CreditPack');
 
 const BalanceSchema = z
   .object({
     org_id: z.string(),
     credit_cents: z.number().int().openapi({ description: 'Settled credits, including reserved' }),
-    pending_cents: z.number().int().openapi({ description: 'Withheld credits (signup credit awaiting email verification)' }),
-    reserved_cents: z.number().int().openapi({ description: 'Part of credit_cents leased to gateways for in-flight calls' }),
+    pending_cents: z
+      .number()
+      .int()
+      .openapi({ description: 'Withheld credits (signup credit awaiting email verification)' }),
+    reserved_cents: z
+      .number()
+      .int()
+      .openapi({ description: 'Part of credit_cents leased to gateways for in-flight calls' }),
     available_cents: z.number().int(),
     payments_mode: z.enum(['stripe', 'test']),
     card_on_file: z.boolean(),
@@ -66,11 +80,31 @@ const PaymentSchema = z
   .openapi('Payment');
 
 function toPayment(p: Row<'payments'>): z.infer<typeof PaymentSchema> {
-  return { id: p.id, kind: p.kind, processor: p.processor, status: p.status, pack: p.pack_id, amount_cents: p.amount_paid_cents, credit_cents: p.credit_cents, failure_reason: p.failure_reason, created_at: iso(p.created_at)!, completed_at: iso(p.completed_at) };
+  return {
+    id: p.id,
+    kind: p.kind,
+    processor: p.processor,
+    status: p.status,
+    pack: p.pack_id,
+    amount_cents: p.amount_paid_cents,
+    credit_cents: p.credit_cents,
+    failure_reason: p.failure_reason,
+    created_at: iso(p.created_at)!,
+    completed_at: iso(p.completed_at),
+  };
 }
 
 billingRoutes.openapi(
-  createRoute({ method: 'get', path: '/v1/billing/balance', tags: ['billing'], security: bearer, responses: { 200: jsonResponse(BalanceSchema, 'Credits, reservations, card on file and auto-reload'), ...problemResponses } }),
+  createRoute({
+    method: 'get',
+    path: '/v1/billing/balance',
+    tags: ['billing'],
+    security: bearer,
+    responses: {
+      200: jsonResponse(BalanceSchema, 'Credits, reservations, card on file and auto-reload'),
+      ...problemResponses,
+    },
+  }),
   async (c) => {
     const p = requireAuth(c);
     return c.json(await billingStatus(c.get('ctx'), p.orgId), 200);
@@ -83,7 +117,16 @@ billingRoutes.openapi(
     path: '/v1/billing/packs',
     tags: ['billing'],
     security: bearer,
-    responses: { 200: jsonResponse(z.object({ data: z.array(PackSchema), custom_amount: z.object({ min_cents: z.number().int(), max_cents: z.number().int() }) }), 'Credit packs'), ...problemResponses },
+    responses: {
+      200: jsonResponse(
+        z.object({
+          data: z.array(PackSchema),
+          custom_amount: z.object({ min_cents: z.number().int(), max_cents: z.number().int() }),
+        }),
+        'Credit packs',
+      ),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     requireAuth(c);
@@ -97,7 +140,10 @@ billingRoutes.openapi(
     path: '/v1/billing/payments',
     tags: ['billing'],
     security: bearer,
-    responses: { 200: jsonResponse(z.object({ data: z.array(PaymentSchema) }), 'Latest 50 payments of the org'), ...problemResponses },
+    responses: {
+      200: jsonResponse(z.object({ data: z.array(PaymentSchema) }), 'Latest 50 payments of the org'),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     const p = requireAuth(c);
@@ -108,7 +154,13 @@ billingRoutes.openapi(
 const CheckoutBody = z
   .object({
     pack: z.string().min(1).max(40).optional().openapi({ description: 'A pack id from GET /v1/billing/packs' }),
-    amount_cents: z.number().int().min(1).max(100_000_000).optional().openapi({ description: 'Custom amount, credited 1:1, within the configured min/max' }),
+    amount_cents: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000_000)
+      .optional()
+      .openapi({ description: 'Custom amount, credited 1:1, within the configured min/max' }),
   })
   .strict();
 
@@ -120,7 +172,17 @@ billingRoutes.openapi(
     security: bearer,
     request: jsonBody(CheckoutBody),
     responses: {
-      201: jsonResponse(z.object({ payment_id: z.string(), checkout_url: z.string(), mode: z.enum(['stripe', 'test']), pack: z.string().nullable(), amount_cents: z.number().int(), credit_cents: z.number().int() }), 'Open checkout_url in a browser to pay'),
+      201: jsonResponse(
+        z.object({
+          payment_id: z.string(),
+          checkout_url: z.string(),
+          mode: z.enum(['stripe', 'test']),
+          pack: z.string().nullable(),
+          amount_cents: z.number().int(),
+          credit_cents: z.number().int(),
+        }),
+        'Open checkout_url in a browser to pay',
+      ),
       ...problemResponses,
     },
   }),
@@ -129,7 +191,17 @@ billingRoutes.openapi(
     const ctx = c.get('ctx');
     const body = c.req.valid('json');
     const r = await startCheckout(ctx, p.orgId, body, publicBase(c));
-    return c.json({ payment_id: r.payment.id, checkout_url: r.url, mode: ctx.payments.kind, pack: r.priced.pack?.id ?? null, amount_cents: r.priced.amountCents, credit_cents: r.priced.creditCents }, 201);
+    return c.json(
+      {
+        payment_id: r.payment.id,
+        checkout_url: r.url,
+        mode: ctx.payments.kind,
+        pack: r.priced.pack?.id ?? null,
+        amount_cents: r.priced.amountCents,
+        credit_cents: r.priced.creditCents,
+      },
+      201,
+    );
   },
 );
 
@@ -139,7 +211,13 @@ billingRoutes.openapi(
     path: '/v1/billing/setup',
     tags: ['billing'],
     security: bearer,
-    responses: { 201: jsonResponse(z.object({ setup_id: z.string(), setup_url: z.string(), mode: z.enum(['stripe', 'test']) }), 'Open setup_url in a browser to confirm a card'), ...problemResponses },
+    responses: {
+      201: jsonResponse(
+        z.object({ setup_id: z.string(), setup_url: z.string(), mode: z.enum(['stripe', 'test']) }),
+        'Open setup_url in a browser to confirm a card',
+      ),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     const p = requireScope(c, 'billing:write');
@@ -154,7 +232,13 @@ billingRoutes.openapi(
     path: '/v1/billing/portal',
     tags: ['billing'],
     security: bearer,
-    responses: { 200: jsonResponse(z.object({ portal_url: z.string(), mode: z.enum(['stripe', 'test']) }), 'Open portal_url in a browser'), ...problemResponses },
+    responses: {
+      200: jsonResponse(
+        z.object({ portal_url: z.string(), mode: z.enum(['stripe', 'test']) }),
+        'Open portal_url in a browser',
+      ),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     const p = requireScope(c, 'billing:write');
@@ -166,13 +250,32 @@ billingRoutes.openapi(
 const AutoReloadBody = z
   .object({
     enabled: z.boolean(),
-    threshold: z.number().int().min(0).max(10_000_000).optional().openapi({ description: 'Reload when credit_cents falls below this (cents)' }),
-    amount: z.number().int().min(1).max(10_000_000).optional().openapi({ description: 'Cents charged to the saved card and credited per reload' }),
+    threshold: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000_000)
+      .optional()
+      .openapi({ description: 'Reload when credit_cents falls below this (cents)' }),
+    amount: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .optional()
+      .openapi({ description: 'Cents charged to the saved card and credited per reload' }),
   })
   .strict();
 
 billingRoutes.openapi(
-  createRoute({ method: 'post', path: '/v1/billing/auto-reload', tags: ['billing'], security: bearer, request: jsonBody(AutoReloadBody), responses: { 200: jsonResponse(BalanceSchema.shape.auto_reload, 'Auto-reload settings now'), ...problemResponses } }),
+  createRoute({
+    method: 'post',
+    path: '/v1/billing/auto-reload',
+    tags: ['billing'],
+    security: bearer,
+    request: jsonBody(AutoReloadBody),
+    responses: { 200: jsonResponse(BalanceSchema.shape.auto_reload, 'Auto-reload settings now'), ...problemResponses },
+  }),
   async (c) => {
     const p = requireScope(c, 'billing:write');
     const ctx = c.get('ctx');
@@ -186,8 +289,15 @@ billingRoutes.openapi(
     method: 'post',
     path: '/v1/billing/webhooks/stripe',
     tags: ['billing'],
-    description: 'Stripe webhook endpoint. No bearer auth: the Stripe-Signature header is verified against SVC_STRIPE_WEBHOOK_SECRET.',
-    responses: { 200: jsonResponse(z.object({ received: z.boolean(), event_id: z.string(), duplicate: z.boolean(), outcome: z.string() }), 'Applied (or already applied)'), 400: problemResponses[400] },
+    description:
+      'Stripe webhook endpoint. No bearer auth: the Stripe-Signature header is verified against SVC_STRIPE_WEBHOOK_SECRET.',
+    responses: {
+      200: jsonResponse(
+        z.object({ received: z.boolean(), event_id: z.string(), duplicate: z.boolean(), outcome: z.string() }),
+        'Applied (or already applied)',
+      ),
+      400: problemResponses[400],
+    },
   }),
   async (c) => {
     const raw = await c.req.text();
@@ -196,7 +306,14 @@ billingRoutes.openapi(
   },
 );
 
-const ConnectSchema = z.object({ account_id: z.string(), processor: z.enum(['stripe', 'test']), details_submitted: z.boolean(), payouts_enabled: z.boolean() }).openapi('ConnectAccount');
+const ConnectSchema = z
+  .object({
+    account_id: z.string(),
+    processor: z.enum(['stripe', 'test']),
+    details_submitted: z.boolean(),
+    payouts_enabled: z.boolean(),
+  })
+  .openapi('ConnectAccount');
 
 billingRoutes.openapi(
   createRoute({
@@ -204,7 +321,13 @@ billingRoutes.openapi(
     path: '/v1/provider/connect',
     tags: ['provider'],
     security: bearer,
-    responses: { 200: jsonResponse(z.object({ onboarding_url: z.string(), created: z.boolean(), account: ConnectSchema }), 'Open onboarding_url in a browser to verify identity'), ...problemResponses },
+    responses: {
+      200: jsonResponse(
+        z.object({ onboarding_url: z.string(), created: z.boolean(), account: ConnectSchema }),
+        'Open onboarding_url in a browser to verify identity',
+      ),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -213,7 +336,18 @@ billingRoutes.openapi(
   },
 );
 
-const PayoutSchema = z.object({ id: z.string(), period: z.string(), amount_cents: z.number().int(), status: z.enum(['pending', 'paid', 'failed']), transfer_id: z.string().nullable(), failure_reason: z.string().nullable(), created_at: z.string(), completed_at: z.string().nullable() }).openapi('Payout');
+const PayoutSchema = z
+  .object({
+    id: z.string(),
+    period: z.string(),
+    amount_cents: z.number().int(),
+    status: z.enum(['pending', 'paid', 'failed']),
+    transfer_id: z.string().nullable(),
+    failure_reason: z.string().nullable(),
+    created_at: z.string(),
+    completed_at: z.string().nullable(),
+  })
+  .openapi('Payout');
 
 billingRoutes.openapi(
   createRoute({
@@ -225,7 +359,13 @@ billingRoutes.openapi(
       200: jsonResponse(
         z.object({
           account: ConnectSchema.nullable(),
-          earnings: z.object({ gross_cents: z.number().int(), fee_cents: z.number().int(), net_earned_cents: z.number().int(), paid_out_cents: z.number().int(), available_cents: z.number().int() }),
+          earnings: z.object({
+            gross_cents: z.number().int(),
+            fee_cents: z.number().int(),
+            net_earned_cents: z.number().int(),
+            paid_out_cents: z.number().int(),
+            available_cents: z.number().int(),
+          }),
           payouts: z.array(PayoutSchema),
         }),
         'Connected account, earnings summary and payouts (newest first)',
@@ -236,8 +376,21 @@ billingRoutes.openapi(
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { db } = c.get('ctx');
-    const payouts = await db.selectFrom('payouts').selectAll().where('provider_org_id', '=', p.orgId).orderBy('created_at', 'desc').limit(100).execute();
-    return c.json({ account: toConnectResource(await getConnectAccount(db, p.orgId)), earnings: await earningsSummary(db, p.orgId), payouts: payouts.map(toPayoutResource) }, 200);
+    const payouts = await db
+      .selectFrom('payouts')
+      .selectAll()
+      .where('provider_org_id', '=', p.orgId)
+      .orderBy('created_at', 'desc')
+      .limit(100)
+      .execute();
+    return c.json(
+      {
+        account: toConnectResource(await getConnectAccount(db, p.orgId)),
+        earnings: await earningsSummary(db, p.orgId),
+        payouts: payouts.map(toPayoutResource),
+      },
+      200,
+    );
   },
 );
 

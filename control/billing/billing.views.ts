@@ -31,7 +31,10 @@ export async function billingStatus(ctx: BillingCtx, orgId: string): Promise<Bil
   const bal = await getBalance(ctx.db, orgId);
   const acc = await getAccount(ctx.db, orgId);
   // A card saved under the other back-end cannot be charged by this one.
-  const card = acc?.payment_method_id && acc.processor === ctx.payments.kind ? { brand: acc.card_brand, last4: acc.card_last4 } : null;
+  const card =
+    acc?.payment_method_id && acc.processor === ctx.payments.kind
+      ? { brand: acc.card_brand, last4: acc.card_last4 }
+      : null;
   return {
     org_id: orgId,
     credit_cents: bal.credit_cents,
@@ -54,7 +57,13 @@ export async function billingStatus(ctx: BillingCtx, orgId: string): Promise<Bil
 export function packsView(config: Readonly<Config>) {
   const { packs, checkoutMinCents, checkoutMaxCents } = config.billing;
   return {
-    data: packs.map((p) => ({ id: p.id, name: p.name, price_cents: p.price_cents, credit_cents: p.credit_cents, bonus_cents: p.credit_cents - p.price_cents })),
+    data: packs.map((p) => ({
+      id: p.id,
+      name: p.name,
+      price_cents: p.price_cents,
+      credit_cents: p.credit_cents,
+      bonus_cents: p.credit_cents - p.price_cents,
+    })),
     custom_amount: { min_cents: checkoutMinCents, max_cents: checkoutMaxCents },
   };
 }

@@ -8,12 +8,21 @@ import { SvcError } from '../lib/errors.js';
 import { ensureCustomer } from './checkout.service.js';
 import { newOpenPayment } from './billing.repo.js';
 
-export async function startCardSetup(ctx: BillingCtx, orgId: string, baseUrl: string): Promise<{ payment: Row<'payments'>; url: string }> {
+export async function startCardSetup(
+  ctx: BillingCtx,
+  orgId: string,
+  baseUrl: string,
+): Promise<{ payment: Row<'payments'>; url: string }> {
   const account = await ensureCustomer(ctx, orgId);
   const now = ctx.clock.now();
   const payment = newOpenPayment({ orgId, kind: 'setup', processor: ctx.payments.kind }, now);
   await ctx.db.insertInto('payments').values(payment).execute();
-  const setup = await ctx.payments.createCardSetup({ paymentId: payment.id, orgId, customerId: account.customer_id, baseUrl });
+  const setup = await ctx.payments.createCardSetup({
+    paymentId: payment.id,
+    orgId,
+    customerId: account.customer_id,
+    baseUrl,
+  });
   await ctx.db.updateTable('payments').set({ processor_ref: setup.ref }).where('id', '=', payment.id).execute();
   return { payment: { ...payment, processor_ref: setup.ref }, url: setup.url };
 }
@@ -31,12 +40,25 @@ export async function saveCard(
   setupCreatedAt: number,
   now: number,
 ): Promise<{ orgId: string; saved: boolean } | null> {
-  const account = await trx.selectFrom('billing_accounts').select(['org_id', 'card_setup_created_at']).where('customer_id', '=', customerId).executeTakeFirst();
+  const account = await trx
+    .selectFrom('billing_accounts')
+    .select(['org_id', 'card_setup_created_at'])
+    .where('customer_id', '=', customerId)
+    .executeTakeFirst();
   if (!account) return null;
-  if (account.card_setup_created_at !== null && account.card_setup_created_at > setupCreatedAt) return { orgId: account.org_id, saved: false };
+  if (account.card_setup_created_at !== null && account.card_setup_created_at > setupCreatedAt)
+    return { orgId: account.org_id, saved: false };
   await trx
     .updateTable('billing_accounts')
-    .set({ payment_method_id: paymentMethodId, card_brand: card.brand, card_last4: card.last4, card_setup_created_at: setupCreatedAt, auto_reload_failures: 0, auto_reload_paused_at: null, updated_at: now })
+    .set({
+      payment_method_id: paymentMethodId,
+      card_brand: card.brand,
+      card_last4: card.last4,
+      card_setup_created_at: setupCreatedAt,
+      auto_reload_failures: 0,
+      auto_reload_paused_at: null,
+      updated_at: now,
+    })
     .where('org_id', '=', account.org_id)
     .execute();
   return { orgId: account.org_id, saved: true };
@@ -66,15 +88,34 @@ export async function setAutoReload(ctx: BillingCtx, orgId: string, input: AutoR
   const now = ctx.clock.now();
   const { checkoutMinCents, checkoutMaxCents } = ctx.config.billing;
   if (input.amount !== undefined && (input.amount < checkoutMinCents || input.amount > checkoutMaxCents)) {
-    throw new SvcError('validation_failed', `amount must be between ${checkoutMinCents} and ${checkoutMaxCents} cents`, { errors: [{ path: 'amount', message: `between ${checkoutMinCents} and ${checkoutMaxCents}` }] });
+    throw new SvcError(
+      'validation_failed',
+      `amount must be between ${checkoutMinCents} and ${checkoutMaxCents} cents`,
+      { errors: [{ path: 'amount', message: `between ${checkoutMinCents} and ${checkoutMaxCents}` }] },
+    );
   }
   await ctx.db.transaction().execute(async (trx) => {
     await trx
       .insertInto('billing_accounts')
-      .values({ org_id: orgId, processor: ctx.payments.kind, customer_id: null, payment_method_id: null, card_brand: null, card_last4: null, auto_reload_threshold_cents: null, auto_reload_amount_cents: null, auto_reload_paused_at: null, updated_at: now })
+      .values({
+        org_id: orgId,
+        processor: ctx.payments.kind,
+        customer_id: null,
+        payment_method_id: null,
+        card_brand: null,
+        card_last4: null,
+        auto_reload_threshold_cents: null,
+        auto_reload_amount_cents: null,
+        auto_reload_paused_at: null,
+        updated_at: now,
+      })
       .onConflict((oc) => oc.column('org_id').doNothing())
       .execute();
-    const acc = await trx.selectFrom('billing_accounts').selectAll().where('org_id', '=', orgId).executeTakeFirstOrThrow();
+    const acc = await trx
+      .selectFrom('billing_accounts')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .executeTakeFirstOrThrow();
     const threshold = input.threshold ?? acc.auto_reload_threshold_cents;
     const amount = input.amount ?? acc.auto_reload_amount_cents;
     if (input.enabled) {
@@ -82,7 +123,9 @@ export async function setAutoReload(ctx: BillingCtx, orgId: string, input: AutoR
         throw new SvcError('card_required', 'Auto-reload charges a saved card: add one first (POST /v1/billing/setup)');
       }
       if (threshold === null || amount === null) {
-        throw new SvcError('validation_failed', 'Enabling auto-reload needs `threshold` and `amount` (cents)', { errors: [{ path: threshold === null ? 'threshold' : 'amount', message: 'required when enabling' }] });
+        throw new SvcError('validation_failed', 'Enabling auto-reload needs `threshold` and `amount` (cents)', {
+          errors: [{ path: threshold === null ? 'threshold' : 'amount', message: 'required when enabling' }],
+        });
       }
     }
     await trx

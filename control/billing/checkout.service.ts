@@ -19,35 +19,54 @@ export interface PricedCheckout {
 }
 
 /** Resolves a request to what is paid and what is credited: packs carry their bonus, custom amounts are 1:1. */
-export function priceCheckout(ctx: BillingCtx, req: { pack?: string | undefined; amount_cents?: number | undefined }): PricedCheckout {
+export function priceCheckout(
+  ctx: BillingCtx,
+  req: { pack?: string | undefined; amount_cents?: number | undefined },
+): PricedCheckout {
   const { packs, checkoutMinCents, checkoutMaxCents } = ctx.config.billing;
   if ((req.pack === undefined) === (req.amount_cents === undefined)) {
-    throw new SvcError('validation_failed', 'Send exactly one of `pack` or `amount_cents`', { errors: [{ path: 'pack', message: 'exactly one of pack or amount_cents' }] });
+    throw new SvcError('validation_failed', 'Send exactly one of `pack` or `amount_cents`', {
+      errors: [{ path: 'pack', message: 'exactly one of pack or amount_cents' }],
+    });
   }
   if (req.pack !== undefined) {
     const pack = packs.find((p) => p.id === req.pack);
     if (!pack) {
-      throw new SvcError('validation_failed', `Unknown pack "${req.pack}"; see GET /v1/billing/packs`, { errors: [{ path: 'pack', message: `one of ${packs.map((p) => p.id).join(', ')}` }] });
+      throw new SvcError('validation_failed', `Unknown pack "${req.pack}"; see GET /v1/billing/packs`, {
+        errors: [{ path: 'pack', message: `one of ${packs.map((p) => p.id).join(', ')}` }],
+      });
     }
     return { pack, amountCents: pack.price_cents, creditCents: pack.credit_cents };
   }
   const amount = req.amount_cents!;
   if (amount < checkoutMinCents || amount > checkoutMaxCents) {
-    throw new SvcError('validation_failed', `amount_cents must be between ${checkoutMinCents} and ${checkoutMaxCents}`, {
-      errors: [{ path: 'amount_cents', message: `between ${checkoutMinCents} and ${checkoutMaxCents}` }],
-    });
+    throw new SvcError(
+      'validation_failed',
+      `amount_cents must be between ${checkoutMinCents} and ${checkoutMaxCents}`,
+      {
+        errors: [{ path: 'amount_cents', message: `between ${checkoutMinCents} and ${checkoutMaxCents}` }],
+      },
+    );
   }
   return { pack: null, amountCents: amount, creditCents: amount };
 }
 
 /** The processor customer of an org, created on first need (outside any transaction: it is a network call). */
-export async function ensureCustomer(ctx: BillingCtx, orgId: string): Promise<Row<'billing_accounts'> & { customer_id: string }> {
+export async function ensureCustomer(
+  ctx: BillingCtx,
+  orgId: string,
+): Promise<Row<'billing_accounts'> & { customer_id: string }> {
   const now = ctx.clock.now();
   const account = await ensureAccount(ctx.db, orgId, ctx.payments.kind, now);
   if (account.customer_id) return { ...account, customer_id: account.customer_id };
   const org = await ctx.db.selectFrom('orgs').select('email').where('id', '=', orgId).executeTakeFirst();
   const customerId = await ctx.payments.createCustomer({ orgId, email: org?.email ?? null });
-  await ctx.db.updateTable('billing_accounts').set({ customer_id: customerId, updated_at: now }).where('org_id', '=', orgId).where('customer_id', 'is', null).execute();
+  await ctx.db
+    .updateTable('billing_accounts')
+    .set({ customer_id: customerId, updated_at: now })
+    .where('org_id', '=', orgId)
+    .where('customer_id', 'is', null)
+    .execute();
   const fresh = await ensureAccount(ctx.db, orgId, ctx.payments.kind, now);
   return { ...fresh, customer_id: fresh.customer_id ?? customerId };
 }
@@ -58,23 +77,50 @@ export interface StartedCheckout {
   priced: PricedCheckout;
 }
 
-export async function startCheckout(ctx: BillingCtx, orgId: string, req: { pack?: string; amount_cents?: number }, baseUrl: string): Promise<StartedCheckout> {
+export async function startCheckout(
+  ctx: BillingCtx,
+  orgId: string,
+  req: { pack?: string; amount_cents?: number },
+  baseUrl: string,
+): Promise<StartedCheckout> {
   const priced = priceCheckout(ctx, req);
   const account = await ensureCustomer(ctx, orgId);
   const now = ctx.clock.now();
   const payment = newOpenPayment(
-    { orgId, kind: 'checkout', processor: ctx.payments.kind, packId: priced.pack?.id ?? null, amountPaidCents: priced.amountCents, creditCents: priced.creditCents },
+    {
+      orgId,
+      kind: 'checkout',
+      processor: ctx.payments.kind,
+      packId: priced.pack?.id ?? null,
+      amountPaidCents: priced.amountCents,
+      creditCents: priced.creditCents,
+    },
     now,
   );
   // The row exists before the processor knows the session, so a fast webhook always finds it (metadata.payment_id).
   await ctx.db.insertInto('payments').values(payment).execute();
-  const description = priced.pack ? `svc credits: ${priced.pack.name} (${formatCents(priced.creditCents)})` : `svc credits (${formatCents(priced.creditCents)})`;
+  const description = priced.pack
+    ? `svc credits: ${priced.pack.name} (${formatCents(priced.creditCents)})`
+    : `svc credits (${formatCents(priced.creditCents)})`;
   try {
-    const session = await ctx.payments.createCheckout({ paymentId: payment.id, orgId, customerId: account.customer_id, amountCents: priced.amountCents, creditCents: priced.creditCents, description, baseUrl });
+    const session = await ctx.payments.createCheckout({
+      paymentId: payment.id,
+      orgId,
+      customerId: account.customer_id,
+      amountCents: priced.amountCents,
+      creditCents: priced.creditCents,
+      description,
+      baseUrl,
+    });
     await ctx.db.updateTable('payments').set({ processor_ref: session.ref }).where('id', '=', payment.id).execute();
     return { payment: { ...payment, processor_ref: session.ref }, url: session.url, priced };
   } catch (e) {
-    await ctx.db.updateTable('payments').set({ status: 'failed', failure_reason: 'checkout could not be created', completed_at: ctx.clock.now() }).where('id', '=', payment.id).where('status', '=', 'open').execute();
+    await ctx.db
+      .updateTable('payments')
+      .set({ status: 'failed', failure_reason: 'checkout could not be created', completed_at: ctx.clock.now() })
+      .where('id', '=', payment.id)
+      .where('status', '=', 'open')
+      .execute();
     throw e;
   }
 }
@@ -85,7 +131,12 @@ export async function startCheckout(ctx: BillingCtx, orgId: string, req: { pack?
  * A payment first marked failed/expired is still credited when the processor later reports it paid.
  */
 export async function creditPaidPayment(trx: Db, payment: Row<'payments'>, now: number): Promise<{ applied: boolean }> {
-  await trx.updateTable('payments').set({ status: 'succeeded', completed_at: now, failure_reason: null }).where('id', '=', payment.id).where('status', '!=', 'succeeded').execute();
+  await trx
+    .updateTable('payments')
+    .set({ status: 'succeeded', completed_at: now, failure_reason: null })
+    .where('id', '=', payment.id)
+    .where('status', '!=', 'succeeded')
+    .execute();
   const kind = payment.kind === 'auto_reload' ? 'auto_reload' : 'purchase';
   const result = await postEntry(
     trx,
@@ -93,7 +144,12 @@ export async function creditPaidPayment(trx: Db, payment: Row<'payments'>, now: 
       orgId: payment.org_id,
       kind,
       amountCents: payment.credit_cents,
-      reason: kind === 'auto_reload' ? `Auto-reload ${formatCents(payment.amount_paid_cents)}` : payment.pack_id ? `Credit pack ${payment.pack_id}` : `Credit purchase ${formatCents(payment.amount_paid_cents)}`,
+      reason:
+        kind === 'auto_reload'
+          ? `Auto-reload ${formatCents(payment.amount_paid_cents)}`
+          : payment.pack_id
+            ? `Credit pack ${payment.pack_id}`
+            : `Credit purchase ${formatCents(payment.amount_paid_cents)}`,
       refType: 'payment',
       refId: payment.id,
       idempotencyKey: `${kind}:${payment.id}`,

@@ -10,7 +10,11 @@ export async function getConnectAccount(db: Db, orgId: string): Promise<Row<'con
   return db.selectFrom('connect_accounts').selectAll().where('org_id', '=', orgId).executeTakeFirst();
 }
 
-export async function connectOnboard(ctx: BillingCtx, orgId: string, baseUrl: string): Promise<{ account: Row<'connect_accounts'>; url: string; created: boolean }> {
+export async function connectOnboard(
+  ctx: BillingCtx,
+  orgId: string,
+  baseUrl: string,
+): Promise<{ account: Row<'connect_accounts'>; url: string; created: boolean }> {
   let account = await getConnectAccount(ctx.db, orgId);
   let created = false;
   if (!account || account.processor !== ctx.payments.kind) {
@@ -20,9 +24,25 @@ export async function connectOnboard(ctx: BillingCtx, orgId: string, baseUrl: st
     const now = ctx.clock.now();
     await ctx.db
       .insertInto('connect_accounts')
-      .values({ org_id: orgId, processor: ctx.payments.kind, account_id: accountId, details_submitted: 0, payouts_enabled: 0, updated_at: now })
+      .values({
+        org_id: orgId,
+        processor: ctx.payments.kind,
+        account_id: accountId,
+        details_submitted: 0,
+        payouts_enabled: 0,
+        updated_at: now,
+      })
       .onConflict((oc) =>
-        oc.column('org_id').doUpdateSet({ processor: ctx.payments.kind, account_id: accountId, details_submitted: 0, payouts_enabled: 0, updated_at: now }).where('connect_accounts.processor', '!=', ctx.payments.kind),
+        oc
+          .column('org_id')
+          .doUpdateSet({
+            processor: ctx.payments.kind,
+            account_id: accountId,
+            details_submitted: 0,
+            payouts_enabled: 0,
+            updated_at: now,
+          })
+          .where('connect_accounts.processor', '!=', ctx.payments.kind),
       )
       .execute();
     account = (await getConnectAccount(ctx.db, orgId))!;
@@ -45,5 +65,10 @@ export async function completeTestOnboarding(db: Db, accountId: string, now: num
 
 export function toConnectResource(a: Row<'connect_accounts'> | undefined) {
   if (!a) return null;
-  return { account_id: a.account_id, processor: a.processor, details_submitted: a.details_submitted === 1, payouts_enabled: a.payouts_enabled === 1 };
+  return {
+    account_id: a.account_id,
+    processor: a.processor,
+    details_submitted: a.details_submitted === 1,
+    payouts_enabled: a.payouts_enabled === 1,
+  };
 }

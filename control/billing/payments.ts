@@ -20,7 +20,14 @@ export type BillingEvent =
   | { kind: 'checkout_paid'; sessionRef: string; paymentId: string | null }
   | { kind: 'checkout_unpaid'; sessionRef: string; paymentId: string | null }
   | { kind: 'checkout_failed'; sessionRef: string; paymentId: string | null; reason: string }
-  | { kind: 'setup_succeeded'; customerId: string; paymentMethodId: string; card: CardInfo; setupRef: string; setupCreatedAt: number }
+  | {
+      kind: 'setup_succeeded';
+      customerId: string;
+      paymentMethodId: string;
+      card: CardInfo;
+      setupRef: string;
+      setupCreatedAt: number;
+    }
   | { kind: 'card_removed'; paymentMethodId: string }
   | { kind: 'charge_succeeded'; chargeRef: string; paymentId: string | null }
   | { kind: 'charge_failed'; chargeRef: string; paymentId: string | null; reason: string }
@@ -50,7 +57,12 @@ export interface PaymentsBackend {
     baseUrl: string;
   }): Promise<{ ref: string; url: string }>;
   /** Card setup: a page where a human confirms a card for later off-session charges. */
-  createCardSetup(input: { paymentId: string; orgId: string; customerId: string; baseUrl: string }): Promise<{ ref: string; url: string }>;
+  createCardSetup(input: {
+    paymentId: string;
+    orgId: string;
+    customerId: string;
+    baseUrl: string;
+  }): Promise<{ ref: string; url: string }>;
   createPortal(input: { orgId: string; customerId: string; baseUrl: string }): Promise<{ url: string }>;
   /** Off-session charge of the saved card; `idempotencyKey` makes a retried call charge once. */
   chargeOffSession(input: {
@@ -63,7 +75,12 @@ export interface PaymentsBackend {
   }): Promise<ChargeResult>;
   createConnectedAccount(input: { orgId: string; email: string | null }): Promise<{ accountId: string }>;
   createOnboardingLink(input: { accountId: string; orgId: string; baseUrl: string }): Promise<{ url: string }>;
-  transfer(input: { accountId: string; amountCents: number; idempotencyKey: string; payoutId: string }): Promise<{ transferId: string }>;
+  transfer(input: {
+    accountId: string;
+    amountCents: number;
+    idempotencyKey: string;
+    payoutId: string;
+  }): Promise<{ transferId: string }>;
   /** Verifies a webhook signature and normalises the event; throws `webhook_signature_invalid`. */
   verifyWebhook(rawBody: string, signature: string | undefined): Promise<VerifiedEvent>;
 }

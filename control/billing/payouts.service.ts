@@ -26,7 +26,8 @@ export function previousPeriod(ms: number): string {
 /** First ms after the period. */
 export function periodEnd(period: string): number {
   const m = /^(\d{4})-(\d{2})$/.exec(period);
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 12) throw new SvcError('validation_failed', `period must be YYYY-MM, got "${period}"`);
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 12)
+    throw new SvcError('validation_failed', `period must be YYYY-MM, got "${period}"`);
   return Date.UTC(Number(m[1]), Number(m[2]), 1);
 }
 
@@ -42,7 +43,13 @@ export async function payableCents(db: Db, providerOrgId: string, cutoff: number
 }
 
 export async function earningsSummary(db: Db, providerOrgId: string) {
-  const r = await sql<{ gross: number | null; fee: number | null; earned: number | null; paid: number | null; net: number | null }>`
+  const r = await sql<{
+    gross: number | null;
+    fee: number | null;
+    earned: number | null;
+    paid: number | null;
+    net: number | null;
+  }>`
     SELECT SUM(CASE WHEN kind != 'payout' THEN gross_cents END) AS gross,
            SUM(CASE WHEN kind != 'payout' THEN fee_cents END) AS fee,
            SUM(CASE WHEN kind = 'earning' OR (kind = 'reversal' AND idempotency_key NOT LIKE 'payout\\_reversal:%' ESCAPE '\\') THEN net_cents END) AS earned,
@@ -71,18 +78,44 @@ export interface PayoutRunItem {
 async function transferAndSettle(ctx: BillingCtx, payout: Row<'payouts'>, accountId: string): Promise<PayoutRunItem> {
   const base = { provider_org_id: payout.provider_org_id, amount_cents: payout.amount_cents, payout_id: payout.id };
   try {
-    const { transferId } = await ctx.payments.transfer({ accountId, amountCents: payout.amount_cents, idempotencyKey: `payout:${payout.id}`, payoutId: payout.id });
-    await ctx.db.updateTable('payouts').set({ status: 'paid', transfer_id: transferId, completed_at: ctx.clock.now() }).where('id', '=', payout.id).where('status', '=', 'pending').execute();
+    const { transferId } = await ctx.payments.transfer({
+      accountId,
+      amountCents: payout.amount_cents,
+      idempotencyKey: `payout:${payout.id}`,
+      payoutId: payout.id,
+    });
+    await ctx.db
+      .updateTable('payouts')
+      .set({ status: 'paid', transfer_id: transferId, completed_at: ctx.clock.now() })
+      .where('id', '=', payout.id)
+      .where('status', '=', 'pending')
+      .execute();
     return { ...base, outcome: 'paid', transfer_id: transferId };
   } catch (e) {
     const reason = (e instanceof Error ? e.message : String(e)).slice(0, 200);
     const now = ctx.clock.now();
     await ctx.db.transaction().execute(async (trx) => {
-      const r = await trx.updateTable('payouts').set({ status: 'failed', failure_reason: reason, completed_at: now }).where('id', '=', payout.id).where('status', '=', 'pending').executeTakeFirst();
+      const r = await trx
+        .updateTable('payouts')
+        .set({ status: 'failed', failure_reason: reason, completed_at: now })
+        .where('id', '=', payout.id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) return;
       await trx
         .insertInto('provider_earnings')
-        .values({ id: newId('prv', now), provider_org_id: payout.provider_org_id, api_id: null, kind: 'reversal', gross_cents: 0, fee_cents: 0, net_cents: payout.amount_cents, ref_id: payout.id, idempotency_key: `payout_reversal:${payout.id}`, created_at: now })
+        .values({
+          id: newId('prv', now),
+          provider_org_id: payout.provider_org_id,
+          api_id: null,
+          kind: 'reversal',
+          gross_cents: 0,
+          fee_cents: 0,
+          net_cents: payout.amount_cents,
+          ref_id: payout.id,
+          idempotency_key: `payout_reversal:${payout.id}`,
+          created_at: now,
+        })
         .onConflict((oc) => oc.column('idempotency_key').where(sql<boolean>`kind <> 'earning'`).doNothing()) // the partial unique index (0005); a literal, so SQLite can match it
         .execute();
     });
@@ -90,7 +123,10 @@ async function transferAndSettle(ctx: BillingCtx, payout: Row<'payouts'>, accoun
   }
 }
 
-export async function runPayouts(ctx: BillingCtx, period: string = previousPeriod(ctx.clock.now())): Promise<PayoutRunItem[]> {
+export async function runPayouts(
+  ctx: BillingCtx,
+  period: string = previousPeriod(ctx.clock.now()),
+): Promise<PayoutRunItem[]> {
   const cutoff = Math.min(periodEnd(period), ctx.clock.now());
   const min = ctx.config.billing.payoutMinCents;
   const out: PayoutRunItem[] = [];
@@ -113,16 +149,43 @@ export async function runPayouts(ctx: BillingCtx, period: string = previousPerio
     const now = ctx.clock.now();
     const claimed = await ctx.db.transaction().execute(async (trx): Promise<Row<'payouts'> | PayoutRunItem> => {
       const amount = await payableCents(trx, orgId, cutoff);
-      const done = await trx.selectFrom('payouts').select('id').where('provider_org_id', '=', orgId).where('period', '=', period).executeTakeFirst();
+      const done = await trx
+        .selectFrom('payouts')
+        .select('id')
+        .where('provider_org_id', '=', orgId)
+        .where('period', '=', period)
+        .executeTakeFirst();
       if (done) return { provider_org_id: orgId, outcome: 'already_done', amount_cents: 0, payout_id: done.id };
       if (amount < min) return { provider_org_id: orgId, outcome: 'below_minimum', amount_cents: Math.max(amount, 0) };
-      if (!acct || acct.processor !== ctx.payments.kind) return { provider_org_id: orgId, outcome: 'no_account', amount_cents: amount };
+      if (!acct || acct.processor !== ctx.payments.kind)
+        return { provider_org_id: orgId, outcome: 'no_account', amount_cents: amount };
       if (!acct.payouts_enabled) return { provider_org_id: orgId, outcome: 'payouts_disabled', amount_cents: amount };
-      const payout: Row<'payouts'> = { id: newId('po', now), provider_org_id: orgId, period, amount_cents: amount, status: 'pending', transfer_id: null, failure_reason: null, created_at: now, completed_at: null };
+      const payout: Row<'payouts'> = {
+        id: newId('po', now),
+        provider_org_id: orgId,
+        period,
+        amount_cents: amount,
+        status: 'pending',
+        transfer_id: null,
+        failure_reason: null,
+        created_at: now,
+        completed_at: null,
+      };
       await trx.insertInto('payouts').values(payout).execute();
       await trx
         .insertInto('provider_earnings')
-        .values({ id: newId('prv', now), provider_org_id: orgId, api_id: null, kind: 'payout', gross_cents: 0, fee_cents: 0, net_cents: -amount, ref_id: payout.id, idempotency_key: `payout:${payout.id}`, created_at: now })
+        .values({
+          id: newId('prv', now),
+          provider_org_id: orgId,
+          api_id: null,
+          kind: 'payout',
+          gross_cents: 0,
+          fee_cents: 0,
+          net_cents: -amount,
+          ref_id: payout.id,
+          idempotency_key: `payout:${payout.id}`,
+          created_at: now,
+        })
         .execute();
       return payout;
     });

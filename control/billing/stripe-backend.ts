@@ -16,7 +16,10 @@ export interface StripeBackendOptions {
 }
 
 export function stripeClient(opts: StripeBackendOptions): Stripe {
-  const config: ConstructorParameters<typeof Stripe>[1] = { maxNetworkRetries: opts.maxNetworkRetries, timeout: 20_000 };
+  const config: ConstructorParameters<typeof Stripe>[1] = {
+    maxNetworkRetries: opts.maxNetworkRetries,
+    timeout: 20_000,
+  };
   if (opts.apiBase) {
     const u = new URL(opts.apiBase);
     config.host = u.hostname;
@@ -65,19 +68,35 @@ export function createStripeBackend(opts: StripeBackendOptions): PaymentsBackend
         const s = event.data.object;
         if (s.mode !== 'payment') return { kind: 'ignored' };
         const paid = s.payment_status === 'paid' || s.payment_status === 'no_payment_required';
-        return { kind: paid ? 'checkout_paid' : 'checkout_unpaid', sessionRef: s.id, paymentId: metaPaymentId(s.metadata) };
+        return {
+          kind: paid ? 'checkout_paid' : 'checkout_unpaid',
+          sessionRef: s.id,
+          paymentId: metaPaymentId(s.metadata),
+        };
       }
       case 'checkout.session.expired':
       case 'checkout.session.async_payment_failed': {
         const s = event.data.object;
-        return { kind: 'checkout_failed', sessionRef: s.id, paymentId: metaPaymentId(s.metadata), reason: event.type.split('.').pop() ?? 'failed' };
+        return {
+          kind: 'checkout_failed',
+          sessionRef: s.id,
+          paymentId: metaPaymentId(s.metadata),
+          reason: event.type.split('.').pop() ?? 'failed',
+        };
       }
       case 'setup_intent.succeeded': {
         const si = event.data.object;
         const customerId = idOf(si.customer);
         const pmId = idOf(si.payment_method);
         if (!customerId || !pmId) return { kind: 'ignored' };
-        return { kind: 'setup_succeeded', customerId, paymentMethodId: pmId, card: await cardOf(pmId), setupRef: si.id, setupCreatedAt: Number.isFinite(si.created) ? si.created * 1000 : 0 };
+        return {
+          kind: 'setup_succeeded',
+          customerId,
+          paymentMethodId: pmId,
+          card: await cardOf(pmId),
+          setupRef: si.id,
+          setupCreatedAt: Number.isFinite(si.created) ? si.created * 1000 : 0,
+        };
       }
       case 'payment_method.detached':
         // Removed in the billing portal: it can no longer be charged off-session.
@@ -96,7 +115,12 @@ export function createStripeBackend(opts: StripeBackendOptions): PaymentsBackend
       case 'account.updated': {
         // Re-read the account so an older event delivered late cannot overwrite newer state.
         const acct = await stripe.accounts.retrieve(event.data.object.id);
-        return { kind: 'account_updated', accountId: acct.id, detailsSubmitted: acct.details_submitted === true, payoutsEnabled: acct.payouts_enabled === true };
+        return {
+          kind: 'account_updated',
+          accountId: acct.id,
+          detailsSubmitted: acct.details_submitted === true,
+          payoutsEnabled: acct.payouts_enabled === true,
+        };
       }
       default:
         return { kind: 'ignored' };
@@ -107,7 +131,10 @@ export function createStripeBackend(opts: StripeBackendOptions): PaymentsBackend
     kind: 'stripe',
     createCustomer: ({ orgId, email }) =>
       guarded(async () => {
-        const c = await stripe.customers.create({ email: email ?? undefined, metadata: { org_id: orgId } }, { idempotencyKey: `customer:${orgId}` });
+        const c = await stripe.customers.create(
+          { email: email ?? undefined, metadata: { org_id: orgId } },
+          { idempotencyKey: `customer:${orgId}` },
+        );
         return c.id;
       }),
     createCheckout: (i) =>
@@ -117,7 +144,12 @@ export function createStripeBackend(opts: StripeBackendOptions): PaymentsBackend
             mode: 'payment',
             customer: i.customerId,
             client_reference_id: i.paymentId,
-            line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: i.amountCents, product_data: { name: i.description } } }],
+            line_items: [
+              {
+                quantity: 1,
+                price_data: { currency: 'usd', unit_amount: i.amountCents, product_data: { name: i.description } },
+              },
+            ],
             metadata: { payment_id: i.paymentId, org_id: i.orgId, credit_cents: String(i.creditCents) },
             success_url: `${i.baseUrl}/billing/return?status=success&session_id={CHECKOUT_SESSION_ID}`,
             cancel_url: `${i.baseUrl}/billing/return?status=cancelled`,
@@ -147,7 +179,10 @@ export function createStripeBackend(opts: StripeBackendOptions): PaymentsBackend
       }),
     createPortal: (i) =>
       guarded(async () => {
-        const p = await stripe.billingPortal.sessions.create({ customer: i.customerId, return_url: `${i.baseUrl}/billing/return?status=portal` });
+        const p = await stripe.billingPortal.sessions.create({
+          customer: i.customerId,
+          return_url: `${i.baseUrl}/billing/return?status=portal`,
+        });
         return { url: p.url };
       }),
     async chargeOffSession(i) {
@@ -217,7 +252,10 @@ export function createStripeBackend(opts: StripeBackendOptions): PaymentsBackend
       try {
         event = stripe.webhooks.constructEvent(rawBody, signature, opts.webhookSecret);
       } catch (e) {
-        throw new SvcError('webhook_signature_invalid', e instanceof Error ? e.message : 'Signature verification failed');
+        throw new SvcError(
+          'webhook_signature_invalid',
+          e instanceof Error ? e.message : 'Signature verification failed',
+        );
       }
       return { id: event.id, type: event.type, event: await guarded(() => normalise(event)) };
     },

@@ -59,7 +59,11 @@ export function connectLinkSig(secretKey: Buffer, accountId: string): string {
  */
 export function createTestBackend(opts: { secretKey: Buffer; allowed: boolean }): PaymentsBackend {
   const guard = (): void => {
-    if (!opts.allowed) throw new SvcError('unavailable', 'Payments are not configured: set SVC_STRIPE_SECRET_KEY (test payments are off in production)');
+    if (!opts.allowed)
+      throw new SvcError(
+        'unavailable',
+        'Payments are not configured: set SVC_STRIPE_SECRET_KEY (test payments are off in production)',
+      );
   };
   return {
     kind: 'test',
@@ -99,7 +103,10 @@ export function createTestBackend(opts: { secretKey: Buffer; allowed: boolean })
       return { transferId: `tr_test_${randomString(24)}` };
     },
     async verifyWebhook() {
-      throw new SvcError('unavailable', 'Stripe webhooks are not used in test-payments mode (SVC_STRIPE_SECRET_KEY is not set)');
+      throw new SvcError(
+        'unavailable',
+        'Stripe webhooks are not used in test-payments mode (SVC_STRIPE_SECRET_KEY is not set)',
+      );
     },
   };
 }

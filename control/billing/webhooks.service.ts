@@ -16,7 +16,11 @@ export interface WebhookOutcome {
   outcome: string;
 }
 
-export async function handleStripeWebhook(ctx: BillingCtx, rawBody: string, signature: string | undefined): Promise<WebhookOutcome> {
+export async function handleStripeWebhook(
+  ctx: BillingCtx,
+  rawBody: string,
+  signature: string | undefined,
+): Promise<WebhookOutcome> {
   // Verification and any processor reads happen before the write lock is taken.
   const verified = await ctx.payments.verifyWebhook(rawBody, signature);
   return applyVerifiedEvent(ctx, verified);
@@ -46,13 +50,25 @@ async function applyEvent(ctx: BillingCtx, trx: Db, e: BillingEvent, now: number
     case 'checkout_failed': {
       const payment = await findPayment(trx, { id: e.paymentId, ref: e.sessionRef });
       if (!payment) return 'unknown_payment';
-      const changed = await failOpenPayment(trx, payment.id, e.reason === 'expired' ? 'expired' : 'failed', e.reason, now);
+      const changed = await failOpenPayment(
+        trx,
+        payment.id,
+        e.reason === 'expired' ? 'expired' : 'failed',
+        e.reason,
+        now,
+      );
       return changed ? `payment_${e.reason}` : 'no_change';
     }
     case 'setup_succeeded': {
       const r = await saveCard(trx, e.customerId, e.paymentMethodId, e.card, e.setupCreatedAt, now);
       if (!r) return 'unknown_customer';
-      await trx.updateTable('payments').set({ status: 'succeeded', completed_at: now }).where('org_id', '=', r.orgId).where('kind', '=', 'setup').where('status', '=', 'open').execute();
+      await trx
+        .updateTable('payments')
+        .set({ status: 'succeeded', completed_at: now })
+        .where('org_id', '=', r.orgId)
+        .where('kind', '=', 'setup')
+        .where('status', '=', 'open')
+        .execute();
       return r.saved ? 'card_saved' : 'newer_card_kept';
     }
     case 'card_removed': {
@@ -67,7 +83,11 @@ async function applyEvent(ctx: BillingCtx, trx: Db, e: BillingEvent, now: number
       const payment = await findPayment(trx, { id: e.paymentId, ref: e.chargeRef });
       if (!payment || payment.kind !== 'auto_reload') return 'unknown_payment';
       const r = await creditPaidPayment(trx, payment, now);
-      await trx.updateTable('billing_accounts').set({ auto_reload_failures: 0, updated_at: now }).where('org_id', '=', payment.org_id).execute();
+      await trx
+        .updateTable('billing_accounts')
+        .set({ auto_reload_failures: 0, updated_at: now })
+        .where('org_id', '=', payment.org_id)
+        .execute();
       return r.applied ? 'credited' : 'already_credited';
     }
     case 'charge_failed': {
@@ -79,7 +99,11 @@ async function applyEvent(ctx: BillingCtx, trx: Db, e: BillingEvent, now: number
     case 'account_updated': {
       const r = await trx
         .updateTable('connect_accounts')
-        .set({ details_submitted: e.detailsSubmitted ? 1 : 0, payouts_enabled: e.payoutsEnabled ? 1 : 0, updated_at: now })
+        .set({
+          details_submitted: e.detailsSubmitted ? 1 : 0,
+          payouts_enabled: e.payoutsEnabled ? 1 : 0,
+          updated_at: now,
+        })
         .where('account_id', '=', e.accountId)
         .executeTakeFirst();
       return Number(r.numUpdatedRows) > 0 ? 'account_updated' : 'unknown_account';

@@ -12,7 +12,8 @@ export function boundedJson(value: unknown, maxChars: number): string {
   const seen = new Set<object>();
   const push = (s: string): void => {
     size += s.length;
-    if (size > maxChars) throw new SvcError('import_failed', `A schema expands to more than ${maxChars} characters after resolving $refs`);
+    if (size > maxChars)
+      throw new SvcError('import_failed', `A schema expands to more than ${maxChars} characters after resolving $refs`);
     out.push(s);
   };
   const walk = (v: unknown, depth: number): void => {

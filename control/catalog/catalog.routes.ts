@@ -14,7 +14,14 @@ import { catalogReader } from './catalog-access.js';
 import { getVisibleListing } from './listings.repo.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
 import { categoriesWithCounts, searchListingIds, SORTS } from './search.service.js';
-import { listingDetail, listingEndpoints, listingHistory, listingRanks, listingSchema, listingStats } from './inspect.service.js';
+import {
+  listingDetail,
+  listingEndpoints,
+  listingHistory,
+  listingRanks,
+  listingSchema,
+  listingStats,
+} from './inspect.service.js';
 import { BOARDS } from '../market/leaderboards.service.js';
 import { leaderboard } from '../market/market.service.js';
 
@@ -23,24 +30,42 @@ export const catalogRoutes = newRouter();
 const Json = z.record(z.string(), z.unknown()).openapi('CatalogJson');
 const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
 const tags = ['catalog'];
-const SlugParam = z.object({ slug: z.string().min(1).max(80).openapi({ param: { name: 'slug', in: 'path' } }) });
+const SlugParam = z.object({
+  slug: z
+    .string()
+    .min(1)
+    .max(80)
+    .openapi({ param: { name: 'slug', in: 'path' } }),
+});
 
 const SearchQuery = PaginationQuery.extend({
   query: z.string().max(200).optional(),
   category: z.string().max(40).optional(),
   max_price_cents: z.coerce.number().int().min(0).max(100_000_000).optional(),
-  sort: z.enum(SORTS).optional().openapi({ description: 'relevance (default), price, popularity, reliability, newest' }),
+  sort: z
+    .enum(SORTS)
+    .optional()
+    .openapi({ description: 'relevance (default), price, popularity, reliability, newest' }),
 });
 
-catalogRoutes.openapi(createRoute({ method: 'get', path: '/v1/catalog/search', tags, request: { query: SearchQuery }, responses: ok('Live listings matching the query (paged)') }), async (c) => {
-  catalogReader(c);
-  const { db } = c.get('ctx');
-  const q = c.req.valid('query');
-  const { ids, total } = await searchListingIds(db, q);
-  const page = pageOf(ids, q.limit, q.offset);
-  const rows = await listingSummaries(db, { apiIds: page.data });
-  return c.json({ ...page, total, sort: q.sort ?? 'relevance', data: rows.map(toListingSummary) }, 200);
-});
+catalogRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/catalog/search',
+    tags,
+    request: { query: SearchQuery },
+    responses: ok('Live listings matching the query (paged)'),
+  }),
+  async (c) => {
+    catalogReader(c);
+    const { db } = c.get('ctx');
+    const q = c.req.valid('query');
+    const { ids, total } = await searchListingIds(db, q);
+    const page = pageOf(ids, q.limit, q.offset);
+    const rows = await listingSummaries(db, { apiIds: page.data });
+    return c.json({ ...page, total, sort: q.sort ?? 'relevance', data: rows.map(toListingSummary) }, 200);
+  },
+);
 
 const DiscoverQuery = z.object({
   query: z.string().min(1).max(200),
@@ -48,84 +73,191 @@ const DiscoverQuery = z.object({
   max_results: z.coerce.number().int().min(1).max(50).default(10),
 });
 
-catalogRoutes.openapi(createRoute({ method: 'get', path: '/v1/catalog/discover', tags, request: { query: DiscoverQuery }, responses: ok('Compact search for agents: listings with their callable endpoints') }), async (c) => {
-  catalogReader(c);
-  const { db } = c.get('ctx');
-  const q = c.req.valid('query');
-  const { ids } = await searchListingIds(db, { query: q.query, category: q.category, limit: q.max_results, offset: 0 });
-  const rows = await listingSummaries(db, { apiIds: ids.slice(0, q.max_results) });
-  const eps = rows.length
-    ? await db.selectFrom('endpoints').select(['api_id', 'method', 'path', 'summary', 'price_cents']).where('api_id', 'in', rows.map((r) => r.api_id)).where('removed_at', 'is', null).orderBy('position').execute()
-    : [];
-  return c.json(
-    {
+catalogRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/catalog/discover',
+    tags,
+    request: { query: DiscoverQuery },
+    responses: ok('Compact search for agents: listings with their callable endpoints'),
+  }),
+  async (c) => {
+    catalogReader(c);
+    const { db } = c.get('ctx');
+    const q = c.req.valid('query');
+    const { ids } = await searchListingIds(db, {
       query: q.query,
-      results: rows.map((r) => ({
-        slug: r.slug,
-        name: r.name,
-        summary: r.summary,
-        category: r.category,
-        min_price_cents: r.min_price_cents,
-        endpoints: eps.filter((e) => e.api_id === r.api_id).slice(0, 10).map((e) => ({ method: e.method, path: e.path, summary: e.summary, price_cents: e.price_cents })),
-      })),
-    },
-    200,
-  );
-});
+      category: q.category,
+      limit: q.max_results,
+      offset: 0,
+    });
+    const rows = await listingSummaries(db, { apiIds: ids.slice(0, q.max_results) });
+    const eps = rows.length
+      ? await db
+          .selectFrom('endpoints')
+          .select(['api_id', 'method', 'path', 'summary', 'price_cents'])
+          .where(
+            'api_id',
+            'in',
+            rows.map((r) => r.api_id),
+          )
+          .where('removed_at', 'is', null)
+          .orderBy('position')
+          .execute()
+      : [];
+    return c.json(
+      {
+        query: q.query,
+        results: rows.map((r) => ({
+          slug: r.slug,
+          name: r.name,
+          summary: r.summary,
+          category: r.category,
+          min_price_cents: r.min_price_cents,
+          endpoints: eps
+            .filter((e) => e.api_id === r.api_id)
+            .slice(0, 10)
+            .map((e) => ({ method: e.method, path: e.path, summary: e.summary, price_cents: e.price_cents })),
+        })),
+      },
+      200,
+    );
+  },
+);
 
-catalogRoutes.openapi(createRoute({ method: 'get', path: '/v1/catalog/categories', tags, responses: ok('Categories of live listings with counts') }), async (c) => {
-  catalogReader(c);
-  return c.json({ data: await categoriesWithCounts(c.get('ctx').db) }, 200);
-});
+catalogRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/catalog/categories',
+    tags,
+    responses: ok('Categories of live listings with counts'),
+  }),
+  async (c) => {
+    catalogReader(c);
+    return c.json({ data: await categoriesWithCounts(c.get('ctx').db) }, 200);
+  },
+);
 
 async function visible(c: Parameters<typeof catalogReader>[0], slug: string) {
   const p = catalogReader(c);
   return getVisibleListing(c.get('ctx').db, slug, p?.orgId ?? null);
 }
 
-catalogRoutes.openapi(createRoute({ method: 'get', path: '/v1/apis/{slug}', tags, request: { params: SlugParam }, responses: ok('Listing detail') }), async (c) => {
-  const api = await visible(c, c.req.valid('param').slug);
-  return c.json(await listingDetail(c.get('ctx').db, api), 200);
-});
-
-catalogRoutes.openapi(createRoute({ method: 'get', path: '/v1/apis/{slug}/schema', tags, request: { params: SlugParam }, responses: ok('Endpoints with parameters, request/response schemas, prices and pending increases') }), async (c) => {
-  const api = await visible(c, c.req.valid('param').slug);
-  return c.json(await listingSchema(c.get('ctx').db, api), 200);
-});
-
-catalogRoutes.openapi(createRoute({ method: 'get', path: '/v1/apis/{slug}/endpoints', tags, request: { params: SlugParam }, responses: ok('Endpoints with prices') }), async (c) => {
-  const api = await visible(c, c.req.valid('param').slug);
-  return c.json(await listingEndpoints(c.get('ctx').db, api), 200);
-});
-
-catalogRoutes.openapi(createRoute({ method: 'get', path: '/v1/apis/{slug}/stats', tags, request: { params: SlugParam }, responses: ok('Calls, success rate, p50/p95 latency over 7 and 30 days') }), async (c) => {
-  const api = await visible(c, c.req.valid('param').slug);
-  const ctx = c.get('ctx');
-  return c.json(await listingStats(ctx.db, api, ctx.clock.now()), 200);
-});
-
-catalogRoutes.openapi(createRoute({ method: 'get', path: '/v1/apis/{slug}/history', tags, request: { params: SlugParam, query: PaginationQuery }, responses: ok('Price changes, newest first (paged)') }), async (c) => {
-  const api = await visible(c, c.req.valid('param').slug);
-  const { limit, offset } = c.req.valid('query');
-  const page = pageOf(await listingHistory(c.get('ctx').db, api, limit, offset), limit, offset);
-  return c.json({ slug: api.slug, ...page }, 200);
-});
-
-catalogRoutes.openapi(createRoute({ method: 'get', path: '/v1/apis/{slug}/ranks', tags, request: { params: SlugParam }, responses: ok('Rank on each leaderboard where the listing appears') }), async (c) => {
-  const api = await visible(c, c.req.valid('param').slug);
-  return c.json(await listingRanks(c.get('ctx').db, api), 200);
-});
-
-catalogRoutes.openapi(createRoute({ method: 'get', path: '/v1/apis/{slug}/openapi', tags, request: { params: SlugParam }, responses: ok('The OpenAPI document as imported') }), async (c) => {
-  const api = await visible(c, c.req.valid('param').slug);
-  if (!api.openapi_json) throw new SvcError('not_found', 'This listing has no stored OpenAPI document');
-  return c.json(JSON.parse(api.openapi_json) as Record<string, unknown>, 200);
-});
-
-const BoardQuery = z.object({ category: z.string().max(40).optional(), limit: z.coerce.number().int().min(1).max(50).default(20) });
+catalogRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/apis/{slug}',
+    tags,
+    request: { params: SlugParam },
+    responses: ok('Listing detail'),
+  }),
+  async (c) => {
+    const api = await visible(c, c.req.valid('param').slug);
+    return c.json(await listingDetail(c.get('ctx').db, api), 200);
+  },
+);
 
 catalogRoutes.openapi(
-  createRoute({ method: 'get', path: '/v1/leaderboards/{board}', tags, request: { params: z.object({ board: z.enum(BOARDS) }), query: BoardQuery }, responses: ok('A merit board (materialized; see docs/leaderboards.md)') }),
+  createRoute({
+    method: 'get',
+    path: '/v1/apis/{slug}/schema',
+    tags,
+    request: { params: SlugParam },
+    responses: ok('Endpoints with parameters, request/response schemas, prices and pending increases'),
+  }),
+  async (c) => {
+    const api = await visible(c, c.req.valid('param').slug);
+    return c.json(await listingSchema(c.get('ctx').db, api), 200);
+  },
+);
+
+catalogRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/apis/{slug}/endpoints',
+    tags,
+    request: { params: SlugParam },
+    responses: ok('Endpoints with prices'),
+  }),
+  async (c) => {
+    const api = await visible(c, c.req.valid('param').slug);
+    return c.json(await listingEndpoints(c.get('ctx').db, api), 200);
+  },
+);
+
+catalogRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/apis/{slug}/stats',
+    tags,
+    request: { params: SlugParam },
+    responses: ok('Calls, success rate, p50/p95 latency over 7 and 30 days'),
+  }),
+  async (c) => {
+    const api = await visible(c, c.req.valid('param').slug);
+    const ctx = c.get('ctx');
+    return c.json(await listingStats(ctx.db, api, ctx.clock.now()), 200);
+  },
+);
+
+catalogRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/apis/{slug}/history',
+    tags,
+    request: { params: SlugParam, query: PaginationQuery },
+    responses: ok('Price changes, newest first (paged)'),
+  }),
+  async (c) => {
+    const api = await visible(c, c.req.valid('param').slug);
+    const { limit, offset } = c.req.valid('query');
+    const page = pageOf(await listingHistory(c.get('ctx').db, api, limit, offset), limit, offset);
+    return c.json({ slug: api.slug, ...page }, 200);
+  },
+);
+
+catalogRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/apis/{slug}/ranks',
+    tags,
+    request: { params: SlugParam },
+    responses: ok('Rank on each leaderboard where the listing appears'),
+  }),
+  async (c) => {
+    const api = await visible(c, c.req.valid('param').slug);
+    return c.json(await listingRanks(c.get('ctx').db, api), 200);
+  },
+);
+
+catalogRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/apis/{slug}/openapi',
+    tags,
+    request: { params: SlugParam },
+    responses: ok('The OpenAPI document as imported'),
+  }),
+  async (c) => {
+    const api = await visible(c, c.req.valid('param').slug);
+    if (!api.openapi_json) throw new SvcError('not_found', 'This listing has no stored OpenAPI document');
+    return c.json(JSON.parse(api.openapi_json) as Record<string, unknown>, 200);
+  },
+);
+
+const BoardQuery = z.object({
+  category: z.string().max(40).optional(),
+  limit: z.coerce.number().int().min(1).max(50).default(20),
+});
+
+catalogRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/leaderboards/{board}',
+    tags,
+    request: { params: z.object({ board: z.enum(BOARDS) }), query: BoardQuery },
+    responses: ok('A merit board (materialized; see docs/leaderboards.md)'),
+  }),
   async (c) => {
     catalogReader(c);
     const { board } = c.req.valid('param');
@@ -134,11 +266,23 @@ catalogRoutes.openapi(
   },
 );
 
-const RequestBody = z.object({ query: z.string().trim().min(2).max(500), email: z.string().email().max(254).optional(), notes: z.string().max(2000).optional() }).strict();
+const RequestBody = z
+  .object({
+    query: z.string().trim().min(2).max(500),
+    email: z.string().email().max(254).optional(),
+    notes: z.string().max(2000).optional(),
+  })
+  .strict();
 const requestLimiter = new WindowLimiter(10, 60_000);
 
 catalogRoutes.openapi(
-  createRoute({ method: 'post', path: '/v1/catalog/requests', tags, request: jsonBody(RequestBody), responses: { 201: jsonResponse(Json, 'Recorded catalog request'), ...problemResponses } }),
+  createRoute({
+    method: 'post',
+    path: '/v1/catalog/requests',
+    tags,
+    request: jsonBody(RequestBody),
+    responses: { 201: jsonResponse(Json, 'Recorded catalog request'), ...problemResponses },
+  }),
   async (c) => {
     const p = catalogReader(c);
     const ctx = c.get('ctx');
@@ -147,8 +291,24 @@ catalogRoutes.openapi(
     const wait = requestLimiter.take(who, now);
     if (wait) throw new SvcError('rate_limited', 'Too many catalog requests; try again later', { retryAfter: wait });
     const b = c.req.valid('json');
-    const row = { id: newId('creq', now), org_id: p?.orgId ?? null, query: b.query, email: b.email ?? null, notes: b.notes ?? null, created_at: now };
+    const row = {
+      id: newId('creq', now),
+      org_id: p?.orgId ?? null,
+      query: b.query,
+      email: b.email ?? null,
+      notes: b.notes ?? null,
+      created_at: now,
+    };
     await ctx.db.insertInto('catalog_requests').values(row).execute();
-    return c.json({ request_id: row.id, query: row.query, email: row.email, notes: row.notes, created_at: new Date(now).toISOString() }, 201);
+    return c.json(
+      {
+        request_id: row.id,
+        query: row.query,
+        email: row.email,
+        notes: row.notes,
+        created_at: new Date(now).toISOString(),
+      },
+      201,
+    );
   },
 );

@@ -15,8 +15,20 @@ const parse = (s: string | null): unknown => {
 };
 
 async function endpointsWithPending(db: Db, apiId: string) {
-  const eps = await db.selectFrom('endpoints').selectAll().where('api_id', '=', apiId).where('removed_at', 'is', null).orderBy('position').orderBy('id').execute();
-  const pending = await db.selectFrom('price_changes').selectAll().where('api_id', '=', apiId).where('status', '=', 'pending').execute();
+  const eps = await db
+    .selectFrom('endpoints')
+    .selectAll()
+    .where('api_id', '=', apiId)
+    .where('removed_at', 'is', null)
+    .orderBy('position')
+    .orderBy('id')
+    .execute();
+  const pending = await db
+    .selectFrom('price_changes')
+    .selectAll()
+    .where('api_id', '=', apiId)
+    .where('status', '=', 'pending')
+    .execute();
   const byEp = new Map(pending.map((p) => [p.endpoint_id, p]));
   return eps.map((e) => ({ e, pending: byEp.get(e.id) }));
 }
@@ -24,7 +36,14 @@ async function endpointsWithPending(db: Db, apiId: string) {
 export async function listingDetail(db: Db, api: Row<'apis'>) {
   const prov = await db.selectFrom('providers').selectAll().where('org_id', '=', api.org_id).executeTakeFirst();
   const eps = await endpointsWithPending(db, api.id);
-  const terms = await db.selectFrom('legal_documents').select(['id', 'version', 'acceptance_mode']).where('api_id', '=', api.id).where('status', '=', 'activated').orderBy('activated_at', 'desc').limit(1).executeTakeFirst();
+  const terms = await db
+    .selectFrom('legal_documents')
+    .select(['id', 'version', 'acceptance_mode'])
+    .where('api_id', '=', api.id)
+    .where('status', '=', 'activated')
+    .orderBy('activated_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   const prices = eps.map((x) => x.e.price_cents);
   return {
     slug: api.slug,
@@ -46,7 +65,14 @@ export async function listingDetail(db: Db, api: Row<'apis'>) {
     last_verified_at: iso(api.last_verified_at),
     last_verify_ok: api.last_verify_ok === null ? null : api.last_verify_ok === 1,
     published_at: iso(api.published_at),
-    endpoints: eps.map(({ e, pending }) => ({ endpoint_id: e.id, method: e.method, path: e.path, summary: e.summary, price_cents: e.price_cents, pending_price: toPendingPrice(pending) })),
+    endpoints: eps.map(({ e, pending }) => ({
+      endpoint_id: e.id,
+      method: e.method,
+      path: e.path,
+      summary: e.summary,
+      price_cents: e.price_cents,
+      pending_price: toPendingPrice(pending),
+    })),
   };
 }
 
@@ -73,13 +99,28 @@ export async function listingSchema(db: Db, api: Row<'apis'>) {
 
 export async function listingEndpoints(db: Db, api: Row<'apis'>) {
   const eps = await endpointsWithPending(db, api.id);
-  return { slug: api.slug, endpoints: eps.map(({ e, pending }) => ({ endpoint_id: e.id, method: e.method, path: e.path, summary: e.summary, price_cents: e.price_cents, discounts: parseDiscounts(e.discounts_json), pending_price: toPendingPrice(pending) })) };
+  return {
+    slug: api.slug,
+    endpoints: eps.map(({ e, pending }) => ({
+      endpoint_id: e.id,
+      method: e.method,
+      path: e.path,
+      summary: e.summary,
+      price_cents: e.price_cents,
+      discounts: parseDiscounts(e.discounts_json),
+      pending_price: toPendingPrice(pending),
+    })),
+  };
 }
 
 async function windowStats(db: Db, apiId: string, since: number, now: number) {
   const agg = await db
     .selectFrom('usage_events')
-    .select([sql<number>`count(*)`.as('calls'), sql<number>`coalesce(sum(CASE WHEN status < 500 THEN 1 ELSE 0 END), 0)`.as('ok'), sql<number>`count(distinct org_id)`.as('orgs')])
+    .select([
+      sql<number>`count(*)`.as('calls'),
+      sql<number>`coalesce(sum(CASE WHEN status < 500 THEN 1 ELSE 0 END), 0)`.as('ok'),
+      sql<number>`count(distinct org_id)`.as('orgs'),
+    ])
     .where('api_id', '=', apiId)
     .where('created_at', '>=', since)
     .where('created_at', '<=', now)
@@ -87,21 +128,53 @@ async function windowStats(db: Db, apiId: string, since: number, now: number) {
   const n = Number(agg.calls);
   const pct = async (q: number): Promise<number | null> => {
     if (n === 0) return null;
-    const r = await db.selectFrom('usage_events').select('latency_ms').where('api_id', '=', apiId).where('created_at', '>=', since).where('created_at', '<=', now).orderBy('latency_ms').limit(1).offset(Math.min(n - 1, Math.floor(q * (n - 1)))).executeTakeFirst();
+    const r = await db
+      .selectFrom('usage_events')
+      .select('latency_ms')
+      .where('api_id', '=', apiId)
+      .where('created_at', '>=', since)
+      .where('created_at', '<=', now)
+      .orderBy('latency_ms')
+      .limit(1)
+      .offset(Math.min(n - 1, Math.floor(q * (n - 1))))
+      .executeTakeFirst();
     return r?.latency_ms ?? null;
   };
-  return { calls: n, distinct_orgs: Number(agg.orgs), success_rate: n ? Math.round((Number(agg.ok) / n) * 10_000) / 10_000 : null, p50_latency_ms: await pct(0.5), p95_latency_ms: await pct(0.95) };
+  return {
+    calls: n,
+    distinct_orgs: Number(agg.orgs),
+    success_rate: n ? Math.round((Number(agg.ok) / n) * 10_000) / 10_000 : null,
+    p50_latency_ms: await pct(0.5),
+    p95_latency_ms: await pct(0.95),
+  };
 }
 
 export async function listingStats(db: Db, api: Row<'apis'>, now: number) {
-  return { slug: api.slug, computed_at: iso(now), last_7d: await windowStats(db, api.id, now - 7 * DAY_MS, now), last_30d: await windowStats(db, api.id, now - 30 * DAY_MS, now) };
+  return {
+    slug: api.slug,
+    computed_at: iso(now),
+    last_7d: await windowStats(db, api.id, now - 7 * DAY_MS, now),
+    last_30d: await windowStats(db, api.id, now - 30 * DAY_MS, now),
+  };
 }
 
 export async function listingHistory(db: Db, api: Row<'apis'>, limit: number, offset: number) {
   const rows = await db
     .selectFrom('price_changes')
     .innerJoin('endpoints', 'endpoints.id', 'price_changes.endpoint_id')
-    .select(['price_changes.id', 'price_changes.endpoint_id', 'endpoints.method', 'endpoints.path', 'price_changes.old_price_cents', 'price_changes.new_price_cents', 'price_changes.new_discounts_json', 'price_changes.status', 'price_changes.effective_at', 'price_changes.created_at', 'price_changes.cancelled_at'])
+    .select([
+      'price_changes.id',
+      'price_changes.endpoint_id',
+      'endpoints.method',
+      'endpoints.path',
+      'price_changes.old_price_cents',
+      'price_changes.new_price_cents',
+      'price_changes.new_discounts_json',
+      'price_changes.status',
+      'price_changes.effective_at',
+      'price_changes.created_at',
+      'price_changes.cancelled_at',
+    ])
     .where('price_changes.api_id', '=', api.id)
     .orderBy('price_changes.created_at', 'desc')
     .orderBy('price_changes.id', 'desc')
@@ -124,6 +197,21 @@ export async function listingHistory(db: Db, api: Row<'apis'>, limit: number, of
 }
 
 export async function listingRanks(db: Db, api: Row<'apis'>) {
-  const rows = await db.selectFrom('leaderboard_entries').select(['board', 'category', 'rank', 'score', 'computed_at']).where('api_id', '=', api.id).orderBy('board').orderBy('category').execute();
-  return { slug: api.slug, ranks: rows.map((r) => ({ board: r.board, category: r.category || null, rank: r.rank, score: r.score, computed_at: iso(r.computed_at) })) };
+  const rows = await db
+    .selectFrom('leaderboard_entries')
+    .select(['board', 'category', 'rank', 'score', 'computed_at'])
+    .where('api_id', '=', api.id)
+    .orderBy('board')
+    .orderBy('category')
+    .execute();
+  return {
+    slug: api.slug,
+    ranks: rows.map((r) => ({
+      board: r.board,
+      category: r.category || null,
+      rank: r.rank,
+      score: r.score,
+      computed_at: iso(r.computed_at),
+    })),
+  };
 }

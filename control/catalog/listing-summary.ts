@@ -23,7 +23,10 @@ export interface ListingSummaryRow {
 }
 
 /** Live, unsuspended listings with their aggregates; `apiIds` keeps the caller's order. */
-export async function listingSummaries(db: Db, filter: { orgId?: string; apiIds?: string[] }): Promise<ListingSummaryRow[]> {
+export async function listingSummaries(
+  db: Db,
+  filter: { orgId?: string; apiIds?: string[] },
+): Promise<ListingSummaryRow[]> {
   if (filter.apiIds && filter.apiIds.length === 0) return [];
   let q = db
     .selectFrom('apis')
@@ -42,16 +45,31 @@ export async function listingSummaries(db: Db, filter: { orgId?: string; apiIds?
       sql<number>`coalesce(api_stats.calls_30d, 0)`.as('calls_30d'),
       sql<number>`coalesce(api_stats.success_30d, 0)`.as('success_30d'),
       sql<number>`coalesce(api_stats.orgs_30d, 0)`.as('orgs_30d'),
-      sql<number>`(SELECT count(*) FROM endpoints e WHERE e.api_id = apis.id AND e.removed_at IS NULL)`.as('endpoint_count'),
-      sql<number>`(SELECT count(*) FROM endpoints e WHERE e.api_id = apis.id AND e.removed_at IS NULL AND e.price_cents = 0)`.as('free_endpoints'),
-      sql<number | null>`(SELECT min(price_cents) FROM endpoints e WHERE e.api_id = apis.id AND e.removed_at IS NULL)`.as('min_price_cents'),
-      sql<number | null>`(SELECT max(price_cents) FROM endpoints e WHERE e.api_id = apis.id AND e.removed_at IS NULL)`.as('max_price_cents'),
+      sql<number>`(SELECT count(*) FROM endpoints e WHERE e.api_id = apis.id AND e.removed_at IS NULL)`.as(
+        'endpoint_count',
+      ),
+      sql<number>`(SELECT count(*) FROM endpoints e WHERE e.api_id = apis.id AND e.removed_at IS NULL AND e.price_cents = 0)`.as(
+        'free_endpoints',
+      ),
+      sql<
+        number | null
+      >`(SELECT min(price_cents) FROM endpoints e WHERE e.api_id = apis.id AND e.removed_at IS NULL)`.as(
+        'min_price_cents',
+      ),
+      sql<
+        number | null
+      >`(SELECT max(price_cents) FROM endpoints e WHERE e.api_id = apis.id AND e.removed_at IS NULL)`.as(
+        'max_price_cents',
+      ),
     ])
     .where('apis.status', '=', 'live')
     .where('apis.suspended_at', 'is', null);
   if (filter.orgId) q = q.where('apis.org_id', '=', filter.orgId);
   if (filter.apiIds) q = q.where('apis.id', 'in', filter.apiIds);
-  const rows = await q.orderBy('apis.published_at', 'desc').limit(filter.apiIds ? filter.apiIds.length : 200).execute();
+  const rows = await q
+    .orderBy('apis.published_at', 'desc')
+    .limit(filter.apiIds ? filter.apiIds.length : 200)
+    .execute();
   if (!filter.apiIds) return rows;
   const byId = new Map(rows.map((r) => [r.api_id, r]));
   return filter.apiIds.map((id) => byId.get(id)).filter((r): r is ListingSummaryRow => r !== undefined);
@@ -70,7 +88,8 @@ export function toListingSummary(r: ListingSummaryRow) {
     min_price_cents: r.min_price_cents,
     max_price_cents: r.max_price_cents,
     calls_30d: Number(r.calls_30d),
-    success_rate_30d: Number(r.calls_30d) > 0 ? Math.round((Number(r.success_30d) / Number(r.calls_30d)) * 10_000) / 10_000 : null,
+    success_rate_30d:
+      Number(r.calls_30d) > 0 ? Math.round((Number(r.success_30d) / Number(r.calls_30d)) * 10_000) / 10_000 : null,
     published_at: r.published_at === null ? null : new Date(r.published_at).toISOString(),
   };
 }

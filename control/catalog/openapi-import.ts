@@ -48,7 +48,8 @@ function fail(detail: string): never {
 
 /** Parses JSON or YAML text into an object, with the size cap and no YAML alias bombs. */
 export function parseDocumentText(text: string): Obj {
-  if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES) throw new SvcError('payload_too_large', `API description over ${MAX_DOCUMENT_BYTES} bytes`);
+  if (Buffer.byteLength(text, 'utf8') > MAX_DOCUMENT_BYTES)
+    throw new SvcError('payload_too_large', `API description over ${MAX_DOCUMENT_BYTES} bytes`);
   let doc: unknown;
   const trimmed = text.trimStart();
   try {
@@ -62,15 +63,18 @@ export function parseDocumentText(text: string): Obj {
 
 export async function importOpenApi(input: Obj): Promise<ImportedApi> {
   const documentJson = JSON.stringify(input);
-  if (documentJson.length > MAX_DOCUMENT_BYTES) throw new SvcError('payload_too_large', `API description over ${MAX_DOCUMENT_BYTES} bytes`);
+  if (documentJson.length > MAX_DOCUMENT_BYTES)
+    throw new SvcError('payload_too_large', `API description over ${MAX_DOCUMENT_BYTES} bytes`);
   const isV2 = input.swagger === '2.0';
   const isV3 = typeof input.openapi === 'string' && /^3\.[01]\.\d+$/.test(input.openapi);
-  if (!isV2 && !isV3) fail('Not an OpenAPI 3.0/3.1 or Swagger 2.0 document (missing `openapi: 3.x.y` or `swagger: "2.0"`)');
+  if (!isV2 && !isV3)
+    fail('Not an OpenAPI 3.0/3.1 or Swagger 2.0 document (missing `openapi: 3.x.y` or `swagger: "2.0"`)');
   const info = isObj(input.info) ? input.info : fail('`info` object is missing');
   if (!str(info.title)) fail('`info.title` is missing');
   if (!isObj(input.paths)) fail('`paths` object is missing');
 
-  if (expandedSize(input) > MAX_EXPANDED_NODES) fail(`The document expands to more than ${MAX_EXPANDED_NODES} nodes once its $refs are resolved`);
+  if (expandedSize(input) > MAX_EXPANDED_NODES)
+    fail(`The document expands to more than ${MAX_EXPANDED_NODES} nodes once its $refs are resolved`);
   const warnings: string[] = [];
   const opts = { resolve: { external: false }, dereference: { circular: 'ignore' as const } };
   let doc: Obj;
@@ -105,8 +109,15 @@ export async function importOpenApi(input: Obj): Promise<ImportedApi> {
         operationId: str(op.operationId) || null,
         summary: str(op.summary).slice(0, 500),
         description: str(op.description).slice(0, 5000),
-        parametersJson: boundedJson(params.filter((p) => p.in !== 'body' && p.in !== 'formData').map(simplifyParam), MAX_SCHEMA_CHARS),
-        requestSchemaJson: isV2 ? (bodyParam ? boundedJson(bodyParam.schema ?? null, MAX_SCHEMA_CHARS) : null) : requestSchemaV3(op),
+        parametersJson: boundedJson(
+          params.filter((p) => p.in !== 'body' && p.in !== 'formData').map(simplifyParam),
+          MAX_SCHEMA_CHARS,
+        ),
+        requestSchemaJson: isV2
+          ? bodyParam
+            ? boundedJson(bodyParam.schema ?? null, MAX_SCHEMA_CHARS)
+            : null
+          : requestSchemaV3(op),
         responseSchemaJson: responseSchema(op, isV2),
       });
     }
@@ -118,8 +129,18 @@ export async function importOpenApi(input: Obj): Promise<ImportedApi> {
     description: str(info.description).slice(0, 10_000),
     version: str(info.version),
     baseUrl: isV2 ? baseUrlV2(input) : baseUrlV3(input),
-    tags: Array.isArray(input.tags) ? input.tags.map((t) => (isObj(t) ? str(t.name) : '')).filter(Boolean).slice(0, 20) : [],
-    category: xCategory ? xCategory.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 40) : null,
+    tags: Array.isArray(input.tags)
+      ? input.tags
+          .map((t) => (isObj(t) ? str(t.name) : ''))
+          .filter(Boolean)
+          .slice(0, 20)
+      : [],
+    category: xCategory
+      ? xCategory
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '-')
+          .slice(0, 40)
+      : null,
     endpoints,
     warnings,
     documentJson,
@@ -134,7 +155,13 @@ function mergeParams(shared: unknown[], own: unknown[]): Obj[] {
 
 function simplifyParam(p: Obj): Obj {
   const schema = isObj(p.schema) ? p.schema : { type: p.type, format: p.format, items: p.items, enum: p.enum };
-  return { name: str(p.name), in: str(p.in), required: p.in === 'path' ? true : p.required === true, description: str(p.description), schema };
+  return {
+    name: str(p.name),
+    in: str(p.in),
+    required: p.in === 'path' ? true : p.required === true,
+    description: str(p.description),
+    schema,
+  };
 }
 
 function requestSchemaV3(op: Obj): string | null {
@@ -142,7 +169,10 @@ function requestSchemaV3(op: Obj): string | null {
   if (!rb || !isObj(rb.content)) return null;
   const [type, media] = Object.entries(rb.content)[0] ?? [];
   if (!type || !isObj(media)) return null;
-  return boundedJson({ content_type: type, required: rb.required === true, schema: media.schema ?? null }, MAX_SCHEMA_CHARS);
+  return boundedJson(
+    { content_type: type, required: rb.required === true, schema: media.schema ?? null },
+    MAX_SCHEMA_CHARS,
+  );
 }
 
 function responseSchema(op: Obj, isV2: boolean): string | null {
@@ -150,7 +180,8 @@ function responseSchema(op: Obj, isV2: boolean): string | null {
   const ok = Object.entries(op.responses).find(([code]) => /^2\d\d$/.test(code));
   if (!ok || !isObj(ok[1])) return null;
   const r = ok[1];
-  if (isV2) return r.schema === undefined ? null : boundedJson({ status: Number(ok[0]), schema: r.schema }, MAX_SCHEMA_CHARS);
+  if (isV2)
+    return r.schema === undefined ? null : boundedJson({ status: Number(ok[0]), schema: r.schema }, MAX_SCHEMA_CHARS);
   if (!isObj(r.content)) return null;
   const [type, media] = Object.entries(r.content)[0] ?? [];
   if (!type || !isObj(media)) return null;

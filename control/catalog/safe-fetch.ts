@@ -9,13 +9,34 @@ import { SvcError } from '../lib/errors.js';
 
 const BLOCKED = new BlockList();
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  BLOCKED.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32], ['100::', 64],
-] as const) BLOCKED.addSubnet(net, bits, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['2001:db8::', 32],
+  ['100::', 64],
+] as const)
+  BLOCKED.addSubnet(net, bits, 'ipv6');
 
 /** True when an IP literal is not a public unicast address (private, loopback, link-local, reserved...). */
 export function isNonPublicAddress(ip: string): boolean {
@@ -40,7 +61,8 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
       e.code = 'ENOTPUBLIC';
       return callback(e, '', 0);
     }
-    if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
+    if ((options as { all?: boolean }).all)
+      return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
     callback(null, list[0]!.address, list[0]!.family);
   });
 };
@@ -75,10 +97,17 @@ export function assertFetchableUrl(raw: string, production: boolean): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new SvcError('url_not_allowed', `Only http and https URLs are allowed, got ${url.protocol}`);
   }
-  if (url.username || url.password) throw new SvcError('url_not_allowed', 'URLs with embedded credentials are not allowed');
+  if (url.username || url.password)
+    throw new SvcError('url_not_allowed', 'URLs with embedded credentials are not allowed');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (production && (isIP(host) ? isNonPublicAddress(host) : /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i.test(host))) {
-    throw new SvcError('url_not_allowed', `${host} is a private, loopback or link-local address (refused in production)`);
+  if (
+    production &&
+    (isIP(host) ? isNonPublicAddress(host) : /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i.test(host))
+  ) {
+    throw new SvcError(
+      'url_not_allowed',
+      `${host} is a private, loopback or link-local address (refused in production)`,
+    );
   }
   return url;
 }
@@ -99,8 +128,10 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
     });
   } catch (e) {
     const cause = (e as { cause?: NodeJS.ErrnoException }).cause;
-    if (cause?.code === 'ENOTPUBLIC') throw new SvcError('url_not_allowed', `${url.hostname} resolves to a non-public address (refused in production)`);
-    if ((e as Error).name === 'TimeoutError') throw new SvcError('upstream_timeout', `${url.host} did not answer in time`);
+    if (cause?.code === 'ENOTPUBLIC')
+      throw new SvcError('url_not_allowed', `${url.hostname} resolves to a non-public address (refused in production)`);
+    if ((e as Error).name === 'TimeoutError')
+      throw new SvcError('upstream_timeout', `${url.host} did not answer in time`);
     throw new SvcError('upstream_error', `Could not reach ${url.host}: ${cause?.code ?? (e as Error).message}`);
   }
   const declared = Number(res.headers.get('content-length') ?? '0');
@@ -113,7 +144,8 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
   if (res.body) {
     for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
       size += chunk.byteLength;
-      if (size > maxBytes) throw new SvcError('payload_too_large', `Response from ${url.host} is over ${maxBytes} bytes`);
+      if (size > maxBytes)
+        throw new SvcError('payload_too_large', `Response from ${url.host} is over ${maxBytes} bytes`);
       chunks.push(chunk);
     }
   }

@@ -19,7 +19,11 @@ export interface SearchParams {
 
 /** Words of the query as quoted FTS5 prefix terms joined by OR: user text never reaches FTS5 syntax unescaped. */
 export function ftsQuery(q: string): string | null {
-  const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu)?.slice(0, 12) ?? [];
+  const words =
+    q
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu)
+      ?.slice(0, 12) ?? [];
   if (words.length === 0) return null;
   return words.map((w) => `"${w}"*`).join(' OR ');
 }
@@ -34,9 +38,7 @@ export async function searchListingIds(db: Db, p: SearchParams): Promise<{ ids: 
   if (p.category) conds.push(sql`a.category = ${p.category}`);
   if (p.max_price_cents !== undefined) conds.push(sql`mp.min_price <= ${p.max_price_cents}`);
   const where = sql.join(conds, sql` AND `);
-  const from = match
-    ? sql`apis_fts JOIN apis a ON a.rowid = apis_fts.rowid`
-    : sql`apis a`;
+  const from = match ? sql`apis_fts JOIN apis a ON a.rowid = apis_fts.rowid` : sql`apis a`;
   // An integer literal in ORDER BY means a column position in SQLite, so without a MATCH the tie-break is by time.
   const relevance = match ? sql`bm25(apis_fts, 10.0, 5.0, 1.0, 4.0, 2.0)` : sql`a.published_at * -1`;
   const successRate = sql`CASE WHEN coalesce(s.calls_30d, 0) >= 10 THEN CAST(s.success_30d AS REAL) / s.calls_30d ELSE -1 END`;
@@ -56,7 +58,11 @@ export async function searchListingIds(db: Db, p: SearchParams): Promise<{ ids: 
     JOIN (SELECT api_id, min(price_cents) AS min_price FROM endpoints WHERE removed_at IS NULL GROUP BY api_id) mp ON mp.api_id = a.id
     LEFT JOIN api_stats s ON s.api_id = a.id
     WHERE ${where}`;
-  const rows = (await sql<{ id: string }>`SELECT a.id ${base} ORDER BY ${order}, a.id LIMIT ${p.limit + 1} OFFSET ${p.offset}`.execute(db)).rows;
+  const rows = (
+    await sql<{
+      id: string;
+    }>`SELECT a.id ${base} ORDER BY ${order}, a.id LIMIT ${p.limit + 1} OFFSET ${p.offset}`.execute(db)
+  ).rows;
   const total = (await sql<{ n: number }>`SELECT count(*) AS n ${base}`.execute(db)).rows[0]?.n ?? 0;
   return { ids: rows.map((r) => r.id), total: Number(total) };
 }

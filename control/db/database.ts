@@ -10,7 +10,11 @@ import {
   SqliteDriver,
   type DatabaseConnection,
   type Driver,
-  type Generated, type Insertable, type Selectable, type Updateable } from 'kysely';
+  type Generated,
+  type Insertable,
+  type Selectable,
+  type Updateable,
+} from 'kysely';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 

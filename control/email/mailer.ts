@@ -33,7 +33,13 @@ export function createMailer(opts: { smtpUrl: string | undefined; from: string; 
     async send(mail) {
       await opts.db
         .insertInto('outbox')
-        .values({ id: newId('mail'), to_addr: mail.to, subject: mail.subject, body_text: mail.text, created_at: opts.clock.now() })
+        .values({
+          id: newId('mail'),
+          to_addr: mail.to,
+          subject: mail.subject,
+          body_text: mail.text,
+          created_at: opts.clock.now(),
+        })
         .execute();
       // The dev outbox is the local user's inbox: printing it is the point (never enabled with SMTP).
       process.stderr.write(`\n[dev outbox] To: ${mail.to}\nSubject: ${mail.subject}\n\n${mail.text}\n\n`);

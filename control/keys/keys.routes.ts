@@ -30,10 +30,19 @@ const KeyResourceSchema = z
   .openapi('ApiKey');
 
 const caps = {
-  budget_cents: centsField.nullable().optional().openapi({ description: 'Lifetime spend cap in cents; null clears it' }),
-  per_call_max_cents: centsField.nullable().optional().openapi({ description: 'Refuse any single call priced above this' }),
+  budget_cents: centsField
+    .nullable()
+    .optional()
+    .openapi({ description: 'Lifetime spend cap in cents; null clears it' }),
+  per_call_max_cents: centsField
+    .nullable()
+    .optional()
+    .openapi({ description: 'Refuse any single call priced above this' }),
   daily_cap_cents: centsField.nullable().optional().openapi({ description: 'Spend cap per UTC day' }),
-  approval_mode: z.enum(['auto', 'free_only']).optional().openapi({ description: 'auto: any endpoint within caps; free_only: price-0 endpoints only' }),
+  approval_mode: z
+    .enum(['auto', 'free_only'])
+    .optional()
+    .openapi({ description: 'auto: any endpoint within caps; free_only: price-0 endpoints only' }),
   rate_limit_per_min: z.number().int().min(1).max(1_000_000).nullable().optional(),
 };
 
@@ -47,7 +56,13 @@ const CreateKeyBody = z
 
 const PatchKeyBody = z.object({ name: z.string().trim().min(1).max(100).optional(), ...caps }).strict();
 
-const KeyIdParam = z.object({ id: z.string().min(1).max(64).openapi({ param: { name: 'id', in: 'path' } }) });
+const KeyIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
 keysRoutes.openapi(
   createRoute({
@@ -55,7 +70,10 @@ keysRoutes.openapi(
     path: '/v1/keys',
     tags: ['keys'],
     security: bearer,
-    responses: { 200: jsonResponse(z.object({ data: z.array(KeyResourceSchema) }), 'Keys of the org, newest first'), ...problemResponses },
+    responses: {
+      200: jsonResponse(z.object({ data: z.array(KeyResourceSchema) }), 'Keys of the org, newest first'),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     const p = requireScope(c, 'keys:write');
@@ -71,7 +89,10 @@ keysRoutes.openapi(
     security: bearer,
     request: jsonBody(CreateKeyBody),
     responses: {
-      201: jsonResponse(z.object({ api_key: z.string(), key: KeyResourceSchema }), 'The key; `api_key` is shown only this once'),
+      201: jsonResponse(
+        z.object({ api_key: z.string(), key: KeyResourceSchema }),
+        'The key; `api_key` is shown only this once',
+      ),
       ...problemResponses,
     },
   }),
@@ -107,7 +128,10 @@ keysRoutes.openapi(
     tags: ['keys'],
     security: bearer,
     request: { params: KeyIdParam },
-    responses: { 200: jsonResponse(KeyResourceSchema, 'The revoked key (revoking twice is harmless)'), ...problemResponses },
+    responses: {
+      200: jsonResponse(KeyResourceSchema, 'The revoked key (revoking twice is harmless)'),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     const p = requireScope(c, 'keys:write');

@@ -70,7 +70,11 @@ export interface InsertKeyInput extends KeyCaps {
   createdByKeyId?: string | null;
 }
 
-export async function insertKey(db: Db, input: InsertKeyInput, now: number): Promise<{ row: Row<'api_keys'>; plaintext: string }> {
+export async function insertKey(
+  db: Db,
+  input: InsertKeyInput,
+  now: number,
+): Promise<{ row: Row<'api_keys'>; plaintext: string }> {
   const minted = mintApiKey();
   const row: Row<'api_keys'> = {
     id: newId('key', now),
@@ -112,29 +116,60 @@ export async function createKeyFor(
   }
   const { row, plaintext } = await insertKey(
     db,
-    { ...input, orgId: creator.orgId, scopes, origin: 'created', createdByUserId: creator.userId, createdByKeyId: creator.keyId },
+    {
+      ...input,
+      orgId: creator.orgId,
+      scopes,
+      origin: 'created',
+      createdByUserId: creator.userId,
+      createdByKeyId: creator.keyId,
+    },
     now,
   );
   return { resource: toKeyResource(row), plaintext };
 }
 
 export async function listKeys(db: Db, orgId: string): Promise<KeyResource[]> {
-  const rows = await db.selectFrom('api_keys').selectAll().where('org_id', '=', orgId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  const rows = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
   return rows.map(toKeyResource);
 }
 
 async function orgKey(db: Db, orgId: string, keyId: string): Promise<Row<'api_keys'>> {
-  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', keyId).where('org_id', '=', orgId).executeTakeFirst();
+  const row = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('id', '=', keyId)
+    .where('org_id', '=', orgId)
+    .executeTakeFirst();
   if (!row) throw new SvcError('not_found', `No key ${keyId} in this org`);
   return row;
 }
 
-export async function patchKey(db: Db, orgId: string, keyId: string, patch: { name?: string | undefined } & KeyCaps, now: number): Promise<KeyResource> {
+export async function patchKey(
+  db: Db,
+  orgId: string,
+  keyId: string,
+  patch: { name?: string | undefined } & KeyCaps,
+  now: number,
+): Promise<KeyResource> {
   return db.transaction().execute(async (trx) => {
     const row = await orgKey(trx, orgId, keyId);
     if (row.revoked_at !== null) throw new SvcError('invalid_state', 'A revoked key cannot be changed');
     const set: Partial<Row<'api_keys'>> = { updated_at: now };
-    for (const f of ['name', 'budget_cents', 'per_call_max_cents', 'daily_cap_cents', 'approval_mode', 'rate_limit_per_min'] as const) {
+    for (const f of [
+      'name',
+      'budget_cents',
+      'per_call_max_cents',
+      'daily_cap_cents',
+      'approval_mode',
+      'rate_limit_per_min',
+    ] as const) {
       if (patch[f] !== undefined) (set as Record<string, unknown>)[f] = patch[f];
     }
     await trx.updateTable('api_keys').set(set).where('id', '=', keyId).execute();

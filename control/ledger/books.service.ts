@@ -53,9 +53,14 @@ export async function checkUsageCharges(db: Db): Promise<UsageMismatch[]> {
 export async function checkBooks(db: Db): Promise<BooksReport> {
   const ledger = await checkLedgerConsistency(db);
   const usage = await checkUsageCharges(db);
-  const orgs = await db.selectFrom('balances').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const orgs = await db
+    .selectFrom('balances')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   const overdrawn = await sql<{ provider_org_id: string; net_cents: number }>`
-    SELECT provider_org_id, SUM(net_cents) AS net_cents FROM provider_earnings GROUP BY provider_org_id HAVING SUM(net_cents) < 0`.execute(db);
+    SELECT provider_org_id, SUM(net_cents) AS net_cents FROM provider_earnings GROUP BY provider_org_id HAVING SUM(net_cents) < 0`.execute(
+    db,
+  );
   const payouts = await sql<{ payout_id: string; status: string; amount_cents: number; booked_cents: number }>`
     SELECT p.id AS payout_id, p.status, p.amount_cents,
       COALESCE((SELECT -SUM(net_cents) FROM provider_earnings e WHERE e.ref_id = p.id AND e.kind IN ('payout','reversal')), 0) AS booked_cents

@@ -29,7 +29,11 @@ export interface PostResult {
 }
 
 export async function ensureBalanceRow(db: Db, orgId: string, now: number): Promise<void> {
-  await db.insertInto('balances').values({ org_id: orgId, updated_at: now }).onConflict((oc) => oc.column('org_id').doNothing()).execute();
+  await db
+    .insertInto('balances')
+    .values({ org_id: orgId, updated_at: now })
+    .onConflict((oc) => oc.column('org_id').doNothing())
+    .execute();
 }
 
 export async function postEntry(db: Db, input: EntryInput, now: number): Promise<PostResult> {
@@ -38,15 +42,33 @@ export async function postEntry(db: Db, input: EntryInput, now: number): Promise
   // are looked up within the org instead (only tests and tools post them here).
   const existing =
     input.kind === 'call_charge'
-      ? await db.selectFrom('ledger_entries').selectAll().where('org_id', '=', input.orgId).where('kind', '=', 'call_charge').where('idempotency_key', '=', input.idempotencyKey).executeTakeFirst()
-      : await db.selectFrom('ledger_entries').selectAll().where('idempotency_key', '=', input.idempotencyKey).where(sql<boolean>`kind <> 'call_charge'`).executeTakeFirst(); // a literal: SQLite matches it to the partial index
+      ? await db
+          .selectFrom('ledger_entries')
+          .selectAll()
+          .where('org_id', '=', input.orgId)
+          .where('kind', '=', 'call_charge')
+          .where('idempotency_key', '=', input.idempotencyKey)
+          .executeTakeFirst()
+      : await db
+          .selectFrom('ledger_entries')
+          .selectAll()
+          .where('idempotency_key', '=', input.idempotencyKey)
+          .where(sql<boolean>`kind <> 'call_charge'`)
+          .executeTakeFirst(); // a literal: SQLite matches it to the partial index
   if (existing) return { applied: false, entry: existing };
   const status = input.status ?? 'settled';
   await ensureBalanceRow(db, input.orgId, now);
   if (status === 'settled' && input.amountCents < 0) {
-    const bal = await db.selectFrom('balances').select(['credit_cents', 'reserved_cents']).where('org_id', '=', input.orgId).executeTakeFirstOrThrow();
+    const bal = await db
+      .selectFrom('balances')
+      .select(['credit_cents', 'reserved_cents'])
+      .where('org_id', '=', input.orgId)
+      .executeTakeFirstOrThrow();
     if (bal.credit_cents - bal.reserved_cents + input.amountCents < 0) {
-      throw new SvcError('insufficient_credits', `Balance ${bal.credit_cents - bal.reserved_cents} cents available, ${-input.amountCents} needed`);
+      throw new SvcError(
+        'insufficient_credits',
+        `Balance ${bal.credit_cents - bal.reserved_cents} cents available, ${-input.amountCents} needed`,
+      );
     }
   }
   const entry: Row<'ledger_entries'> = {
@@ -81,7 +103,12 @@ export async function postEntry(db: Db, input: EntryInput, now: number): Promise
 }
 
 /** Settles a pending (withheld) entry: appends the settled twin; idempotent per pending entry. */
-export async function releasePending(db: Db, pending: Row<'ledger_entries'>, reason: string, now: number): Promise<PostResult> {
+export async function releasePending(
+  db: Db,
+  pending: Row<'ledger_entries'>,
+  reason: string,
+  now: number,
+): Promise<PostResult> {
   if (pending.status !== 'pending') throw new Error('releasePending needs a pending entry');
   const result = await postEntry(
     db,
@@ -113,7 +140,11 @@ export interface BalanceView {
 }
 
 export async function getBalance(db: Db, orgId: string): Promise<BalanceView> {
-  const row = await db.selectFrom('balances').select(['credit_cents', 'pending_cents', 'reserved_cents']).where('org_id', '=', orgId).executeTakeFirst();
+  const row = await db
+    .selectFrom('balances')
+    .select(['credit_cents', 'pending_cents', 'reserved_cents'])
+    .where('org_id', '=', orgId)
+    .executeTakeFirst();
   return row ?? { credit_cents: 0, pending_cents: 0, reserved_cents: 0 };
 }
 

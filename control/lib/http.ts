@@ -65,7 +65,10 @@ export function onError(e: unknown, c: Context<AppEnv>): Response {
     err = toSvcError(e);
   }
   if (err.code === 'internal') {
-    c.get('ctx')?.log.error('unhandled error', { request_id: c.get('requestId'), err: e instanceof Error ? e : String(e) });
+    c.get('ctx')?.log.error('unhandled error', {
+      request_id: c.get('requestId'),
+      err: e instanceof Error ? e : String(e),
+    });
   }
   return problemResponse(c, err);
 }

@@ -5,8 +5,29 @@ const B32 = '0123456789abcdefghjkmnpqrstvwxyz';
 const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 export type IdPrefix =
-  | 'org' | 'usr' | 'key' | 'ses' | 'lgc' | 'evt' | 'api' | 'ep' | 'txn' | 'req' | 'doc' | 'acc'
-  | 'lease' | 'gw' | 'pay' | 'chk' | 'po' | 'mail' | 'creq' | 'prc' | 'act' | 'prv' | 'bat';
+  | 'org'
+  | 'usr'
+  | 'key'
+  | 'ses'
+  | 'lgc'
+  | 'evt'
+  | 'api'
+  | 'ep'
+  | 'txn'
+  | 'req'
+  | 'doc'
+  | 'acc'
+  | 'lease'
+  | 'gw'
+  | 'pay'
+  | 'chk'
+  | 'po'
+  | 'mail'
+  | 'creq'
+  | 'prc'
+  | 'act'
+  | 'prv'
+  | 'bat';
 
 function timePart(ms: number): string {
   let out = '';

@@ -1,7 +1,13 @@
 /** A background timer that never overlaps itself: a slow run makes later ticks skip, not stack. Returns a stopper. */
 import type { Logger } from './log.js';
 
-export function intervalJob(log: Logger, name: string, everyMs: number, run: () => Promise<unknown>, opts: { firstAfterMs?: number } = {}): () => void {
+export function intervalJob(
+  log: Logger,
+  name: string,
+  everyMs: number,
+  run: () => Promise<unknown>,
+  opts: { firstAfterMs?: number } = {},
+): () => void {
   let running = false;
   const tick = (): void => {
     if (running) return;

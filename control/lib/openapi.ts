@@ -25,9 +25,15 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
 
 /** Responses every authenticated route can give, documented once. */
 export const problemResponses = {
-  400: { content: { 'application/problem+json': { schema: ProblemSchema } }, description: 'validation_failed / invalid_json' },
+  400: {
+    content: { 'application/problem+json': { schema: ProblemSchema } },
+    description: 'validation_failed / invalid_json',
+  },
   401: { content: { 'application/problem+json': { schema: ProblemSchema } }, description: 'unauthorized' },
-  403: { content: { 'application/problem+json': { schema: ProblemSchema } }, description: 'insufficient_scope / key_revoked' },
+  403: {
+    content: { 'application/problem+json': { schema: ProblemSchema } },
+    description: 'insufficient_scope / key_revoked',
+  },
 } as const;
 
 export const centsField = z.number().int().min(0).max(100_000_000);

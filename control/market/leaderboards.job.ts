@@ -4,5 +4,11 @@ import { refreshLeaderboards } from './leaderboards.service.js';
 import { intervalJob } from '../lib/interval-job.js';
 
 export function leaderboardJob(ctx: AppContext): () => void {
-  return intervalJob(ctx.log, 'leaderboard refresh', ctx.config.leaderboardRefreshMs, () => refreshLeaderboards(ctx.db, ctx.clock.now()), { firstAfterMs: 500 });
+  return intervalJob(
+    ctx.log,
+    'leaderboard refresh',
+    ctx.config.leaderboardRefreshMs,
+    () => refreshLeaderboards(ctx.db, ctx.clock.now()),
+    { firstAfterMs: 500 },
+  );
 }

@@ -56,10 +56,14 @@ export function scoreListing(x: ListingScoreInput, now: number): Partial<Record<
   const totalCalls = active.reduce((s, o) => s + o.calls, 0);
   const capped = active.map((o) => ({ n: Math.min(o.calls, RELIABILITY_CALLS_CAP_PER_ORG), r: o.ok / o.calls }));
   const relN = capped.reduce((s, o) => s + o.n, 0);
-  const lb = wilsonLower(capped.reduce((s, o) => s + o.n * o.r, 0), relN);
+  const lb = wilsonLower(
+    capped.reduce((s, o) => s + o.n * o.r, 0),
+    relN,
+  );
   const gross = paying.reduce((s, o) => s + o.gross, 0);
   const out: Partial<Record<Board, number>> = {};
-  if (paying.length >= 2) out.top_grossing = paying.reduce((s, o) => s + Math.sqrt(o.gross), 0) * diversity(paying.length) * refund * v;
+  if (paying.length >= 2)
+    out.top_grossing = paying.reduce((s, o) => s + Math.sqrt(o.gross), 0) * diversity(paying.length) * refund * v;
   if (active.length >= 2) out.most_used = usage * diversity(active.length) * v;
   if (active.length >= 3 && totalCalls >= 20) out.most_reliable = lb * diversity(active.length) * v;
   if (active.length >= 3 && totalCalls >= 20) {
@@ -73,14 +77,19 @@ export function scoreListing(x: ListingScoreInput, now: number): Partial<Record<
     if (t > 0) out.trending = t;
   }
   if (x.publishedAt !== null && now - x.publishedAt <= 30 * DAY_MS && active.length >= 2) {
-    out.new_rising = usage * diversity(active.length) * (totalCalls ? capped.reduce((s, o) => s + o.n * o.r, 0) / Math.max(1, relN) : 0) * v;
+    out.new_rising =
+      usage *
+      diversity(active.length) *
+      (totalCalls ? capped.reduce((s, o) => s + o.n * o.r, 0) / Math.max(1, relN) : 0) *
+      v;
   }
   return out;
 }
 
 export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
   const since = now - 30 * DAY_MS;
-  const usage = (await sql<OrgUsage>`
+  const usage = (
+    await sql<OrgUsage>`
     SELECT api_id, org_id, count(*) AS calls,
       sum(CASE WHEN status < 500 THEN 1 ELSE 0 END) AS ok,
       sum(charged_cents) AS gross,
@@ -88,26 +97,58 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
       sum(CASE WHEN created_at >= ${now - 14 * DAY_MS} AND created_at < ${now - 7 * DAY_MS} THEN 1 ELSE 0 END) AS prev7
     FROM usage_events
     WHERE created_at >= ${since} AND created_at <= ${now} AND org_id <> provider_org_id
-    GROUP BY api_id, org_id`.execute(db)).rows;
+    GROUP BY api_id, org_id`.execute(db)
+  ).rows;
   // By cents, not rows: the gateway writes one earning row per API per commit, whatever the number of calls.
-  const refunds = (await sql<{ api_id: string; earnings: number; reversals: number }>`
+  const refunds = (
+    await sql<{ api_id: string; earnings: number; reversals: number }>`
     SELECT api_id, sum(CASE WHEN kind = 'earning' THEN gross_cents ELSE 0 END) AS earnings, sum(CASE WHEN kind = 'reversal' THEN abs(gross_cents) ELSE 0 END) AS reversals
-    FROM provider_earnings WHERE created_at >= ${since} AND api_id IS NOT NULL GROUP BY api_id`.execute(db)).rows;
-  const apis = await db.selectFrom('apis').select(['id', 'category', 'published_at', 'last_verify_ok']).where('status', '=', 'live').where('suspended_at', 'is', null).execute();
+    FROM provider_earnings WHERE created_at >= ${since} AND api_id IS NOT NULL GROUP BY api_id`.execute(db)
+  ).rows;
+  const apis = await db
+    .selectFrom('apis')
+    .select(['id', 'category', 'published_at', 'last_verify_ok'])
+    .where('status', '=', 'live')
+    .where('suspended_at', 'is', null)
+    .execute();
 
   const byApi = new Map<string, OrgUsage[]>();
   for (const u of usage) {
     const list = byApi.get(u.api_id) ?? [];
-    list.push({ ...u, calls: Number(u.calls), ok: Number(u.ok), gross: Number(u.gross), calls7: Number(u.calls7), prev7: Number(u.prev7) });
+    list.push({
+      ...u,
+      calls: Number(u.calls),
+      ok: Number(u.ok),
+      gross: Number(u.gross),
+      calls7: Number(u.calls7),
+      prev7: Number(u.prev7),
+    });
     byApi.set(u.api_id, list);
   }
-  const refundBy = new Map(refunds.map((r) => [r.api_id, Number(r.earnings) ? Number(r.reversals) / Number(r.earnings) : 0]));
+  const refundBy = new Map(
+    refunds.map((r) => [r.api_id, Number(r.earnings) ? Number(r.reversals) / Number(r.earnings) : 0]),
+  );
   const scored = apis.map((a) => ({
     api: a,
     orgs: byApi.get(a.id) ?? [],
-    scores: scoreListing({ orgs: byApi.get(a.id) ?? [], verifyOk: a.last_verify_ok, refundRate: refundBy.get(a.id) ?? 0, publishedAt: a.published_at }, now),
+    scores: scoreListing(
+      {
+        orgs: byApi.get(a.id) ?? [],
+        verifyOk: a.last_verify_ok,
+        refundRate: refundBy.get(a.id) ?? 0,
+        publishedAt: a.published_at,
+      },
+      now,
+    ),
   }));
-  const entries: { board: string; category: string; rank: number; api_id: string; score: number; computed_at: number }[] = [];
+  const entries: {
+    board: string;
+    category: string;
+    rank: number;
+    api_id: string;
+    score: number;
+    computed_at: number;
+  }[] = [];
   const categories = ['', ...new Set(apis.map((a) => a.category))];
   for (const board of BOARDS) {
     for (const category of categories) {
@@ -115,12 +156,25 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
         .filter((s) => s.scores[board] !== undefined && (category === '' || s.api.category === category))
         .sort((x, y) => y.scores[board]! - x.scores[board]! || (x.api.published_at ?? 0) - (y.api.published_at ?? 0))
         .slice(0, BOARD_SIZE);
-      ranked.forEach((s, i) => entries.push({ board, category, rank: i + 1, api_id: s.api.id, score: Math.round(s.scores[board]! * 1e6) / 1e6, computed_at: now }));
+      ranked.forEach((s, i) =>
+        entries.push({
+          board,
+          category,
+          rank: i + 1,
+          api_id: s.api.id,
+          score: Math.round(s.scores[board]! * 1e6) / 1e6,
+          computed_at: now,
+        }),
+      );
     }
   }
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('leaderboard_entries').execute();
-    for (let i = 0; i < entries.length; i += 200) await trx.insertInto('leaderboard_entries').values(entries.slice(i, i + 200)).execute();
+    for (let i = 0; i < entries.length; i += 200)
+      await trx
+        .insertInto('leaderboard_entries')
+        .values(entries.slice(i, i + 200))
+        .execute();
     await trx.deleteFrom('api_stats').execute();
     const stats = scored.map((s) => ({
       api_id: s.api.id,
@@ -130,6 +184,10 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
       gross_30d_cents: s.orgs.reduce((n, o) => n + o.gross, 0),
       computed_at: now,
     }));
-    for (let i = 0; i < stats.length; i += 200) await trx.insertInto('api_stats').values(stats.slice(i, i + 200)).execute();
+    for (let i = 0; i < stats.length; i += 200)
+      await trx
+        .insertInto('api_stats')
+        .values(stats.slice(i, i + 200))
+        .execute();
   });
 }

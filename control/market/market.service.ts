@@ -6,14 +6,23 @@ import { listingSummaries, toListingSummary } from '../catalog/listing-summary.j
 import type { Board } from './leaderboards.service.js';
 
 export async function leaderboard(db: Db, board: Board, category: string, limit: number) {
-  const rows = await db.selectFrom('leaderboard_entries').selectAll().where('board', '=', board).where('category', '=', category).orderBy('rank').limit(limit).execute();
+  const rows = await db
+    .selectFrom('leaderboard_entries')
+    .selectAll()
+    .where('board', '=', board)
+    .where('category', '=', category)
+    .orderBy('rank')
+    .limit(limit)
+    .execute();
   const summaries = await listingSummaries(db, { apiIds: rows.map((r) => r.api_id) });
   const byId = new Map(summaries.map((s) => [s.api_id, s]));
   return {
     board,
     category: category || null,
     computed_at: rows[0] ? new Date(rows[0].computed_at).toISOString() : null,
-    entries: rows.filter((r) => byId.has(r.api_id)).map((r) => ({ rank: r.rank, score: r.score, listing: toListingSummary(byId.get(r.api_id)!) })),
+    entries: rows
+      .filter((r) => byId.has(r.api_id))
+      .map((r) => ({ rank: r.rank, score: r.score, listing: toListingSummary(byId.get(r.api_id)!) })),
   };
 }
 
@@ -27,10 +36,18 @@ export async function marketOverview(db: Db, now: number) {
       (SELECT count(*) FROM endpoints e JOIN apis x ON x.id = e.api_id WHERE x.status = 'live' AND x.suspended_at IS NULL AND e.removed_at IS NULL) AS endpoints
     FROM apis WHERE status = 'live' AND suspended_at IS NULL`.execute(db);
   const windows: Record<string, { calls: number; volume_cents: number; active_consumers: number }> = {};
-  for (const [name, ms] of [['24h', DAY_MS], ['7d', 7 * DAY_MS], ['30d', 30 * DAY_MS]] as const) {
+  for (const [name, ms] of [
+    ['24h', DAY_MS],
+    ['7d', 7 * DAY_MS],
+    ['30d', 30 * DAY_MS],
+  ] as const) {
     const r = await db
       .selectFrom('usage_events')
-      .select([sql<number>`count(*)`.as('calls'), sql<number>`coalesce(sum(charged_cents), 0)`.as('volume'), sql<number>`count(DISTINCT org_id)`.as('orgs')])
+      .select([
+        sql<number>`count(*)`.as('calls'),
+        sql<number>`coalesce(sum(charged_cents), 0)`.as('volume'),
+        sql<number>`count(DISTINCT org_id)`.as('orgs'),
+      ])
       .where('created_at', '>=', now - ms)
       .where('created_at', '<=', now)
       .executeTakeFirstOrThrow();
@@ -39,7 +56,9 @@ export async function marketOverview(db: Db, now: number) {
   const cats = await sql<{ category: string; listings: number; calls_30d: number }>`
     SELECT a.category, count(*) AS listings, coalesce(sum(s.calls_30d), 0) AS calls_30d
     FROM apis a LEFT JOIN api_stats s ON s.api_id = a.id
-    WHERE a.status = 'live' AND a.suspended_at IS NULL GROUP BY a.category ORDER BY calls_30d DESC, listings DESC LIMIT 10`.execute(db);
+    WHERE a.status = 'live' AND a.suspended_at IS NULL GROUP BY a.category ORDER BY calls_30d DESC, listings DESC LIMIT 10`.execute(
+    db,
+  );
   const c = counts.rows[0];
   const value = {
     computed_at: new Date(now).toISOString(),
@@ -47,14 +66,25 @@ export async function marketOverview(db: Db, now: number) {
     providers: Number(c?.providers ?? 0),
     endpoints: Number(c?.endpoints ?? 0),
     windows,
-    top_categories: cats.rows.map((r) => ({ category: r.category, listings: Number(r.listings), calls_30d: Number(r.calls_30d) })),
+    top_categories: cats.rows.map((r) => ({
+      category: r.category,
+      listings: Number(r.listings),
+      calls_30d: Number(r.calls_30d),
+    })),
   };
   cache = { at: now, value };
   return value;
 }
 
 export async function activityFeed(db: Db, limit: number, offset: number) {
-  const rows = await db.selectFrom('activity').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).offset(offset).execute();
+  const rows = await db
+    .selectFrom('activity')
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .offset(offset)
+    .execute();
   return rows.map((r) => {
     let data: Record<string, unknown> = {};
     try {
@@ -62,7 +92,12 @@ export async function activityFeed(db: Db, limit: number, offset: number) {
     } catch {
       /* keep empty */
     }
-    return { activity_id: r.id, kind: r.kind, slug: typeof data.slug === 'string' && r.api_id ? data.slug : null, data, created_at: new Date(r.created_at).toISOString() };
+    return {
+      activity_id: r.id,
+      kind: r.kind,
+      slug: typeof data.slug === 'string' && r.api_id ? data.slug : null,
+      data,
+      created_at: new Date(r.created_at).toISOString(),
+    };
   });
 }
-

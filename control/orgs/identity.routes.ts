@@ -15,7 +15,9 @@ import { endSession, requestLoginCode, verifyLoginCode } from '../sessions/sessi
 export const identityRoutes = newRouter();
 
 // Per-process limiters, created lazily from config on first use.
-let limiters: { register: WindowLimiter; signupIp: WindowLimiter; loginEmail: WindowLimiter; loginIp: WindowLimiter } | undefined;
+let limiters:
+  | { register: WindowLimiter; signupIp: WindowLimiter; loginEmail: WindowLimiter; loginIp: WindowLimiter }
+  | undefined;
 function limit(c: Context<AppEnv>, which: keyof NonNullable<typeof limiters>, key: string): void {
   const { config, clock } = c.get('ctx');
   limiters ??= {
@@ -39,7 +41,13 @@ identityRoutes.openapi(
     summary: 'Anonymous agent registration: a new org and a consumer-scoped key, 0 credits',
     responses: {
       201: jsonResponse(
-        z.object({ api_key: z.string(), key_id: z.string(), org_id: z.string(), scopes: z.array(z.string()), credit_cents: z.literal(0) }),
+        z.object({
+          api_key: z.string(),
+          key_id: z.string(),
+          org_id: z.string(),
+          scopes: z.array(z.string()),
+          credit_cents: z.literal(0),
+        }),
         'The key is shown once; also echoed in X-Svc-Key',
       ),
       429: problemResponses[400],
@@ -58,7 +66,12 @@ const SignupBody = z
   .object({
     email: Email,
     name: z.string().trim().min(1).max(100).optional(),
-    challenge_token: z.string().min(1).max(4096).optional().openapi({ description: 'Bot-challenge (Turnstile-style) token; required in production' }),
+    challenge_token: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .openapi({ description: 'Bot-challenge (Turnstile-style) token; required in production' }),
   })
   .strict();
 
@@ -69,7 +82,10 @@ const signupRoute = (path: string) =>
     tags: ['identity'],
     summary: 'Web signup; sends a verification email. 100 cents are credited after verification.',
     request: jsonBody(SignupBody),
-    responses: { 202: jsonResponse(Accepted, 'Same answer whether or not the email has an account'), ...problemResponses },
+    responses: {
+      202: jsonResponse(Accepted, 'Same answer whether or not the email has an account'),
+      ...problemResponses,
+    },
   });
 
 for (const path of ['/v1/signup', '/v1/auth/signup']) {
@@ -79,7 +95,13 @@ for (const path of ['/v1/signup', '/v1/auth/signup']) {
     limit(c, 'signupIp', clientIp(c));
     await verifyChallenge(ctx.config, body.challenge_token, clientIp(c));
     await signup(ctx, body);
-    return c.json({ status: 'verification_sent', message: `If ${body.email} can receive mail, a verification token is on its way.` }, 202);
+    return c.json(
+      {
+        status: 'verification_sent',
+        message: `If ${body.email} can receive mail, a verification token is on its way.`,
+      },
+      202,
+    );
   });
 }
 
@@ -109,7 +131,13 @@ identityRoutes.openapi(
     request: jsonBody(z.object({ token: z.string().min(1).max(200) }).strict()),
     responses: {
       200: jsonResponse(
-        z.object({ verified: z.literal(true), org_id: z.string(), email: z.string(), released_credit_cents: z.number().int(), elevated_key_ids: z.array(z.string()) }),
+        z.object({
+          verified: z.literal(true),
+          org_id: z.string(),
+          email: z.string(),
+          released_credit_cents: z.number().int(),
+          elevated_key_ids: z.array(z.string()),
+        }),
         'Email verified; withheld credits released; registered keys elevated',
       ),
       ...problemResponses,
@@ -131,7 +159,13 @@ identityRoutes.openapi(
     limit(c, 'loginIp', clientIp(c));
     limit(c, 'loginEmail', email);
     await requestLoginCode(c.get('ctx'), email);
-    return c.json({ status: 'code_sent', message: 'If this email can receive mail, a 6-digit code valid for 10 minutes is on its way.' }, 202);
+    return c.json(
+      {
+        status: 'code_sent',
+        message: 'If this email can receive mail, a 6-digit code valid for 10 minutes is on its way.',
+      },
+      202,
+    );
   },
 );
 
@@ -143,7 +177,14 @@ identityRoutes.openapi(
     request: jsonBody(z.object({ email: Email, code: z.string().regex(/^\d{6}$/, 'must be 6 digits') }).strict()),
     responses: {
       200: jsonResponse(
-        z.object({ session_token: z.string(), expires_at: z.string(), org_id: z.string(), user_id: z.string(), new_account: z.boolean(), starter_credit_cents: z.number().int() }),
+        z.object({
+          session_token: z.string(),
+          expires_at: z.string(),
+          org_id: z.string(),
+          user_id: z.string(),
+          new_account: z.boolean(),
+          starter_credit_cents: z.number().int(),
+        }),
         'A session token (sess_…), shown once',
       ),
       ...problemResponses,
@@ -178,7 +219,10 @@ identityRoutes.openapi(
     path: '/v1/me',
     tags: ['identity'],
     security: bearer,
-    responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'Org, user, roles, credential and balance'), ...problemResponses },
+    responses: {
+      200: jsonResponse(z.record(z.string(), z.unknown()), 'Org, user, roles, credential and balance'),
+      ...problemResponses,
+    },
   }),
   async (c) => c.json(await describeMe(c.get('ctx'), requireAuth(c)), 200),
 );

@@ -6,7 +6,9 @@ import { getBalance } from '../ledger/ledger.service.js';
 
 export async function describeMe(ctx: AppContext, p: Principal) {
   const org = await ctx.db.selectFrom('orgs').selectAll().where('id', '=', p.orgId).executeTakeFirstOrThrow();
-  const user = p.userId ? await ctx.db.selectFrom('users').selectAll().where('id', '=', p.userId).executeTakeFirst() : undefined;
+  const user = p.userId
+    ? await ctx.db.selectFrom('users').selectAll().where('id', '=', p.userId).executeTakeFirst()
+    : undefined;
   const balance = await getBalance(ctx.db, p.orgId);
   return {
     org: {

@@ -15,11 +15,23 @@ import { insertKey } from '../keys/keys.service.js';
 
 export const VERIFY_TOKEN_TTL_MS = 24 * 3600_000;
 
-export async function insertOrg(db: Db, input: { name: string; origin: Row<'orgs'>['origin']; email?: string | null; verifiedAt?: number | null }, now: number): Promise<string> {
+export async function insertOrg(
+  db: Db,
+  input: { name: string; origin: Row<'orgs'>['origin']; email?: string | null; verifiedAt?: number | null },
+  now: number,
+): Promise<string> {
   const id = newId('org', now);
   await db
     .insertInto('orgs')
-    .values({ id, name: input.name, origin: input.origin, status_reason: null, email: input.email ?? null, email_verified_at: input.verifiedAt ?? null, created_at: now })
+    .values({
+      id,
+      name: input.name,
+      origin: input.origin,
+      status_reason: null,
+      email: input.email ?? null,
+      email_verified_at: input.verifiedAt ?? null,
+      created_at: now,
+    })
     .execute();
   await ensureBalanceRow(db, id, now);
   return id;
@@ -37,17 +49,41 @@ export async function registerAnonymous(ctx: AppContext): Promise<Registration> 
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
     const orgId = await insertOrg(trx, { name: `agent-${randomString(6).toLowerCase()}`, origin: 'register' }, now);
-    const { row, plaintext } = await insertKey(trx, { orgId, name: 'default', scopes: REGISTER_SCOPES, origin: 'register' }, now);
-    return { org_id: orgId, key_id: row.id, api_key: plaintext, scopes: parseScopes(row.scopes), credit_cents: 0 as const };
+    const { row, plaintext } = await insertKey(
+      trx,
+      { orgId, name: 'default', scopes: REGISTER_SCOPES, origin: 'register' },
+      now,
+    );
+    return {
+      org_id: orgId,
+      key_id: row.id,
+      api_key: plaintext,
+      scopes: parseScopes(row.scopes),
+      credit_cents: 0 as const,
+    };
   });
 }
 
 /** Issues a verification token (plaintext only in the mail) for an org's email. */
-async function issueVerification(ctx: AppContext, db: Db, input: { orgId: string; userId: string | null; email: string }, now: number): Promise<string> {
+async function issueVerification(
+  ctx: AppContext,
+  db: Db,
+  input: { orgId: string; userId: string | null; email: string },
+  now: number,
+): Promise<string> {
   const token = 'vt_' + randomString(40);
   await db
     .insertInto('email_verifications')
-    .values({ id: newId('evt', now), org_id: input.orgId, user_id: input.userId, email: input.email, token_hash: sha256Hex(token), created_at: now, expires_at: now + VERIFY_TOKEN_TTL_MS, consumed_at: null })
+    .values({
+      id: newId('evt', now),
+      org_id: input.orgId,
+      user_id: input.userId,
+      email: input.email,
+      token_hash: sha256Hex(token),
+      created_at: now,
+      expires_at: now + VERIFY_TOKEN_TTL_MS,
+      consumed_at: null,
+    })
     .execute();
   return token;
 }
@@ -66,7 +102,11 @@ function verificationMail(ctx: AppContext, email: string, token: string) {
 /** Mail is sent after the response is decided, so timing does not reveal which branch ran. */
 function sendLater(ctx: AppContext, mail: { to: string; subject: string; text: string }): void {
   setImmediate(() => {
-    ctx.mailer.send(mail).catch((e: unknown) => ctx.log.error('mail send failed', { subject: mail.subject, err: e instanceof Error ? e : String(e) }));
+    ctx.mailer
+      .send(mail)
+      .catch((e: unknown) =>
+        ctx.log.error('mail send failed', { subject: mail.subject, err: e instanceof Error ? e : String(e) }),
+      );
   });
 }
 
@@ -86,11 +126,30 @@ export async function signup(ctx: AppContext, input: { email: string; name?: str
   const token = await ctx.db.transaction().execute(async (trx) => {
     const orgId = await insertOrg(trx, { name: input.name ?? email, origin: 'signup' }, now);
     const userId = newId('usr', now);
-    await trx.insertInto('users').values({ id: userId, org_id: orgId, email, name: input.name ?? null, role: 'owner', email_verified_at: null, created_at: now, last_login_at: null }).execute();
+    await trx
+      .insertInto('users')
+      .values({
+        id: userId,
+        org_id: orgId,
+        email,
+        name: input.name ?? null,
+        role: 'owner',
+        email_verified_at: null,
+        created_at: now,
+        last_login_at: null,
+      })
+      .execute();
     if (ctx.config.credits.signupCents > 0) {
       await postEntry(
         trx,
-        { orgId, kind: 'signup_credit', status: 'pending', amountCents: ctx.config.credits.signupCents, reason: 'web signup credit, withheld until email verification', idempotencyKey: `signup:${orgId}` },
+        {
+          orgId,
+          kind: 'signup_credit',
+          status: 'pending',
+          amountCents: ctx.config.credits.signupCents,
+          reason: 'web signup credit, withheld until email verification',
+          idempotencyKey: `signup:${orgId}`,
+        },
         now,
       );
     }
@@ -103,14 +162,24 @@ export async function signup(ctx: AppContext, input: { email: string; name?: str
 export async function requestOrgEmail(ctx: AppContext, orgId: string, rawEmail: string): Promise<void> {
   const now = ctx.clock.now();
   const email = rawEmail.toLowerCase();
-  const org = await ctx.db.selectFrom('orgs').select(['email_verified_at']).where('id', '=', orgId).executeTakeFirstOrThrow();
+  const org = await ctx.db
+    .selectFrom('orgs')
+    .select(['email_verified_at'])
+    .where('id', '=', orgId)
+    .executeTakeFirstOrThrow();
   if (org.email_verified_at !== null) throw new SvcError('invalid_state', 'This org already has a verified email');
   const taken = await ctx.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
   if (taken) {
-    sendLater(ctx, { to: email, subject: 'Email already in use on svc', text: 'An svc org tried to attach this email, which already belongs to an account. Nothing was changed.\n' });
+    sendLater(ctx, {
+      to: email,
+      subject: 'Email already in use on svc',
+      text: 'An svc org tried to attach this email, which already belongs to an account. Nothing was changed.\n',
+    });
     return;
   }
-  const token = await ctx.db.transaction().execute((trx) => issueVerification(ctx, trx, { orgId, userId: null, email }, now));
+  const token = await ctx.db
+    .transaction()
+    .execute((trx) => issueVerification(ctx, trx, { orgId, userId: null, email }, now));
   sendLater(ctx, verificationMail(ctx, email, token));
 }
 
@@ -125,38 +194,77 @@ export interface VerifyResult {
 export async function verifyEmail(ctx: AppContext, token: string): Promise<VerifyResult> {
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
-    const v = await trx.selectFrom('email_verifications').selectAll().where('token_hash', '=', sha256Hex(token)).executeTakeFirst();
-    if (!v || v.consumed_at !== null || v.expires_at <= now) throw new SvcError('invalid_token', 'Verification token is wrong, used or expired');
+    const v = await trx
+      .selectFrom('email_verifications')
+      .selectAll()
+      .where('token_hash', '=', sha256Hex(token))
+      .executeTakeFirst();
+    if (!v || v.consumed_at !== null || v.expires_at <= now)
+      throw new SvcError('invalid_token', 'Verification token is wrong, used or expired');
     await trx.updateTable('email_verifications').set({ consumed_at: now }).where('id', '=', v.id).execute();
     let userId = v.user_id;
     if (userId === null) {
       const taken = await trx.selectFrom('users').select('id').where('email', '=', v.email).executeTakeFirst();
       if (taken) throw new SvcError('conflict', 'This email belongs to another account');
       userId = newId('usr', now);
-      await trx.insertInto('users').values({ id: userId, org_id: v.org_id, email: v.email, name: null, role: 'owner', email_verified_at: now, created_at: now, last_login_at: null }).execute();
+      await trx
+        .insertInto('users')
+        .values({
+          id: userId,
+          org_id: v.org_id,
+          email: v.email,
+          name: null,
+          role: 'owner',
+          email_verified_at: now,
+          created_at: now,
+          last_login_at: null,
+        })
+        .execute();
     } else {
       await trx.updateTable('users').set({ email_verified_at: now }).where('id', '=', userId).execute();
     }
     await trx.updateTable('orgs').set({ email: v.email, email_verified_at: now }).where('id', '=', v.org_id).execute();
 
     let released = 0;
-    const pending = await trx.selectFrom('ledger_entries').selectAll().where('org_id', '=', v.org_id).where('kind', '=', 'signup_credit').where('status', '=', 'pending').execute();
+    const pending = await trx
+      .selectFrom('ledger_entries')
+      .selectAll()
+      .where('org_id', '=', v.org_id)
+      .where('kind', '=', 'signup_credit')
+      .where('status', '=', 'pending')
+      .execute();
     for (const p of pending) {
       const r = await releasePending(trx, p, 'email verified', now);
       if (r.applied) released += p.amount_cents;
     }
 
     const elevated: string[] = [];
-    const keys = await trx.selectFrom('api_keys').select(['id', 'scopes']).where('org_id', '=', v.org_id).where('origin', '=', 'register').where('revoked_at', 'is', null).execute();
+    const keys = await trx
+      .selectFrom('api_keys')
+      .select(['id', 'scopes'])
+      .where('org_id', '=', v.org_id)
+      .where('origin', '=', 'register')
+      .where('revoked_at', 'is', null)
+      .execute();
     for (const k of keys) {
       const scopes = new Set(parseScopes(k.scopes));
       const before = scopes.size;
       for (const s of VERIFIED_EXTRA_SCOPES) scopes.add(s);
       if (scopes.size === before) continue;
-      await trx.updateTable('api_keys').set({ scopes: formatScopes(scopes), updated_at: now }).where('id', '=', k.id).execute();
+      await trx
+        .updateTable('api_keys')
+        .set({ scopes: formatScopes(scopes), updated_at: now })
+        .where('id', '=', k.id)
+        .execute();
       await recordChange(trx, 'key', k.id, now);
       elevated.push(k.id);
     }
-    return { verified: true as const, org_id: v.org_id, email: v.email, released_credit_cents: released, elevated_key_ids: elevated };
+    return {
+      verified: true as const,
+      org_id: v.org_id,
+      email: v.email,
+      released_credit_cents: released,
+      elevated_key_ids: elevated,
+    };
   });
 }

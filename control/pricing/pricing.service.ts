@@ -29,31 +29,57 @@ export interface PriceOutcome {
  * True when some call would cost more under the new (price, tiers) than under the old. Both price curves are step
  * functions of the monthly call count that change only at tier thresholds, so checking 0 and every threshold is exact.
  */
-export function isIncrease(oldPrice: number, oldTiers: readonly DiscountTier[], newPrice: number, newTiers: readonly DiscountTier[]): boolean {
+export function isIncrease(
+  oldPrice: number,
+  oldTiers: readonly DiscountTier[],
+  newPrice: number,
+  newTiers: readonly DiscountTier[],
+): boolean {
   const points = new Set([0, ...oldTiers.map((t) => t.min_calls), ...newTiers.map((t) => t.min_calls)]);
-  for (const n of points) if (priceForNextCall(newPrice, newTiers, n) > priceForNextCall(oldPrice, oldTiers, n)) return true;
+  for (const n of points)
+    if (priceForNextCall(newPrice, newTiers, n) > priceForNextCall(oldPrice, oldTiers, n)) return true;
   return false;
 }
 
-export async function setPricing(ctx: AppContext, orgId: string, apiId: string, inputs: PriceInput[]): Promise<PriceOutcome[]> {
+export async function setPricing(
+  ctx: AppContext,
+  orgId: string,
+  apiId: string,
+  inputs: PriceInput[],
+): Promise<PriceOutcome[]> {
   await getOwnedApi(ctx.db, orgId, apiId);
   const ids = new Set<string>();
   for (const i of inputs) {
-    if (ids.has(i.endpoint_id)) throw new SvcError('validation_failed', `endpoint ${i.endpoint_id} appears twice`, { errors: [{ path: 'endpoints', message: 'duplicate endpoint_id' }] });
+    if (ids.has(i.endpoint_id))
+      throw new SvcError('validation_failed', `endpoint ${i.endpoint_id} appears twice`, {
+        errors: [{ path: 'endpoints', message: 'duplicate endpoint_id' }],
+      });
     ids.add(i.endpoint_id);
   }
   const now = ctx.clock.now();
   const noticeMs = ctx.config.priceNoticeDays * DAY_MS;
   return ctx.db.transaction().execute(async (trx) => {
-    const api = await trx.selectFrom('apis').select(['status', 'published_at']).where('id', '=', apiId).executeTakeFirstOrThrow();
+    const api = await trx
+      .selectFrom('apis')
+      .select(['status', 'published_at'])
+      .where('id', '=', apiId)
+      .executeTakeFirstOrThrow();
     // Once published, consumers may rely on the price: unpublish, raise, republish must not skip the notice.
     const needsNotice = api.published_at !== null;
-    const rows = await trx.selectFrom('endpoints').selectAll().where('api_id', '=', apiId).where('removed_at', 'is', null).execute();
+    const rows = await trx
+      .selectFrom('endpoints')
+      .selectAll()
+      .where('api_id', '=', apiId)
+      .where('removed_at', 'is', null)
+      .execute();
     const byId = new Map(rows.map((r) => [r.id, r]));
     const out: PriceOutcome[] = [];
     for (const input of inputs) {
       const ep = byId.get(input.endpoint_id);
-      if (!ep) throw new SvcError('not_found', `No endpoint ${input.endpoint_id} on this listing`, { extra: { endpoint_id: input.endpoint_id } });
+      if (!ep)
+        throw new SvcError('not_found', `No endpoint ${input.endpoint_id} on this listing`, {
+          extra: { endpoint_id: input.endpoint_id },
+        });
       const oldTiers = parseDiscounts(ep.discounts_json);
       const newTiers = input.discounts ?? oldTiers;
       const discountsChanged = JSON.stringify(newTiers) !== JSON.stringify(oldTiers);
@@ -74,10 +100,21 @@ export async function setPricing(ctx: AppContext, orgId: string, apiId: string, 
         cancelled_at: null,
       };
       if (needsNotice && isIncrease(ep.price_cents, oldTiers, input.price_cents, newTiers)) {
-        await trx.insertInto('price_changes').values({ ...change, status: 'pending', effective_at: now + noticeMs }).execute();
-        out.push({ endpoint_id: ep.id, outcome: 'scheduled', price_cents: input.price_cents, effective_at: now + noticeMs });
+        await trx
+          .insertInto('price_changes')
+          .values({ ...change, status: 'pending', effective_at: now + noticeMs })
+          .execute();
+        out.push({
+          endpoint_id: ep.id,
+          outcome: 'scheduled',
+          price_cents: input.price_cents,
+          effective_at: now + noticeMs,
+        });
       } else {
-        await trx.insertInto('price_changes').values({ ...change, status: 'applied', effective_at: now }).execute();
+        await trx
+          .insertInto('price_changes')
+          .values({ ...change, status: 'applied', effective_at: now })
+          .execute();
         await applyToEndpoint(trx, ep, input.price_cents, discountsChanged ? JSON.stringify(newTiers) : null, now);
         if (api.status === 'live') await priceActivity(trx, apiId, ep, input.price_cents, now);
         out.push({ endpoint_id: ep.id, outcome: 'applied', price_cents: input.price_cents, effective_at: now });
@@ -88,7 +125,12 @@ export async function setPricing(ctx: AppContext, orgId: string, apiId: string, 
   });
 }
 
-export async function cancelPendingPricing(ctx: AppContext, orgId: string, apiId: string, endpointId: string): Promise<Row<'price_changes'>> {
+export async function cancelPendingPricing(
+  ctx: AppContext,
+  orgId: string,
+  apiId: string,
+  endpointId: string,
+): Promise<Row<'price_changes'>> {
   await getOwnedApi(ctx.db, orgId, apiId);
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
@@ -108,14 +150,29 @@ export async function cancelPendingPricing(ctx: AppContext, orgId: string, apiId
 
 /** Background job body: applies every pending change whose effective time has come. Returns how many it applied. */
 export async function applyDuePriceChanges(db: Db, now: number): Promise<number> {
-  const due = await db.selectFrom('price_changes').select(['id']).where('status', '=', 'pending').where('effective_at', '<=', now).limit(500).execute();
+  const due = await db
+    .selectFrom('price_changes')
+    .select(['id'])
+    .where('status', '=', 'pending')
+    .where('effective_at', '<=', now)
+    .limit(500)
+    .execute();
   let applied = 0;
   for (const { id } of due) {
     await db.transaction().execute(async (trx) => {
       // Re-read inside the write lock: a concurrent cancel must win if it committed first.
-      const pc = await trx.selectFrom('price_changes').selectAll().where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+      const pc = await trx
+        .selectFrom('price_changes')
+        .selectAll()
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
       if (!pc) return;
-      const ep = await trx.selectFrom('endpoints').selectAll().where('id', '=', pc.endpoint_id).executeTakeFirstOrThrow();
+      const ep = await trx
+        .selectFrom('endpoints')
+        .selectAll()
+        .where('id', '=', pc.endpoint_id)
+        .executeTakeFirstOrThrow();
       await trx.updateTable('price_changes').set({ status: 'applied' }).where('id', '=', id).execute();
       await applyToEndpoint(trx, ep, pc.new_price_cents, pc.new_discounts_json, now);
       await priceActivity(trx, pc.api_id, ep, pc.new_price_cents, now);
@@ -127,10 +184,21 @@ export async function applyDuePriceChanges(db: Db, now: number): Promise<number>
 }
 
 async function cancelPendingRows(trx: Db, endpointId: string, now: number): Promise<void> {
-  await trx.updateTable('price_changes').set({ status: 'cancelled', cancelled_at: now }).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').execute();
+  await trx
+    .updateTable('price_changes')
+    .set({ status: 'cancelled', cancelled_at: now })
+    .where('endpoint_id', '=', endpointId)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
-async function applyToEndpoint(trx: Db, ep: Row<'endpoints'>, price: number, discountsJson: string | null, now: number): Promise<void> {
+async function applyToEndpoint(
+  trx: Db,
+  ep: Row<'endpoints'>,
+  price: number,
+  discountsJson: string | null,
+  now: number,
+): Promise<void> {
   await trx
     .updateTable('endpoints')
     .set({ price_cents: price, ...(discountsJson === null ? {} : { discounts_json: discountsJson }), updated_at: now })
@@ -147,7 +215,14 @@ async function priceActivity(trx: Db, apiId: string, ep: Row<'endpoints'>, price
       kind: 'price_change',
       api_id: apiId,
       org_id: api.org_id,
-      data_json: JSON.stringify({ slug: api.slug, endpoint_id: ep.id, method: ep.method, path: ep.path, old_price_cents: ep.price_cents, new_price_cents: price }),
+      data_json: JSON.stringify({
+        slug: api.slug,
+        endpoint_id: ep.id,
+        method: ep.method,
+        path: ep.path,
+        old_price_cents: ep.price_cents,
+        new_price_cents: price,
+      }),
       created_at: now,
     })
     .execute();
@@ -156,5 +231,7 @@ async function priceActivity(trx: Db, apiId: string, ep: Row<'endpoints'>, price
 export const PRICE_JOB_INTERVAL_MS = 1_000;
 
 export function priceScheduleJob(ctx: AppContext): () => void {
-  return intervalJob(ctx.log, 'price schedule job', PRICE_JOB_INTERVAL_MS, () => applyDuePriceChanges(ctx.db, ctx.clock.now()));
+  return intervalJob(ctx.log, 'price schedule job', PRICE_JOB_INTERVAL_MS, () =>
+    applyDuePriceChanges(ctx.db, ctx.clock.now()),
+  );
 }

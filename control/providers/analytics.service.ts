@@ -57,16 +57,49 @@ export async function providerAnalytics(db: Db, orgId: string, from: number, to:
     .where('provider_org_id', '=', orgId)
     .groupBy('status')
     .execute();
-  const lifetimeNet = await db.selectFrom('provider_earnings').select(sql<number>`coalesce(sum(net_cents), 0)`.as('net')).where('provider_org_id', '=', orgId).executeTakeFirstOrThrow();
+  const lifetimeNet = await db
+    .selectFrom('provider_earnings')
+    .select(sql<number>`coalesce(sum(net_cents), 0)`.as('net'))
+    .where('provider_org_id', '=', orgId)
+    .executeTakeFirstOrThrow();
 
-  const sumKind = (kind: string, f: 'gross' | 'fee' | 'net') => earnings.filter((e) => e.kind === kind).reduce((s, e) => s + Number(e[f]), 0);
-  const listings = new Map<string, { api_id: string; slug: string; calls: number; ok_calls: number; gross_cents: number; fee_cents: number; net_cents: number; endpoints: unknown[] }>();
+  const sumKind = (kind: string, f: 'gross' | 'fee' | 'net') =>
+    earnings.filter((e) => e.kind === kind).reduce((s, e) => s + Number(e[f]), 0);
+  const listings = new Map<
+    string,
+    {
+      api_id: string;
+      slug: string;
+      calls: number;
+      ok_calls: number;
+      gross_cents: number;
+      fee_cents: number;
+      net_cents: number;
+      endpoints: unknown[];
+    }
+  >();
   for (const r of perEndpoint) {
-    const l = listings.get(r.api_id) ?? { api_id: r.api_id, slug: r.slug, calls: 0, ok_calls: 0, gross_cents: 0, fee_cents: 0, net_cents: 0, endpoints: [] };
+    const l = listings.get(r.api_id) ?? {
+      api_id: r.api_id,
+      slug: r.slug,
+      calls: 0,
+      ok_calls: 0,
+      gross_cents: 0,
+      fee_cents: 0,
+      net_cents: 0,
+      endpoints: [],
+    };
     l.calls += Number(r.calls);
     l.ok_calls += Number(r.ok_calls);
     l.gross_cents += Number(r.gross_cents);
-    l.endpoints.push({ endpoint_id: r.endpoint_id, method: r.method, path: r.path, calls: Number(r.calls), ok_calls: Number(r.ok_calls), gross_cents: Number(r.gross_cents) });
+    l.endpoints.push({
+      endpoint_id: r.endpoint_id,
+      method: r.method,
+      path: r.path,
+      calls: Number(r.calls),
+      ok_calls: Number(r.ok_calls),
+      gross_cents: Number(r.gross_cents),
+    });
     listings.set(r.api_id, l);
   }
   for (const e of earnings) {

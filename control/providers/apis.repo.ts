@@ -16,7 +16,12 @@ export function listEndpoints(db: Db, apiId: string, includeRemoved = false): Pr
 }
 
 export function pendingChanges(db: Db, apiId: string): Promise<Row<'price_changes'>[]> {
-  return db.selectFrom('price_changes').selectAll().where('api_id', '=', apiId).where('status', '=', 'pending').execute();
+  return db
+    .selectFrom('price_changes')
+    .selectAll()
+    .where('api_id', '=', apiId)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
 /** Lowercase, dash-separated, 3..60 chars: the catalog-side identifier of a listing or a provider. */

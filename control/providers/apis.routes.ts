@@ -18,14 +18,31 @@ export const apisRoutes = newRouter();
 
 const Json = z.record(z.string(), z.unknown()).openapi('ProviderJson');
 const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
-const ApiIdParam = z.object({ api_id: z.string().min(1).max(64).openapi({ param: { name: 'api_id', in: 'path' } }) });
-const EndpointParam = ApiIdParam.extend({ endpoint_id: z.string().min(1).max(64).openapi({ param: { name: 'endpoint_id', in: 'path' } }) });
+const ApiIdParam = z.object({
+  api_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'api_id', in: 'path' } }),
+});
+const EndpointParam = ApiIdParam.extend({
+  endpoint_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'endpoint_id', in: 'path' } }),
+});
 
 const url = z.string().url().max(2000);
 const Source = {
-  openapi_url: url.optional().openapi({ description: 'URL of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML)' }),
+  openapi_url: url
+    .optional()
+    .openapi({ description: 'URL of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML)' }),
   rapidapi_url: url.optional().openapi({ description: 'URL of a marketplace OpenAPI export (docs/providers.md)' }),
-  body: z.union([z.string().max(2 * 1024 * 1024), z.record(z.string(), z.unknown())]).optional().openapi({ description: 'The OpenAPI document itself (object, or JSON/YAML text)' }),
+  body: z
+    .union([z.string().max(2 * 1024 * 1024), z.record(z.string(), z.unknown())])
+    .optional()
+    .openapi({ description: 'The OpenAPI document itself (object, or JSON/YAML text)' }),
 };
 const Metadata = {
   name: z.string().trim().min(1).max(200).optional(),
@@ -37,7 +54,13 @@ const Metadata = {
   base_url: url.nullable().optional().openapi({ description: 'Upstream base URL; endpoint paths are relative to it' }),
   docs_url: url.nullable().optional(),
   logo_url: url.nullable().optional(),
-  health_path: z.string().startsWith('/').max(500).nullable().optional().openapi({ description: 'GET path verify calls instead of the parameterless GET endpoints' }),
+  health_path: z
+    .string()
+    .startsWith('/')
+    .max(500)
+    .nullable()
+    .optional()
+    .openapi({ description: 'GET path verify calls instead of the parameterless GET endpoints' }),
 };
 const CreateBody = z.object({ ...Source, ...Metadata }).strict();
 const PatchBody = z.object(Metadata).strict();
@@ -45,14 +68,29 @@ const ImportBody = z.object(Source).strict();
 const CredentialsBody = z
   .object({
     secret: z.string().min(1).max(4096),
-    injection: z.enum(['bearer', 'header', 'query']).optional().openapi({ description: 'Default bearer (Authorization: Bearer <secret>)' }),
-    injection_name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/).optional().openapi({ description: 'Header or query parameter name for header/query injection' }),
+    injection: z
+      .enum(['bearer', 'header', 'query'])
+      .optional()
+      .openapi({ description: 'Default bearer (Authorization: Bearer <secret>)' }),
+    injection_name: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,100}$/)
+      .optional()
+      .openapi({ description: 'Header or query parameter name for header/query injection' }),
   })
   .strict();
 const PricingBody = z
   .object({
     endpoints: z
-      .array(z.object({ endpoint_id: z.string().min(1), price_cents: centsField, discounts: DiscountTiersSchema.optional() }).strict())
+      .array(
+        z
+          .object({
+            endpoint_id: z.string().min(1),
+            price_cents: centsField,
+            discounts: DiscountTiersSchema.optional(),
+          })
+          .strict(),
+      )
       .min(1)
       .max(500),
   })
@@ -70,11 +108,21 @@ const tags = ['provider'];
 const importLimiter = new WindowLimiter(60, 60_000);
 function takeImport(ctx: AppContext, orgId: string): void {
   const wait = importLimiter.take(orgId, ctx.clock.now());
-  if (wait) throw new SvcError('rate_limited', 'Too many imports for this organization; try again shortly', { retryAfter: wait });
+  if (wait)
+    throw new SvcError('rate_limited', 'Too many imports for this organization; try again shortly', {
+      retryAfter: wait,
+    });
 }
 
 apisRoutes.openapi(
-  createRoute({ method: 'post', path: '/v1/provider/apis', tags, security: bearer, request: jsonBody(CreateBody), responses: { 201: jsonResponse(Json, 'The new draft listing with its endpoints'), ...problemResponses } }),
+  createRoute({
+    method: 'post',
+    path: '/v1/provider/apis',
+    tags,
+    security: bearer,
+    request: jsonBody(CreateBody),
+    responses: { 201: jsonResponse(Json, 'The new draft listing with its endpoints'), ...problemResponses },
+  }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const ctx = c.get('ctx');
@@ -84,24 +132,72 @@ apisRoutes.openapi(
   },
 );
 
-apisRoutes.openapi(createRoute({ method: 'get', path: '/v1/provider/apis', tags, security: bearer, request: { query: PaginationQuery }, responses: ok('Draft and live listings of the org, newest first (paged)') }), async (c) => {
-  const p = requireScope(c, 'provider:write');
-  const { db } = c.get('ctx');
-  const { limit, offset } = c.req.valid('query');
-  const page = pageOf(await db.selectFrom('apis').selectAll().where('org_id', '=', p.orgId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).offset(offset).execute(), limit, offset);
-  const rows = page.data;
-  const counts = await db.selectFrom('endpoints').select(['api_id', db.fn.countAll<number>().as('n')]).where('removed_at', 'is', null).where('api_id', 'in', rows.length ? rows.map((r) => r.id) : ['']).groupBy('api_id').execute();
-  const byApi = new Map(counts.map((r) => [r.api_id, Number(r.n)]));
-  return c.json({ ...page, data: rows.map((r) => ({ ...toProviderApi(r), endpoint_count: byApi.get(r.id) ?? 0 })) }, 200);
-});
-
-apisRoutes.openapi(createRoute({ method: 'get', path: '/v1/provider/apis/{api_id}', tags, security: bearer, request: { params: ApiIdParam }, responses: ok('Listing detail with endpoints, prices and pending increases') }), async (c) => {
-  const p = requireScope(c, 'provider:write');
-  return c.json(await detail(c.get('ctx'), p.orgId, c.req.valid('param').api_id), 200);
-});
+apisRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/provider/apis',
+    tags,
+    security: bearer,
+    request: { query: PaginationQuery },
+    responses: ok('Draft and live listings of the org, newest first (paged)'),
+  }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    const { db } = c.get('ctx');
+    const { limit, offset } = c.req.valid('query');
+    const page = pageOf(
+      await db
+        .selectFrom('apis')
+        .selectAll()
+        .where('org_id', '=', p.orgId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .offset(offset)
+        .execute(),
+      limit,
+      offset,
+    );
+    const rows = page.data;
+    const counts = await db
+      .selectFrom('endpoints')
+      .select(['api_id', db.fn.countAll<number>().as('n')])
+      .where('removed_at', 'is', null)
+      .where('api_id', 'in', rows.length ? rows.map((r) => r.id) : [''])
+      .groupBy('api_id')
+      .execute();
+    const byApi = new Map(counts.map((r) => [r.api_id, Number(r.n)]));
+    return c.json(
+      { ...page, data: rows.map((r) => ({ ...toProviderApi(r), endpoint_count: byApi.get(r.id) ?? 0 })) },
+      200,
+    );
+  },
+);
 
 apisRoutes.openapi(
-  createRoute({ method: 'patch', path: '/v1/provider/apis/{api_id}', tags, security: bearer, request: { params: ApiIdParam, ...jsonBody(PatchBody) }, responses: ok('The updated listing') }),
+  createRoute({
+    method: 'get',
+    path: '/v1/provider/apis/{api_id}',
+    tags,
+    security: bearer,
+    request: { params: ApiIdParam },
+    responses: ok('Listing detail with endpoints, prices and pending increases'),
+  }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    return c.json(await detail(c.get('ctx'), p.orgId, c.req.valid('param').api_id), 200);
+  },
+);
+
+apisRoutes.openapi(
+  createRoute({
+    method: 'patch',
+    path: '/v1/provider/apis/{api_id}',
+    tags,
+    security: bearer,
+    request: { params: ApiIdParam, ...jsonBody(PatchBody) },
+    responses: ok('The updated listing'),
+  }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
@@ -111,18 +207,35 @@ apisRoutes.openapi(
 );
 
 apisRoutes.openapi(
-  createRoute({ method: 'post', path: '/v1/provider/apis/{api_id}/import', tags, security: bearer, request: { params: ApiIdParam, ...jsonBody(ImportBody) }, responses: ok('Re-imported: endpoints matched by method+path keep their ids and prices') }),
+  createRoute({
+    method: 'post',
+    path: '/v1/provider/apis/{api_id}/import',
+    tags,
+    security: bearer,
+    request: { params: ApiIdParam, ...jsonBody(ImportBody) },
+    responses: ok('Re-imported: endpoints matched by method+path keep their ids and prices'),
+  }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
     takeImport(c.get('ctx'), p.orgId);
     const r = await reimportApi(c.get('ctx'), p.orgId, api_id, c.req.valid('json'));
-    return c.json({ ...(await detail(c.get('ctx'), p.orgId, api_id)), warnings: r.warnings, added: r.added, removed: r.removed }, 200);
+    return c.json(
+      { ...(await detail(c.get('ctx'), p.orgId, api_id)), warnings: r.warnings, added: r.added, removed: r.removed },
+      200,
+    );
   },
 );
 
 apisRoutes.openapi(
-  createRoute({ method: 'put', path: '/v1/provider/apis/{api_id}/credentials', tags, security: bearer, request: { params: ApiIdParam, ...jsonBody(CredentialsBody) }, responses: ok('Stored (encrypted); only a fingerprint is returned') }),
+  createRoute({
+    method: 'put',
+    path: '/v1/provider/apis/{api_id}/credentials',
+    tags,
+    security: bearer,
+    request: { params: ApiIdParam, ...jsonBody(CredentialsBody) },
+    responses: ok('Stored (encrypted); only a fingerprint is returned'),
+  }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
@@ -133,47 +246,108 @@ apisRoutes.openapi(
 );
 
 apisRoutes.openapi(
-  createRoute({ method: 'put', path: '/v1/provider/apis/{api_id}/pricing', tags, security: bearer, request: { params: ApiIdParam, ...jsonBody(PricingBody) }, responses: ok('Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged') }),
+  createRoute({
+    method: 'put',
+    path: '/v1/provider/apis/{api_id}/pricing',
+    tags,
+    security: bearer,
+    request: { params: ApiIdParam, ...jsonBody(PricingBody) },
+    responses: ok('Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged'),
+  }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
     const out = await setPricing(c.get('ctx'), p.orgId, api_id, c.req.valid('json').endpoints);
-    return c.json({ results: out.map((o) => ({ ...o, effective_at: iso(o.effective_at) })), api: await detail(c.get('ctx'), p.orgId, api_id) }, 200);
+    return c.json(
+      {
+        results: out.map((o) => ({ ...o, effective_at: iso(o.effective_at) })),
+        api: await detail(c.get('ctx'), p.orgId, api_id),
+      },
+      200,
+    );
   },
 );
 
 apisRoutes.openapi(
-  createRoute({ method: 'delete', path: '/v1/provider/apis/{api_id}/pricing/{endpoint_id}/pending', tags, security: bearer, request: { params: EndpointParam }, responses: ok('The cancelled pending increase') }),
+  createRoute({
+    method: 'delete',
+    path: '/v1/provider/apis/{api_id}/pricing/{endpoint_id}/pending',
+    tags,
+    security: bearer,
+    request: { params: EndpointParam },
+    responses: ok('The cancelled pending increase'),
+  }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id, endpoint_id } = c.req.valid('param');
     const pc = await cancelPendingPricing(c.get('ctx'), p.orgId, api_id, endpoint_id);
-    return c.json({ change_id: pc.id, endpoint_id, status: 'cancelled', new_price_cents: pc.new_price_cents, effective_at: iso(pc.effective_at), cancelled_at: iso(pc.cancelled_at) }, 200);
+    return c.json(
+      {
+        change_id: pc.id,
+        endpoint_id,
+        status: 'cancelled',
+        new_price_cents: pc.new_price_cents,
+        effective_at: iso(pc.effective_at),
+        cancelled_at: iso(pc.cancelled_at),
+      },
+      200,
+    );
   },
 );
 
-apisRoutes.openapi(createRoute({ method: 'post', path: '/v1/provider/apis/{api_id}/verify', tags, security: bearer, request: { params: ApiIdParam }, responses: ok('Smoke test result per checked endpoint') }), async (c) => {
-  const p = requireScope(c, 'provider:write');
-  return c.json({ ...(await verifyApi(c.get('ctx'), p.orgId, c.req.valid('param').api_id)) }, 200);
-});
+apisRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/provider/apis/{api_id}/verify',
+    tags,
+    security: bearer,
+    request: { params: ApiIdParam },
+    responses: ok('Smoke test result per checked endpoint'),
+  }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    return c.json({ ...(await verifyApi(c.get('ctx'), p.orgId, c.req.valid('param').api_id)) }, 200);
+  },
+);
 
 apisRoutes.openapi(
-  createRoute({ method: 'post', path: '/v1/provider/apis/{api_id}/publish', tags, security: bearer, request: { params: ApiIdParam, body: { content: { 'application/json': { schema: PublishBody } }, required: false } }, responses: ok('Now live') }),
+  createRoute({
+    method: 'post',
+    path: '/v1/provider/apis/{api_id}/publish',
+    tags,
+    security: bearer,
+    request: {
+      params: ApiIdParam,
+      body: { content: { 'application/json': { schema: PublishBody } }, required: false },
+    },
+    responses: ok('Now live'),
+  }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
     const body = (await c.req.json().catch(() => ({}))) as unknown;
     const parsed = PublishBody.safeParse(body ?? {});
-    if (!parsed.success) throw new SvcError('validation_failed', 'Body must be { accept_terms?: boolean, skip_verify?: boolean }');
+    if (!parsed.success)
+      throw new SvcError('validation_failed', 'Body must be { accept_terms?: boolean, skip_verify?: boolean }');
     const opts = parsed.data;
     const r = await publishApi(c.get('ctx'), p.orgId, api_id, opts);
     return c.json({ ...(await detail(c.get('ctx'), p.orgId, api_id)), verify: r.verify }, 200);
   },
 );
 
-apisRoutes.openapi(createRoute({ method: 'post', path: '/v1/provider/apis/{api_id}/unpublish', tags, security: bearer, request: { params: ApiIdParam }, responses: ok('Back to draft') }), async (c) => {
-  const p = requireScope(c, 'provider:write');
-  const { api_id } = c.req.valid('param');
-  await unpublishApi(c.get('ctx'), p.orgId, api_id);
-  return c.json(await detail(c.get('ctx'), p.orgId, api_id), 200);
-});
+apisRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/provider/apis/{api_id}/unpublish',
+    tags,
+    security: bearer,
+    request: { params: ApiIdParam },
+    responses: ok('Back to draft'),
+  }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    const { api_id } = c.req.valid('param');
+    await unpublishApi(c.get('ctx'), p.orgId, api_id);
+    return c.json(await detail(c.get('ctx'), p.orgId, api_id), 200);
+  },
+);

@@ -26,7 +26,11 @@ export interface ListingMetadata {
   health_path?: string | null | undefined;
 }
 
-export async function createApi(ctx: AppContext, orgId: string, input: ImportSourceInput & ListingMetadata): Promise<{ apiId: string; warnings: string[] }> {
+export async function createApi(
+  ctx: AppContext,
+  orgId: string,
+  input: ImportSourceInput & ListingMetadata,
+): Promise<{ apiId: string; warnings: string[] }> {
   const imported = await resolveImport(ctx, input);
   const api = imported.api;
   const baseUrl = input.base_url ?? api.baseUrl;
@@ -74,12 +78,24 @@ export async function createApi(ctx: AppContext, orgId: string, input: ImportSou
 }
 
 /** Re-import from a new source, or from the stored source URL when none is given. Prices and ids survive. */
-export async function reimportApi(ctx: AppContext, orgId: string, apiId: string, input: ImportSourceInput): Promise<{ warnings: string[]; removed: number; added: number }> {
+export async function reimportApi(
+  ctx: AppContext,
+  orgId: string,
+  apiId: string,
+  input: ImportSourceInput,
+): Promise<{ warnings: string[]; removed: number; added: number }> {
   const existing = await getOwnedApi(ctx.db, orgId, apiId);
   let source = input;
   if (input.openapi_url === undefined && input.rapidapi_url === undefined && input.body === undefined) {
-    if (!existing.source_url) throw new SvcError('validation_failed', 'This listing was imported from a body: send `body` (or a URL) to re-import');
-    source = existing.source_kind === 'rapidapi_url' ? { rapidapi_url: existing.source_url } : { openapi_url: existing.source_url };
+    if (!existing.source_url)
+      throw new SvcError(
+        'validation_failed',
+        'This listing was imported from a body: send `body` (or a URL) to re-import',
+      );
+    source =
+      existing.source_kind === 'rapidapi_url'
+        ? { rapidapi_url: existing.source_url }
+        : { openapi_url: existing.source_url };
   }
   const imported = await resolveImport(ctx, source);
   const now = ctx.clock.now();
@@ -88,7 +104,12 @@ export async function reimportApi(ctx: AppContext, orgId: string, apiId: string,
     result = await syncEndpoints(trx, apiId, imported.api.endpoints, now);
     await trx
       .updateTable('apis')
-      .set({ openapi_json: imported.api.documentJson, source_kind: imported.kind, source_url: imported.url, updated_at: now })
+      .set({
+        openapi_json: imported.api.documentJson,
+        source_kind: imported.kind,
+        source_url: imported.url,
+        updated_at: now,
+      })
       .where('id', '=', apiId)
       .execute();
     await recordChange(trx, 'api', apiId, now);
@@ -100,7 +121,12 @@ export async function reimportApi(ctx: AppContext, orgId: string, apiId: string,
  * Matches endpoints by (method, path): matched rows keep id, price and discounts; missing ones are soft-removed
  * (removed_at) so usage history still resolves; a path that comes back is revived with its old price.
  */
-async function syncEndpoints(trx: Db, apiId: string, incoming: ImportedEndpoint[], now: number): Promise<{ removed: number; added: number }> {
+async function syncEndpoints(
+  trx: Db,
+  apiId: string,
+  incoming: ImportedEndpoint[],
+  now: number,
+): Promise<{ removed: number; added: number }> {
   const existing = await trx.selectFrom('endpoints').selectAll().where('api_id', '=', apiId).execute();
   const byKey = new Map(existing.map((e) => [`${e.method} ${e.path}`, e]));
   const seen = new Set<string>();
@@ -121,16 +147,36 @@ async function syncEndpoints(trx: Db, apiId: string, incoming: ImportedEndpoint[
     };
     const old = byKey.get(key);
     if (old) {
-      await trx.updateTable('endpoints').set({ ...fields, removed_at: null }).where('id', '=', old.id).execute();
+      await trx
+        .updateTable('endpoints')
+        .set({ ...fields, removed_at: null })
+        .where('id', '=', old.id)
+        .execute();
     } else {
       added++;
-      await trx.insertInto('endpoints').values({ id: newId('ep', now), api_id: apiId, method: ep.method, path: ep.path, removed_at: null, created_at: now, ...fields }).execute();
+      await trx
+        .insertInto('endpoints')
+        .values({
+          id: newId('ep', now),
+          api_id: apiId,
+          method: ep.method,
+          path: ep.path,
+          removed_at: null,
+          created_at: now,
+          ...fields,
+        })
+        .execute();
     }
   }
   const gone = existing.filter((e) => !seen.has(`${e.method} ${e.path}`) && e.removed_at === null);
   for (const e of gone) {
     await trx.updateTable('endpoints').set({ removed_at: now, updated_at: now }).where('id', '=', e.id).execute();
-    await trx.updateTable('price_changes').set({ status: 'cancelled', cancelled_at: now }).where('endpoint_id', '=', e.id).where('status', '=', 'pending').execute();
+    await trx
+      .updateTable('price_changes')
+      .set({ status: 'cancelled', cancelled_at: now })
+      .where('endpoint_id', '=', e.id)
+      .where('status', '=', 'pending')
+      .execute();
   }
   return { removed: gone.length, added };
 }
@@ -154,7 +200,8 @@ export async function patchApi(ctx: AppContext, orgId: string, apiId: string, pa
   await ctx.db.transaction().execute(async (trx) => {
     if (patch.slug !== undefined && patch.slug !== api.slug) {
       // Consumers and agents address a live listing by slug; renaming it under them would break their calls.
-      if (api.status === 'live') throw new SvcError('invalid_state', 'The slug of a live listing cannot change: unpublish first');
+      if (api.status === 'live')
+        throw new SvcError('invalid_state', 'The slug of a live listing cannot change: unpublish first');
       set.slug = await requireFreeSlug(trx, patch.slug);
     }
     await trx.updateTable('apis').set(set).where('id', '=', apiId).execute();
@@ -171,9 +218,13 @@ export async function setCredentials(
   await getOwnedApi(ctx.db, orgId, apiId);
   const injection = input.injection ?? 'bearer';
   if ((injection === 'header' || injection === 'query') && !input.injection_name) {
-    throw new SvcError('validation_failed', `injection '${injection}' needs injection_name (the header or query parameter name)`, {
-      errors: [{ path: 'injection_name', message: 'required for header and query injection' }],
-    });
+    throw new SvcError(
+      'validation_failed',
+      `injection '${injection}' needs injection_name (the header or query parameter name)`,
+      {
+        errors: [{ path: 'injection_name', message: 'required for header and query injection' }],
+      },
+    );
   }
   const now = ctx.clock.now();
   await ctx.db.transaction().execute(async (trx) => {
@@ -194,14 +245,21 @@ export async function setCredentials(
 
 async function requireFreeSlug(db: Db, wanted: string): Promise<string> {
   const slug = slugify(wanted);
-  if (slug !== wanted) throw new SvcError('validation_failed', `slug must be lowercase letters, digits and dashes (e.g. ${slug})`, { errors: [{ path: 'slug', message: 'invalid slug' }] });
+  if (slug !== wanted)
+    throw new SvcError('validation_failed', `slug must be lowercase letters, digits and dashes (e.g. ${slug})`, {
+      errors: [{ path: 'slug', message: 'invalid slug' }],
+    });
   const taken = await db.selectFrom('apis').select('id').where('slug', '=', slug).executeTakeFirst();
   if (taken) throw new SvcError('conflict', `The slug ${slug} is taken`);
   return slug;
 }
 
 export function normalizeCategory(c: string): string {
-  const v = c.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  const v = c
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
   return v || 'other';
 }
 

@@ -31,7 +31,8 @@ export async function resolveImport(ctx: AppContext, input: ImportSourceInput): 
   }
   if (input.body !== undefined && input.body !== null) {
     const doc = typeof input.body === 'string' ? parseDocumentText(input.body) : input.body;
-    if (typeof doc !== 'object' || Array.isArray(doc)) throw new SvcError('import_failed', '`body` must be an OpenAPI document (object or JSON/YAML text)');
+    if (typeof doc !== 'object' || Array.isArray(doc))
+      throw new SvcError('import_failed', '`body` must be an OpenAPI document (object or JSON/YAML text)');
     return { kind: 'body', url: null, api: await importOpenApi(doc as Record<string, unknown>) };
   }
   const kind = input.openapi_url !== undefined ? 'openapi_url' : 'rapidapi_url';
@@ -45,14 +46,20 @@ export async function resolveImport(ctx: AppContext, input: ImportSourceInput): 
 async function fetchDocument(ctx: AppContext, url: string): Promise<string> {
   let res;
   try {
-    res = await safeFetch(url, { production: ctx.config.isProduction, timeoutMs: 10_000, maxBytes: MAX_DOCUMENT_BYTES, headers: { accept: 'application/json, application/yaml, text/yaml, */*' } });
+    res = await safeFetch(url, {
+      production: ctx.config.isProduction,
+      timeoutMs: 10_000,
+      maxBytes: MAX_DOCUMENT_BYTES,
+      headers: { accept: 'application/json, application/yaml, text/yaml, */*' },
+    });
   } catch (e) {
     if (e instanceof SvcError && (e.code === 'upstream_error' || e.code === 'upstream_timeout')) {
       throw new SvcError('import_failed', `Could not fetch the API description: ${e.detail}`);
     }
     throw e;
   }
-  if (res.status < 200 || res.status > 299) throw new SvcError('import_failed', `Fetching the API description returned HTTP ${res.status}`);
+  if (res.status < 200 || res.status > 299)
+    throw new SvcError('import_failed', `Fetching the API description returned HTTP ${res.status}`);
   return res.text;
 }
 

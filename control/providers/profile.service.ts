@@ -41,22 +41,49 @@ async function freeProviderSlug(db: Db, wanted: string): Promise<string> {
 export async function ensureProviderProfile(ctx: AppContext, orgId: string): Promise<Row<'providers'>> {
   const existing = await ctx.db.selectFrom('providers').selectAll().where('org_id', '=', orgId).executeTakeFirst();
   if (existing) return existing;
-  const org = await ctx.db.selectFrom('orgs').select(['name', 'email']).where('id', '=', orgId).executeTakeFirstOrThrow();
+  const org = await ctx.db
+    .selectFrom('orgs')
+    .select(['name', 'email'])
+    .where('id', '=', orgId)
+    .executeTakeFirstOrThrow();
   const display = (org.name.includes('@') ? org.name.split('@')[0]! : org.name) || 'provider';
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
     const again = await trx.selectFrom('providers').selectAll().where('org_id', '=', orgId).executeTakeFirst();
     if (again) return again;
-    const row = { org_id: orgId, slug: await freeProviderSlug(trx, display), display_name: display, bio: null, website: null, logo_url: null, created_at: now, updated_at: now };
+    const row = {
+      org_id: orgId,
+      slug: await freeProviderSlug(trx, display),
+      display_name: display,
+      bio: null,
+      website: null,
+      logo_url: null,
+      created_at: now,
+      updated_at: now,
+    };
     await trx.insertInto('providers').values(row).execute();
-    await trx.insertInto('activity').values({ id: newId('act', now), kind: 'new_provider', api_id: null, org_id: orgId, data_json: JSON.stringify({ slug: row.slug, display_name: display }), created_at: now }).execute();
+    await trx
+      .insertInto('activity')
+      .values({
+        id: newId('act', now),
+        kind: 'new_provider',
+        api_id: null,
+        org_id: orgId,
+        data_json: JSON.stringify({ slug: row.slug, display_name: display }),
+        created_at: now,
+      })
+      .execute();
     return row;
   });
 }
 
 export async function getMyProfile(ctx: AppContext, orgId: string): Promise<Row<'providers'>> {
   const p = await ctx.db.selectFrom('providers').selectAll().where('org_id', '=', orgId).executeTakeFirst();
-  if (!p) throw new SvcError('not_found', 'No provider profile yet: PATCH /v1/provider/profile creates one (publishing does too)');
+  if (!p)
+    throw new SvcError(
+      'not_found',
+      'No provider profile yet: PATCH /v1/provider/profile creates one (publishing does too)',
+    );
   return p;
 }
 
@@ -64,8 +91,15 @@ export async function updateMyProfile(ctx: AppContext, orgId: string, patch: Pro
   const current = await ensureProviderProfile(ctx, orgId);
   const now = ctx.clock.now();
   if (patch.slug !== undefined && patch.slug !== current.slug) {
-    if (slugify(patch.slug) !== patch.slug) throw new SvcError('validation_failed', 'slug must be lowercase letters, digits and dashes', { errors: [{ path: 'slug', message: 'invalid slug' }] });
-    const taken = await ctx.db.selectFrom('providers').select('org_id').where('slug', '=', patch.slug).executeTakeFirst();
+    if (slugify(patch.slug) !== patch.slug)
+      throw new SvcError('validation_failed', 'slug must be lowercase letters, digits and dashes', {
+        errors: [{ path: 'slug', message: 'invalid slug' }],
+      });
+    const taken = await ctx.db
+      .selectFrom('providers')
+      .select('org_id')
+      .where('slug', '=', patch.slug)
+      .executeTakeFirst();
     if (taken) throw new SvcError('conflict', `The provider slug ${patch.slug} is taken`);
   }
   const set = {

@@ -44,7 +44,11 @@ function checkable(endpoints: Row<'endpoints'>[]): Row<'endpoints'>[] {
   });
 }
 
-export function buildUpstreamRequest(ctx: AppContext, api: Row<'apis'>, path: string): { url: string; headers: Record<string, string> } {
+export function buildUpstreamRequest(
+  ctx: AppContext,
+  api: Row<'apis'>,
+  path: string,
+): { url: string; headers: Record<string, string> } {
   const url = new URL(api.base_url!.replace(/\/+$/, '') + path);
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'svc-verify/1' };
   if (api.secret_enc) {
@@ -58,20 +62,47 @@ export function buildUpstreamRequest(ctx: AppContext, api: Row<'apis'>, path: st
 
 export async function verifyApi(ctx: AppContext, orgId: string, apiId: string): Promise<VerifyResult> {
   const api = await getOwnedApi(ctx.db, orgId, apiId);
-  if (!api.base_url) throw new SvcError('invalid_state', 'Set base_url (PATCH /v1/provider/apis/:api_id) before verifying');
+  if (!api.base_url)
+    throw new SvcError('invalid_state', 'Set base_url (PATCH /v1/provider/apis/:api_id) before verifying');
   const endpoints = await listEndpoints(ctx.db, apiId);
   const targets: { endpoint_id: string | null; path: string }[] = api.health_path
-    ? [{ endpoint_id: endpoints.find((e) => e.method === 'GET' && e.path === api.health_path)?.id ?? null, path: api.health_path }]
-    : checkable(endpoints).slice(0, MAX_CHECKS).map((e) => ({ endpoint_id: e.id, path: e.path }));
+    ? [
+        {
+          endpoint_id: endpoints.find((e) => e.method === 'GET' && e.path === api.health_path)?.id ?? null,
+          path: api.health_path,
+        },
+      ]
+    : checkable(endpoints)
+        .slice(0, MAX_CHECKS)
+        .map((e) => ({ endpoint_id: e.id, path: e.path }));
   const checks: VerifyCheck[] = [];
   for (const t of targets) {
     const { url, headers } = buildUpstreamRequest(ctx, api, t.path);
     try {
-      const res = await safeFetch(url, { production: ctx.config.isProduction, headers, timeoutMs: 5_000, maxBytes: 1024 * 1024 });
-      checks.push({ ...t, method: 'GET', status: res.status, latency_ms: res.latencyMs, ok: res.status >= 200 && res.status < 400, error: null });
+      const res = await safeFetch(url, {
+        production: ctx.config.isProduction,
+        headers,
+        timeoutMs: 5_000,
+        maxBytes: 1024 * 1024,
+      });
+      checks.push({
+        ...t,
+        method: 'GET',
+        status: res.status,
+        latency_ms: res.latencyMs,
+        ok: res.status >= 200 && res.status < 400,
+        error: null,
+      });
     } catch (e) {
       const code = e instanceof SvcError ? e.code : 'upstream_error';
-      checks.push({ ...t, method: 'GET', status: null, latency_ms: null, ok: false, error: e instanceof SvcError ? `${code}: ${e.detail}` : String(e) });
+      checks.push({
+        ...t,
+        method: 'GET',
+        status: null,
+        latency_ms: null,
+        ok: false,
+        error: e instanceof SvcError ? `${code}: ${e.detail}` : String(e),
+      });
     }
   }
   const ok = checks.length > 0 && checks.every((c) => c.ok);
@@ -84,8 +115,21 @@ export async function verifyApi(ctx: AppContext, orgId: string, apiId: string): 
   const now = ctx.clock.now();
   const verificationId = newId('evt', now);
   await ctx.db.transaction().execute(async (trx) => {
-    await trx.insertInto('verifications').values({ id: verificationId, api_id: apiId, ok: ok ? 1 : 0, results_json: JSON.stringify(checks), created_at: now }).execute();
-    await trx.updateTable('apis').set({ last_verified_at: now, last_verify_ok: ok ? 1 : 0 }).where('id', '=', apiId).execute();
+    await trx
+      .insertInto('verifications')
+      .values({
+        id: verificationId,
+        api_id: apiId,
+        ok: ok ? 1 : 0,
+        results_json: JSON.stringify(checks),
+        created_at: now,
+      })
+      .execute();
+    await trx
+      .updateTable('apis')
+      .set({ last_verified_at: now, last_verify_ok: ok ? 1 : 0 })
+      .where('id', '=', apiId)
+      .execute();
   });
   return { verification_id: verificationId, ok, checks, detail };
 }
@@ -99,14 +143,21 @@ export async function publishApi(
   const api = await getOwnedApi(ctx.db, orgId, apiId);
   if (api.status === 'live') throw new SvcError('invalid_state', 'This listing is already live');
   if (api.suspended_at !== null) throw new SvcError('invalid_state', 'This listing is suspended by the operator');
-  if (opts.accept_terms !== true) throw new SvcError('accept_terms_required', 'Publishing requires accept_terms: true (the marketplace provider terms)');
+  if (opts.accept_terms !== true)
+    throw new SvcError(
+      'accept_terms_required',
+      'Publishing requires accept_terms: true (the marketplace provider terms)',
+    );
   if (!api.base_url) throw new SvcError('invalid_state', 'Set base_url before publishing');
   const endpoints = await listEndpoints(ctx.db, apiId);
   if (endpoints.length === 0) throw new SvcError('invalid_state', 'A listing needs at least one endpoint to publish');
   let verify: VerifyResult | null = null;
   if (opts.skip_verify !== true) {
     verify = await verifyApi(ctx, orgId, apiId);
-    if (!verify.ok) throw new SvcError('verification_failed', verify.detail, { extra: { checks: verify.checks, verification_id: verify.verification_id } });
+    if (!verify.ok)
+      throw new SvcError('verification_failed', verify.detail, {
+        extra: { checks: verify.checks, verification_id: verify.verification_id },
+      });
   }
   await ensureProviderProfile(ctx, orgId);
   const now = ctx.clock.now();
@@ -118,7 +169,17 @@ export async function publishApi(
       .where('status', '=', 'draft')
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) throw new SvcError('invalid_state', 'This listing is already live');
-    await trx.insertInto('activity').values({ id: newId('act', now), kind: 'publish', api_id: apiId, org_id: orgId, data_json: JSON.stringify({ slug: api.slug, name: api.name }), created_at: now }).execute();
+    await trx
+      .insertInto('activity')
+      .values({
+        id: newId('act', now),
+        kind: 'publish',
+        api_id: apiId,
+        org_id: orgId,
+        data_json: JSON.stringify({ slug: api.slug, name: api.name }),
+        created_at: now,
+      })
+      .execute();
     await recordChange(trx, 'api', apiId, now);
   });
   return { verify };
@@ -128,9 +189,24 @@ export async function unpublishApi(ctx: AppContext, orgId: string, apiId: string
   const api = await getOwnedApi(ctx.db, orgId, apiId);
   const now = ctx.clock.now();
   await ctx.db.transaction().execute(async (trx) => {
-    const res = await trx.updateTable('apis').set({ status: 'draft', updated_at: now }).where('id', '=', apiId).where('status', '=', 'live').executeTakeFirst();
+    const res = await trx
+      .updateTable('apis')
+      .set({ status: 'draft', updated_at: now })
+      .where('id', '=', apiId)
+      .where('status', '=', 'live')
+      .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) throw new SvcError('invalid_state', 'Only a live listing can be unpublished');
-    await trx.insertInto('activity').values({ id: newId('act', now), kind: 'unpublish', api_id: apiId, org_id: orgId, data_json: JSON.stringify({ slug: api.slug, name: api.name }), created_at: now }).execute();
+    await trx
+      .insertInto('activity')
+      .values({
+        id: newId('act', now),
+        kind: 'unpublish',
+        api_id: apiId,
+        org_id: orgId,
+        data_json: JSON.stringify({ slug: api.slug, name: api.name }),
+        created_at: now,
+      })
+      .execute();
     await recordChange(trx, 'api', apiId, now);
   });
 }

@@ -29,8 +29,23 @@ export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promi
   const id = newId('lgc', now);
   await ctx.db.transaction().execute(async (trx) => {
     // A new code replaces any earlier one.
-    await trx.updateTable('login_codes').set({ consumed_at: now }).where('email', '=', email).where('consumed_at', 'is', null).execute();
-    await trx.insertInto('login_codes').values({ id, email, code_hash: codeHash(ctx, id, code), created_at: now, expires_at: now + LOGIN_CODE_TTL_MS, consumed_at: null }).execute();
+    await trx
+      .updateTable('login_codes')
+      .set({ consumed_at: now })
+      .where('email', '=', email)
+      .where('consumed_at', 'is', null)
+      .execute();
+    await trx
+      .insertInto('login_codes')
+      .values({
+        id,
+        email,
+        code_hash: codeHash(ctx, id, code),
+        created_at: now,
+        expires_at: now + LOGIN_CODE_TTL_MS,
+        consumed_at: null,
+      })
+      .execute();
   });
   const mail = {
     to: email,
@@ -38,7 +53,9 @@ export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promi
     text: `Your svc login code is ${code}\n\nIt is valid for 10 minutes. Log in with:\n  svc login --email ${email} --code ${code}\n\nIf you did not ask for this, ignore this mail.\n`,
   };
   setImmediate(() => {
-    ctx.mailer.send(mail).catch((e: unknown) => ctx.log.error('login mail failed', { err: e instanceof Error ? e : String(e) }));
+    ctx.mailer
+      .send(mail)
+      .catch((e: unknown) => ctx.log.error('login mail failed', { err: e instanceof Error ? e : String(e) }));
   });
 }
 
@@ -67,14 +84,27 @@ export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: s
     if (!row || row.expires_at <= now) return 'invalid' as const;
     if (row.attempts >= LOGIN_CODE_MAX_ATTEMPTS) return 'exhausted' as const;
     if (!safeEqualHex(codeHash(ctx, row.id, code), row.code_hash)) {
-      await trx.updateTable('login_codes').set({ attempts: row.attempts + 1 }).where('id', '=', row.id).execute();
+      await trx
+        .updateTable('login_codes')
+        .set({ attempts: row.attempts + 1 })
+        .where('id', '=', row.id)
+        .execute();
       return row.attempts + 1 >= LOGIN_CODE_MAX_ATTEMPTS ? ('exhausted' as const) : ('invalid' as const);
     }
     await trx.updateTable('login_codes').set({ consumed_at: now }).where('id', '=', row.id).execute();
     return 'ok' as const;
   });
-  if (outcome === 'invalid') throw new SvcError('invalid_code', 'The code is wrong or expired: request a new one with POST /v1/auth/login/request');
-  if (outcome === 'exhausted') throw new SvcError('too_many_attempts', 'Too many wrong codes: request a new one with POST /v1/auth/login/request', { retryAfter: 1 });
+  if (outcome === 'invalid')
+    throw new SvcError(
+      'invalid_code',
+      'The code is wrong or expired: request a new one with POST /v1/auth/login/request',
+    );
+  if (outcome === 'exhausted')
+    throw new SvcError(
+      'too_many_attempts',
+      'Too many wrong codes: request a new one with POST /v1/auth/login/request',
+      { retryAfter: 1 },
+    );
 
   return ctx.db.transaction().execute(async (trx) => {
     let user = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
@@ -82,7 +112,16 @@ export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: s
     if (!user) {
       newAccount = true;
       const orgId = await insertOrg(trx, { name: email, origin: 'login', email, verifiedAt: now }, now);
-      user = { id: newId('usr', now), org_id: orgId, email, name: null, role: 'owner', email_verified_at: now, created_at: now, last_login_at: null };
+      user = {
+        id: newId('usr', now),
+        org_id: orgId,
+        email,
+        name: null,
+        role: 'owner',
+        email_verified_at: now,
+        created_at: now,
+        last_login_at: null,
+      };
       await trx.insertInto('users').values(user).execute();
     }
     // Receiving the code proves the mailbox: the email counts as verified from now on.
@@ -95,7 +134,13 @@ export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: s
     if (ctx.config.credits.starterCents > 0) {
       const r = await postEntry(
         trx,
-        { orgId: user.org_id, kind: 'starter_credit', amountCents: ctx.config.credits.starterCents, reason: 'starter credit on first login', idempotencyKey: `starter:${user.org_id}` },
+        {
+          orgId: user.org_id,
+          kind: 'starter_credit',
+          amountCents: ctx.config.credits.starterCents,
+          reason: 'starter credit on first login',
+          idempotencyKey: `starter:${user.org_id}`,
+        },
         now,
       );
       if (r.applied) starter = ctx.config.credits.starterCents;
@@ -103,7 +148,15 @@ export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: s
     const token = mintSessionToken();
     await trx
       .insertInto('sessions')
-      .values({ id: newId('ses', now), org_id: user.org_id, user_id: user.id, token_hash: token.hash, created_at: now, expires_at: now + SESSION_TTL_MS, ended_at: null })
+      .values({
+        id: newId('ses', now),
+        org_id: user.org_id,
+        user_id: user.id,
+        token_hash: token.hash,
+        created_at: now,
+        expires_at: now + SESSION_TTL_MS,
+        ended_at: null,
+      })
       .execute();
     return {
       session_token: token.plaintext,
@@ -117,5 +170,10 @@ export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: s
 }
 
 export async function endSession(ctx: AppContext, sessionId: string): Promise<void> {
-  await ctx.db.updateTable('sessions').set({ ended_at: ctx.clock.now() }).where('id', '=', sessionId).where('ended_at', 'is', null).execute();
+  await ctx.db
+    .updateTable('sessions')
+    .set({ ended_at: ctx.clock.now() })
+    .where('id', '=', sessionId)
+    .where('ended_at', 'is', null)
+    .execute();
 }

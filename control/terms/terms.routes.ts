@@ -8,14 +8,34 @@ import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi
 import { requireAuth, requireOrgAdminSession, requireScope } from '../auth/principal.js';
 import { getVisibleListing } from '../catalog/listings.repo.js';
 import { PaginationQuery, pageOf } from '../lib/pagination.js';
-import { acceptanceOf, acceptTerms, activateDocument, activeDocument, createDocument, listDocuments, toDocument } from './terms.service.js';
+import {
+  acceptanceOf,
+  acceptTerms,
+  activateDocument,
+  activeDocument,
+  createDocument,
+  listDocuments,
+  toDocument,
+} from './terms.service.js';
 
 export const termsRoutes = newRouter();
 
 const Json = z.record(z.string(), z.unknown()).openapi('TermsJson');
 const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
-const SlugParam = z.object({ slug: z.string().min(1).max(80).openapi({ param: { name: 'slug', in: 'path' } }) });
-const DocIdParam = z.object({ id: z.string().min(1).max(64).openapi({ param: { name: 'id', in: 'path' } }) });
+const SlugParam = z.object({
+  slug: z
+    .string()
+    .min(1)
+    .max(80)
+    .openapi({ param: { name: 'slug', in: 'path' } }),
+});
+const DocIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'id', in: 'path' } }),
+});
 
 const CreateDoc = z
   .object({
@@ -27,10 +47,26 @@ const CreateDoc = z
     acceptance_mode: z.enum(['required', 'optional']),
   })
   .strict();
-const AcceptBody = z.object({ document_id: z.string().min(1).max(64).optional().openapi({ description: 'The document you read; refused if a newer version is active' }) }).strict();
+const AcceptBody = z
+  .object({
+    document_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .openapi({ description: 'The document you read; refused if a newer version is active' }),
+  })
+  .strict();
 
 termsRoutes.openapi(
-  createRoute({ method: 'post', path: '/v1/provider/documents', tags: ['provider'], security: bearer, request: jsonBody(CreateDoc), responses: { 201: jsonResponse(Json, 'The document, status created'), ...problemResponses } }),
+  createRoute({
+    method: 'post',
+    path: '/v1/provider/documents',
+    tags: ['provider'],
+    security: bearer,
+    request: jsonBody(CreateDoc),
+    responses: { 201: jsonResponse(Json, 'The document, status created'), ...problemResponses },
+  }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     return c.json(toDocument(await createDocument(c.get('ctx'), p.orgId, c.req.valid('json'))), 201);
@@ -49,13 +85,24 @@ termsRoutes.openapi(
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const q = c.req.valid('query');
-    const page = pageOf(await listDocuments(c.get('ctx').db, p.orgId, q.api_id, q.limit + 1, q.offset), q.limit, q.offset);
+    const page = pageOf(
+      await listDocuments(c.get('ctx').db, p.orgId, q.api_id, q.limit + 1, q.offset),
+      q.limit,
+      q.offset,
+    );
     return c.json({ ...page, data: page.data.map(toDocument) }, 200);
   },
 );
 
 termsRoutes.openapi(
-  createRoute({ method: 'post', path: '/v1/provider/documents/{id}/activate', tags: ['provider'], security: bearer, request: { params: DocIdParam }, responses: ok('Activated: consumers must accept it again when required') }),
+  createRoute({
+    method: 'post',
+    path: '/v1/provider/documents/{id}/activate',
+    tags: ['provider'],
+    security: bearer,
+    request: { params: DocIdParam },
+    responses: ok('Activated: consumers must accept it again when required'),
+  }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     return c.json(toDocument(await activateDocument(c.get('ctx'), p.orgId, c.req.valid('param').id)), 200);
@@ -63,7 +110,14 @@ termsRoutes.openapi(
 );
 
 termsRoutes.openapi(
-  createRoute({ method: 'get', path: '/v1/apis/{slug}/terms', tags: ['terms'], security: bearer, request: { params: SlugParam }, responses: ok("The listing's active terms and whether the caller's org accepted them") }),
+  createRoute({
+    method: 'get',
+    path: '/v1/apis/{slug}/terms',
+    tags: ['terms'],
+    security: bearer,
+    request: { params: SlugParam },
+    responses: ok("The listing's active terms and whether the caller's org accepted them"),
+  }),
   async (c) => {
     const p = requireAuth(c);
     const { db } = c.get('ctx');
@@ -99,7 +153,12 @@ termsRoutes.openapi(
     const api = await getVisibleListing(ctx.db, c.req.valid('param').slug, p.orgId);
     const raw = (await c.req.json().catch(() => ({}))) as unknown;
     const body = AcceptBody.safeParse(raw ?? {});
-    const r = await acceptTerms(ctx, { orgId: p.orgId, userId: p.userId! }, api.id, body.success ? body.data.document_id : undefined);
+    const r = await acceptTerms(
+      ctx,
+      { orgId: p.orgId, userId: p.userId! },
+      api.id,
+      body.success ? body.data.document_id : undefined,
+    );
     return c.json(
       {
         slug: api.slug,

@@ -33,29 +33,64 @@ export function toDocument(d: Row<'legal_documents'>) {
   };
 }
 
-export async function createDocument(ctx: AppContext, orgId: string, input: NewDocument): Promise<Row<'legal_documents'>> {
+export async function createDocument(
+  ctx: AppContext,
+  orgId: string,
+  input: NewDocument,
+): Promise<Row<'legal_documents'>> {
   await getOwnedApi(ctx.db, orgId, input.api_id);
   const now = ctx.clock.now();
-  const dup = await ctx.db.selectFrom('legal_documents').select('id').where('api_id', '=', input.api_id).where('kind', '=', input.kind).where('version', '=', input.version).executeTakeFirst();
-  if (dup) throw new SvcError('conflict', `Version ${input.version} of this listing's ${input.kind} already exists (${dup.id})`);
-  const row = { id: newId('doc', now), org_id: orgId, ...input, status: 'created' as const, created_at: now, activated_at: null };
+  const dup = await ctx.db
+    .selectFrom('legal_documents')
+    .select('id')
+    .where('api_id', '=', input.api_id)
+    .where('kind', '=', input.kind)
+    .where('version', '=', input.version)
+    .executeTakeFirst();
+  if (dup)
+    throw new SvcError(
+      'conflict',
+      `Version ${input.version} of this listing's ${input.kind} already exists (${dup.id})`,
+    );
+  const row = {
+    id: newId('doc', now),
+    org_id: orgId,
+    ...input,
+    status: 'created' as const,
+    created_at: now,
+    activated_at: null,
+  };
   await ctx.db.insertInto('legal_documents').values(row).execute();
   return row;
 }
 
-export function listDocuments(db: Db, orgId: string, apiId: string | undefined, limit: number, offset: number): Promise<Row<'legal_documents'>[]> {
+export function listDocuments(
+  db: Db,
+  orgId: string,
+  apiId: string | undefined,
+  limit: number,
+  offset: number,
+): Promise<Row<'legal_documents'>[]> {
   let q = db.selectFrom('legal_documents').selectAll().where('org_id', '=', orgId);
   if (apiId) q = q.where('api_id', '=', apiId);
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
 }
 
-export async function activateDocument(ctx: AppContext, orgId: string, documentId: string): Promise<Row<'legal_documents'>> {
+export async function activateDocument(
+  ctx: AppContext,
+  orgId: string,
+  documentId: string,
+): Promise<Row<'legal_documents'>> {
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
     const doc = await trx.selectFrom('legal_documents').selectAll().where('id', '=', documentId).executeTakeFirst();
     if (!doc || doc.org_id !== orgId) throw new SvcError('not_found', `No document ${documentId} in this organization`);
     if (doc.status !== 'created') throw new SvcError('invalid_state', 'This document is already activated');
-    await trx.updateTable('legal_documents').set({ status: 'activated', activated_at: now }).where('id', '=', documentId).execute();
+    await trx
+      .updateTable('legal_documents')
+      .set({ status: 'activated', activated_at: now })
+      .where('id', '=', documentId)
+      .execute();
     await recordChange(trx, 'terms', doc.api_id, now);
     return { ...doc, status: 'activated' as const, activated_at: now };
   });
@@ -74,8 +109,17 @@ export function activeDocument(db: Db, apiId: string): Promise<Row<'legal_docume
     .executeTakeFirst();
 }
 
-export async function acceptanceOf(db: Db, orgId: string, documentId: string): Promise<Row<'terms_acceptances'> | undefined> {
-  return db.selectFrom('terms_acceptances').selectAll().where('org_id', '=', orgId).where('document_id', '=', documentId).executeTakeFirst();
+export async function acceptanceOf(
+  db: Db,
+  orgId: string,
+  documentId: string,
+): Promise<Row<'terms_acceptances'> | undefined> {
+  return db
+    .selectFrom('terms_acceptances')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('document_id', '=', documentId)
+    .executeTakeFirst();
 }
 
 /** Records the org's acceptance of the active document; accepting twice is a no-op that returns the first record. */
@@ -90,11 +134,22 @@ export async function acceptTerms(
     const doc = await activeDocument(trx, apiId);
     if (!doc) throw new SvcError('not_found', 'This listing has no active terms to accept');
     if (expectedDocumentId && expectedDocumentId !== doc.id) {
-      throw new SvcError('conflict', `The active terms are now version ${doc.version} (${doc.id}); read them and accept that document`, { extra: { document_id: doc.id, version: doc.version } });
+      throw new SvcError(
+        'conflict',
+        `The active terms are now version ${doc.version} (${doc.id}); read them and accept that document`,
+        { extra: { document_id: doc.id, version: doc.version } },
+      );
     }
     const existing = await acceptanceOf(trx, p.orgId, doc.id);
     if (existing) return { document: doc, acceptance: existing, already: true };
-    const acceptance = { id: newId('acc', now), org_id: p.orgId, api_id: apiId, document_id: doc.id, user_id: p.userId, accepted_at: now };
+    const acceptance = {
+      id: newId('acc', now),
+      org_id: p.orgId,
+      api_id: apiId,
+      document_id: doc.id,
+      user_id: p.userId,
+      accepted_at: now,
+    };
     await trx.insertInto('terms_acceptances').values(acceptance).execute();
     await recordChange(trx, 'terms', apiId, now);
     return { document: doc, acceptance, already: false };

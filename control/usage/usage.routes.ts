@@ -15,11 +15,16 @@ export const USAGE_MAX_DAYS = 366;
 
 const instant = z
   .string()
-  .refine((s) => /^\d{4}-\d{2}-\d{2}(T.*)?$/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO date (2026-11-01) or date-time')
+  .refine(
+    (s) => /^\d{4}-\d{2}-\d{2}(T.*)?$/.test(s) && !Number.isNaN(Date.parse(s)),
+    'must be an ISO date (2026-11-01) or date-time',
+  )
   .transform((s) => Date.parse(s));
 
 const UsageQuery = z.object({
-  from: instant.optional().openapi({ description: `Inclusive start; default ${USAGE_DEFAULT_DAYS} days before \`to\`` }),
+  from: instant
+    .optional()
+    .openapi({ description: `Inclusive start; default ${USAGE_DEFAULT_DAYS} days before \`to\`` }),
   to: instant.optional().openapi({ description: 'Exclusive end; default now' }),
   key_id: z.string().max(64).optional(),
   limit: z.coerce.number().int().min(1).max(PAGE_MAX_LIMIT).default(PAGE_DEFAULT_LIMIT),
@@ -33,7 +38,13 @@ usageRoutes.openapi(
     tags: ['usage'],
     security: bearer,
     request: { query: UsageQuery },
-    responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), 'Totals, per listing, per key, per UTC day, and the newest calls'), ...problemResponses },
+    responses: {
+      200: jsonResponse(
+        z.record(z.string(), z.unknown()),
+        'Totals, per listing, per key, per UTC day, and the newest calls',
+      ),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     const p = requireScope(c, 'usage:read');
@@ -41,10 +52,18 @@ usageRoutes.openapi(
     const { db, clock } = c.get('ctx');
     const to = q.to ?? clock.now();
     const from = q.from ?? to - USAGE_DEFAULT_DAYS * DAY_MS;
-    if (from >= to) throw new SvcError('validation_failed', '`from` must be before `to`', { errors: [{ path: 'from', message: 'must be before to' }] });
+    if (from >= to)
+      throw new SvcError('validation_failed', '`from` must be before `to`', {
+        errors: [{ path: 'from', message: 'must be before to' }],
+      });
     if (to - from > USAGE_MAX_DAYS * DAY_MS) {
-      throw new SvcError('validation_failed', `The range may span at most ${USAGE_MAX_DAYS} days`, { errors: [{ path: 'from', message: `range over ${USAGE_MAX_DAYS} days` }] });
+      throw new SvcError('validation_failed', `The range may span at most ${USAGE_MAX_DAYS} days`, {
+        errors: [{ path: 'from', message: `range over ${USAGE_MAX_DAYS} days` }],
+      });
     }
-    return c.json(await usageSummary(db, { orgId: p.orgId, from, to, keyId: q.key_id, limit: q.limit, offset: q.offset }), 200);
+    return c.json(
+      await usageSummary(db, { orgId: p.orgId, from, to, keyId: q.key_id, limit: q.limit, offset: q.offset }),
+      200,
+    );
   },
 );

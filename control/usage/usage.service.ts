@@ -15,7 +15,11 @@ export interface UsageQuery {
 }
 
 export async function usageSummary(db: Db, q: UsageQuery) {
-  let base = db.selectFrom('usage_events').where('usage_events.org_id', '=', q.orgId).where('usage_events.created_at', '>=', q.from).where('usage_events.created_at', '<', q.to);
+  let base = db
+    .selectFrom('usage_events')
+    .where('usage_events.org_id', '=', q.orgId)
+    .where('usage_events.created_at', '>=', q.from)
+    .where('usage_events.created_at', '<', q.to);
   if (q.keyId) base = base.where('usage_events.key_id', '=', q.keyId);
 
   const calls = sql<number>`COUNT(*)`;
@@ -30,9 +34,17 @@ export async function usageSummary(db: Db, q: UsageQuery) {
       .groupBy('usage_events.api_id')
       .orderBy('charged_cents', 'desc')
       .execute(),
-    base.select(['usage_events.key_id', calls.as('calls'), charged.as('charged_cents')]).groupBy('usage_events.key_id').orderBy('charged_cents', 'desc').execute(),
     base
-      .select([sql<string>`strftime('%Y-%m-%d', usage_events.created_at / 1000, 'unixepoch')`.as('day'), calls.as('calls'), charged.as('charged_cents')])
+      .select(['usage_events.key_id', calls.as('calls'), charged.as('charged_cents')])
+      .groupBy('usage_events.key_id')
+      .orderBy('charged_cents', 'desc')
+      .execute(),
+    base
+      .select([
+        sql<string>`strftime('%Y-%m-%d', usage_events.created_at / 1000, 'unixepoch')`.as('day'),
+        calls.as('calls'),
+        charged.as('charged_cents'),
+      ])
       .groupBy('day')
       .orderBy('day')
       .execute(),
@@ -68,7 +80,9 @@ export async function usageSummary(db: Db, q: UsageQuery) {
     by_key: byKey,
     by_day: byDay,
     events: {
-      data: events.slice(0, q.limit).map((e) => ({ ...e, request_id: e.id, created_at: new Date(e.created_at).toISOString() })),
+      data: events
+        .slice(0, q.limit)
+        .map((e) => ({ ...e, request_id: e.id, created_at: new Date(e.created_at).toISOString() })),
       limit: q.limit,
       offset: q.offset,
       has_more: events.length > q.limit,

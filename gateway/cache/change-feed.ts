@@ -77,7 +77,9 @@ export class ChangeFeed {
 function _prepare(db: Sqlite.Database) {
   return {
     maxSeq: db.prepare<[], { seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM changes'),
-    since: db.prepare<[number], ChangeRow>('SELECT seq, entity, entity_id FROM changes WHERE seq > ? ORDER BY seq LIMIT 10000'),
+    since: db.prepare<[number], ChangeRow>(
+      'SELECT seq, entity, entity_id FROM changes WHERE seq > ? ORDER BY seq LIMIT 10000',
+    ),
     dataVersion: db.prepare('PRAGMA data_version').pluck(),
     maxKey: db.prepare<[], { r: number }>('SELECT COALESCE(MAX(rowid), 0) AS r FROM api_keys'),
   };

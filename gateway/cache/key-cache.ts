@@ -87,7 +87,11 @@ export class KeyCache {
     const hit = this.#orgs.get(orgId);
     if (hit) return hit;
     const row = this.#orgStmt.get(orgId);
-    const rec: OrgRecord = { orgId, suspended: !row || row.status === 'suspended', emailVerified: !!row?.email_verified_at };
+    const rec: OrgRecord = {
+      orgId,
+      suspended: !row || row.status === 'suspended',
+      emailVerified: !!row?.email_verified_at,
+    };
     this.#orgs.set(orgId, rec);
     return rec;
   }

@@ -51,7 +51,10 @@ export class ListingCache {
   readonly #monthCalls = new Map<string, number>();
   readonly #s: ReturnType<typeof _prepare>;
 
-  constructor(sqlite: Sqlite.Database, private readonly secretKey: Buffer | null) {
+  constructor(
+    sqlite: Sqlite.Database,
+    private readonly secretKey: Buffer | null,
+  ) {
     this.#s = _prepare(sqlite);
   }
 
@@ -123,8 +126,18 @@ export class ListingCache {
       return null;
     }
     const endpoints = s.endpoints.all(api.id).map((e): EndpointRec => {
-      const segments = e.path.split('/').slice(1).map((seg) => (/^\{[^}]+\}$/.test(seg) ? null : seg));
-      return { id: e.id, method: e.method.toUpperCase(), segments, literals: segments.filter((x) => x !== null).length, priceCents: e.price_cents, tiers: parseDiscounts(e.discounts_json) };
+      const segments = e.path
+        .split('/')
+        .slice(1)
+        .map((seg) => (/^\{[^}]+\}$/.test(seg) ? null : seg));
+      return {
+        id: e.id,
+        method: e.method.toUpperCase(),
+        segments,
+        literals: segments.filter((x) => x !== null).length,
+        priceCents: e.price_cents,
+        tiers: parseDiscounts(e.discounts_json),
+      };
     });
     // Most specific template first: /users/me wins over /users/{id}.
     endpoints.sort((a, b) => b.literals - a.literals);
@@ -150,7 +163,12 @@ export class ListingCache {
 export function matchEndpoint(listing: Listing, method: string, path: string): EndpointRec | undefined {
   const parts = path.split('/').slice(1);
   const find = (m: string) =>
-    listing.endpoints.find((e) => e.method === m && e.segments.length === parts.length && e.segments.every((seg, i) => seg === null ? parts[i] !== '' : seg === parts[i]));
+    listing.endpoints.find(
+      (e) =>
+        e.method === m &&
+        e.segments.length === parts.length &&
+        e.segments.every((seg, i) => (seg === null ? parts[i] !== '' : seg === parts[i])),
+    );
   return find(method) ?? (method === 'HEAD' ? find('GET') : undefined);
 }
 
@@ -159,13 +177,18 @@ function _prepare(db: Sqlite.Database) {
     api: db.prepare<[string], ApiRow>(
       'SELECT id, org_id, slug, base_url, status, suspended_at, secret_enc, injection, injection_name FROM apis WHERE slug = ?',
     ),
-    endpoints: db.prepare<[string], { id: string; method: string; path: string; price_cents: number; discounts_json: string }>(
+    endpoints: db.prepare<
+      [string],
+      { id: string; method: string; path: string; price_cents: number; discounts_json: string }
+    >(
       'SELECT id, method, path, price_cents, discounts_json FROM endpoints WHERE api_id = ? AND removed_at IS NULL ORDER BY position',
     ),
     terms: db.prepare<[string], { id: string; acceptance_mode: string }>(
       "SELECT id, acceptance_mode FROM legal_documents WHERE api_id = ? AND status = 'activated' ORDER BY activated_at DESC, created_at DESC LIMIT 1",
     ),
-    accepted: db.prepare<[string, string], { id: string }>('SELECT id FROM terms_acceptances WHERE org_id = ? AND document_id = ?'),
+    accepted: db.prepare<[string, string], { id: string }>(
+      'SELECT id FROM terms_acceptances WHERE org_id = ? AND document_id = ?',
+    ),
     monthCalls: db.prepare<[string, string, number], { n: number }>(
       'SELECT COUNT(*) AS n FROM usage_events WHERE org_id = ? AND endpoint_id = ? AND created_at >= ? AND charged_cents > 0',
     ),

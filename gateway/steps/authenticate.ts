@@ -7,9 +7,7 @@ import { bearerToken, isApiKeyFormat, isSessionTokenFormat } from '../../control
 import type { ErrorCode } from '../../control/lib/errors.js';
 import type { KeyCache, KeyRecord, OrgRecord } from '../cache/key-cache.js';
 
-export type AuthOutcome =
-  | { ok: true; key: KeyRecord; org: OrgRecord }
-  | { ok: false; code: ErrorCode; detail: string };
+export type AuthOutcome = { ok: true; key: KeyRecord; org: OrgRecord } | { ok: false; code: ErrorCode; detail: string };
 
 /**
  * @param authorization the raw `Authorization` header ('' when absent, as uWS returns it)
@@ -17,16 +15,30 @@ export type AuthOutcome =
  */
 export function authenticate(authorization: string, xSvcKey: string, keys: KeyCache): AuthOutcome {
   const token = xSvcKey || bearerToken(authorization) || '';
-  if (!token) return { ok: false, code: 'unauthorized', detail: 'Send your API key as `Authorization: Bearer svc_live_…` or `X-Svc-Key`.' };
+  if (!token)
+    return {
+      ok: false,
+      code: 'unauthorized',
+      detail: 'Send your API key as `Authorization: Bearer svc_live_…` or `X-Svc-Key`.',
+    };
   if (!isApiKeyFormat(token)) {
     if (isSessionTokenFormat(token)) {
-      return { ok: false, code: 'api_key_required', detail: 'Session tokens are not accepted on the gateway; call it with an API key (svc_live_…).' };
+      return {
+        ok: false,
+        code: 'api_key_required',
+        detail: 'Session tokens are not accepted on the gateway; call it with an API key (svc_live_…).',
+      };
     }
     return { ok: false, code: 'unauthorized', detail: 'The credential is not an svc API key.' };
   }
   const key = keys.byHash(hash('sha256', token, 'hex'));
   if (!key) return { ok: false, code: 'unauthorized', detail: 'Unknown API key.' };
-  if (key.revoked) return { ok: false, code: 'key_revoked', detail: 'This API key was revoked; create a new one with `svc keys create`.' };
+  if (key.revoked)
+    return {
+      ok: false,
+      code: 'key_revoked',
+      detail: 'This API key was revoked; create a new one with `svc keys create`.',
+    };
   if (!key.canCall) return { ok: false, code: 'insufficient_scope', detail: 'This key lacks the proxy:call scope.' };
   const org = keys.org(key.orgId);
   if (org.suspended) return { ok: false, code: 'org_suspended', detail: 'The organization of this key is suspended.' };

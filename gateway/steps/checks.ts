@@ -15,7 +15,8 @@ export function resolveListing(listings: ListingCache, slug: string, method: str
   const listing = slug ? listings.bySlug(slug) : null;
   if (!listing) return { ok: false, code: 'listing_not_found', detail: `No live API listing with slug "${slug}".` };
   const endpoint = matchEndpoint(listing, method, path);
-  if (!endpoint) return { ok: false, code: 'endpoint_not_found', detail: `${slug} has no ${method} endpoint matching ${path}.` };
+  if (!endpoint)
+    return { ok: false, code: 'endpoint_not_found', detail: `${slug} has no ${method} endpoint matching ${path}.` };
   return { ok: true, listing, endpoint };
 }
 
@@ -26,7 +27,11 @@ export function monthStartOf(ms: number): number {
 
 export function priceOf(listings: ListingCache, orgId: string, endpoint: EndpointRec, now: number): number {
   if (endpoint.tiers.length === 0 || endpoint.priceCents === 0) return endpoint.priceCents;
-  return priceForNextCall(endpoint.priceCents, endpoint.tiers, listings.monthCalls(orgId, endpoint.id, monthStartOf(now)));
+  return priceForNextCall(
+    endpoint.priceCents,
+    endpoint.tiers,
+    listings.monthCalls(orgId, endpoint.id, monthStartOf(now)),
+  );
 }
 
 /** Checks that need the key and the price; `maxPrice` is X-Svc-Max-Price-Cents (null when absent). */
@@ -47,13 +52,28 @@ export function checkCall(
     };
   }
   if (maxPrice !== null && price > maxPrice) {
-    return { ok: false, code: 'price_above_max', detail: `The current price is ${price} cents, above your X-Svc-Max-Price-Cents of ${maxPrice}.`, extra: { price_cents: price } };
+    return {
+      ok: false,
+      code: 'price_above_max',
+      detail: `The current price is ${price} cents, above your X-Svc-Max-Price-Cents of ${maxPrice}.`,
+      extra: { price_cents: price },
+    };
   }
   if (price > 0 && key.freeOnly) {
-    return { ok: false, code: 'free_only_key', detail: `This key may call free endpoints only; this one costs ${price} cents.`, extra: { price_cents: price } };
+    return {
+      ok: false,
+      code: 'free_only_key',
+      detail: `This key may call free endpoints only; this one costs ${price} cents.`,
+      extra: { price_cents: price },
+    };
   }
   if (key.perCallMaxCents !== null && price > key.perCallMaxCents) {
-    return { ok: false, code: 'per_call_cap_exceeded', detail: `This call costs ${price} cents, above the key's per-call cap of ${key.perCallMaxCents}.`, extra: { price_cents: price } };
+    return {
+      ok: false,
+      code: 'per_call_cap_exceeded',
+      detail: `This call costs ${price} cents, above the key's per-call cap of ${key.perCallMaxCents}.`,
+      extra: { price_cents: price },
+    };
   }
   return null;
 }

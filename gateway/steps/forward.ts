@@ -30,11 +30,29 @@ export interface ForwardRequest {
 }
 
 const DROP_REQUEST = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer',
-  'transfer-encoding', 'upgrade', 'host', 'authorization', 'cookie', 'content-length', 'expect', 'idempotency-key',
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'authorization',
+  'cookie',
+  'content-length',
+  'expect',
+  'idempotency-key',
 ]);
 
-export function createUpstreamAgent(opts: { connections: number; connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number }): Agent {
+export function createUpstreamAgent(opts: {
+  connections: number;
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+}): Agent {
   return new Agent({
     connections: opts.connections,
     pipelining: 1,
@@ -59,14 +77,22 @@ export function upstreamHeaders(listing: Listing, req: ForwardRequest): Record<s
   const out: Record<string, string> = {};
   // Headers named in `Connection` are hop-by-hop too (RFC 9110 §7.6.1).
   let named: Set<string> | undefined;
-  for (const [k, v] of req.headers) if (k === 'connection') named = new Set(v.toLowerCase().split(',').map((t) => t.trim()));
+  for (const [k, v] of req.headers)
+    if (k === 'connection')
+      named = new Set(
+        v
+          .toLowerCase()
+          .split(',')
+          .map((t) => t.trim()),
+      );
   for (const [k, v] of req.headers) {
     if (DROP_REQUEST.has(k) || k.startsWith('x-svc-') || named?.has(k)) continue;
     out[k] = out[k] === undefined ? v : `${out[k]}, ${v}`;
   }
   if (listing.secret !== null) {
     if (listing.injection === 'bearer') out['authorization'] = `Bearer ${listing.secret}`;
-    else if (listing.injection === 'header' && listing.injectionName) out[listing.injectionName.toLowerCase()] = listing.secret;
+    else if (listing.injection === 'header' && listing.injectionName)
+      out[listing.injectionName.toLowerCase()] = listing.secret;
   }
   // A streamed body keeps the client's declared length (undici checks it); otherwise undici frames it.
   if (req.body !== null && !Buffer.isBuffer(req.body)) {
@@ -77,7 +103,13 @@ export function upstreamHeaders(listing: Listing, req: ForwardRequest): Record<s
 }
 
 /** Starts the upstream call; returns an abort function (client went away). */
-export function forward(agent: Agent, listing: Listing, req: ForwardRequest, maxBytes: number, sink: UpstreamSink): (reason: Error) => void {
+export function forward(
+  agent: Agent,
+  listing: Listing,
+  req: ForwardRequest,
+  maxBytes: number,
+  sink: UpstreamSink,
+): (reason: Error) => void {
   let ctrl: Dispatcher.DispatchController | undefined;
   let done = false;
   let bytes = 0;

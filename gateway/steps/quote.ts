@@ -10,8 +10,15 @@ import type { ClientSink } from '../respond.js';
 import type { Refusal, Resolved } from './checks.js';
 
 export function quote(
-  d: PipelineDeps, sink: ClientSink, requestId: string, key: KeyRecord, _verified: boolean,
-  resolved: Resolved, price: number, refusal: Refusal | null, now: number,
+  d: PipelineDeps,
+  sink: ClientSink,
+  requestId: string,
+  key: KeyRecord,
+  _verified: boolean,
+  resolved: Resolved,
+  price: number,
+  refusal: Refusal | null,
+  now: number,
 ): void {
   let ok = refusal === null;
   let code: string | null = refusal?.code ?? null;
@@ -35,5 +42,14 @@ export function quote(
     detail: refusal?.detail ?? null,
     available_cents: available,
   };
-  sink.send(200, [['content-type', 'application/json'], ['x-svc-request-id', requestId], ['x-svc-price-cents', String(price)], ['x-svc-charged-cents', '0']], JSON.stringify(body));
+  sink.send(
+    200,
+    [
+      ['content-type', 'application/json'],
+      ['x-svc-request-id', requestId],
+      ['x-svc-price-cents', String(price)],
+      ['x-svc-charged-cents', '0'],
+    ],
+    JSON.stringify(body),
+  );
 }

@@ -6,7 +6,16 @@ import type { Headers } from '../respond.js';
 /** Answers up to this size are buffered and sent in one write with a Content-Length. */
 export const SMALL_BODY = 64 * 1024;
 
-const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'trailer', 'upgrade', 'proxy-connection']);
+const DROP_RESPONSE = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'date',
+  'trailer',
+  'upgrade',
+  'proxy-connection',
+]);
 
 export function header(h: Headers, name: string): string {
   for (const [k, v] of h) if (k === name) return v;
@@ -24,8 +33,10 @@ export function responseHeaders(h: IncomingHttpHeaders): Headers {
 }
 
 export function capDetail(code: ErrorCode, price: number, headroom: number, verified: boolean): string {
-  if (code === 'budget_exceeded') return `This call costs ${price} cents; the key's lifetime budget has ${headroom} cents left. Raise budget_cents with \`svc budget set --budget\` (PATCH /v1/keys/{id}).`;
-  if (code === 'daily_cap_exceeded') return `This call costs ${price} cents; the key's daily cap has ${headroom} cents left today (UTC).`;
+  if (code === 'budget_exceeded')
+    return `This call costs ${price} cents; the key's lifetime budget has ${headroom} cents left. Raise budget_cents with \`svc budget set --budget\` (PATCH /v1/keys/{id}).`;
+  if (code === 'daily_cap_exceeded')
+    return `This call costs ${price} cents; the key's daily cap has ${headroom} cents left today (UTC).`;
   const how = verified
     ? 'Buy credits with `svc billing checkout` (POST /v1/billing/checkout) or enable `svc billing auto-reload --enable`.'
     : 'Verify an email for this org (POST /v1/auth/email, then `svc verify --token …`) so it may buy credits, then buy them with `svc billing checkout` (POST /v1/billing/checkout).';

@@ -13,7 +13,10 @@ describe('a newcomer after npm start', () => {
   it('registers, finds the demo API, calls a free endpoint, gets 402 on a paid one, and is charged once credited', async () => {
     const data = tempDataDir();
     const env = baseEnv(data.dir, { SVC_DEMO: 'true' });
-    const child = spawn(process.execPath, [join(ROOT, 'dist/scripts/start.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'dist/scripts/start.js')], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const urls = await new Promise<Record<string, string>>((resolve, reject) => {
       const found: Record<string, string> = {};
       const timer = setTimeout(() => reject(new Error('supervisor not ready')), 30_000);
@@ -43,7 +46,11 @@ describe('a newcomer after npm start', () => {
       expect(paid.status).toBe(402);
       expect(paid.body.code).toBe('insufficient_credits');
 
-      await run(process.execPath, [join(ROOT, 'dist/control/admin/main.js'), 'credits', 'grant', reg.body.org_id, '10', '--reason', 'e2e'], { env });
+      await run(
+        process.execPath,
+        [join(ROOT, 'dist/control/admin/main.js'), 'credits', 'grant', reg.body.org_id, '10', '--reason', 'e2e'],
+        { env },
+      );
       let ok;
       for (let i = 0; i < 20; i++) {
         ok = await call(gateway, 'GET', '/demo-weather/forecast?city=lisbon', { token: key });

@@ -9,7 +9,10 @@ import { call } from '../helpers/http.js';
 describe('npm start', () => {
   it('runs control, gateway and MCP on one SQLite file, each answering /healthz, and stops them all on SIGTERM', async () => {
     const data = tempDataDir();
-    const child = spawn(process.execPath, [join(ROOT, 'dist/scripts/start.js')], { env: baseEnv(data.dir, { SVC_DEMO: 'false' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'dist/scripts/start.js')], {
+      env: baseEnv(data.dir, { SVC_DEMO: 'false' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const urls = await new Promise<Record<string, string>>((resolve, reject) => {
@@ -25,7 +28,10 @@ describe('npm start', () => {
       });
     });
     try {
-      expect((await call(urls['control plane']!, 'GET', '/healthz')).body).toMatchObject({ ok: true, process: 'control' });
+      expect((await call(urls['control plane']!, 'GET', '/healthz')).body).toMatchObject({
+        ok: true,
+        process: 'control',
+      });
       expect((await call(urls.gateway!, 'GET', '/healthz')).status).toBe(200);
       expect((await call(urls.MCP!, 'GET', '/healthz')).body).toMatchObject({ ok: true, process: 'mcp' });
       // One shared file: a key registered on the control plane is known to the gateway (401 would mean unknown).

@@ -24,7 +24,10 @@ export function runAuthSuite(name: string, harness: () => ControlHarness, routes
     });
 
     it.each(routes)('$method $path with an unknown key is 401', async (r) => {
-      const res = await call(harness().control.url, r.method, r.path, { body: r.body, token: 'svc_live_' + 'x'.repeat(24) });
+      const res = await call(harness().control.url, r.method, r.path, {
+        body: r.body,
+        token: 'svc_live_' + 'x'.repeat(24),
+      });
       expect(res.status).toBe(401);
     });
 

@@ -25,10 +25,11 @@ async function listen(server: Server): Promise<string> {
 }
 
 function closer(server: Server): () => Promise<void> {
-  return () => new Promise((r) => {
-    server.closeAllConnections();
-    server.close(() => r());
-  });
+  return () =>
+    new Promise((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
 }
 
 /** Serves `routes[path]` (string bodies as-is, objects as JSON); anything else is 404. */
@@ -36,7 +37,9 @@ export async function serveDocuments(routes: Record<string, string | object>): P
   const server = createServer((req, res) => {
     const body = routes[req.url ?? ''];
     if (body === undefined) return res.writeHead(404).end('not found');
-    res.writeHead(200, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' }).end(typeof body === 'string' ? body : JSON.stringify(body));
+    res
+      .writeHead(200, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' })
+      .end(typeof body === 'string' ? body : JSON.stringify(body));
   });
   const url = await listen(server);
   return { url, close: closer(server) };
@@ -54,9 +57,13 @@ export async function startStubUpstream(opts: { requireBearer?: string } = {}): 
   const requests: StubUpstream['requests'] = [];
   const server = createServer((req, res) => {
     requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers });
-    if (opts.requireBearer && req.headers.authorization !== `Bearer ${opts.requireBearer}`) return res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
-    if ((req.url ?? '').startsWith('/fail')) return res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"boom"}');
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, method: req.method, path: req.url }));
+    if (opts.requireBearer && req.headers.authorization !== `Bearer ${opts.requireBearer}`)
+      return res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
+    if ((req.url ?? '').startsWith('/fail'))
+      return res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"boom"}');
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ ok: true, method: req.method, path: req.url }));
   });
   const url = await listen(server);
   return { url, requests, close: closer(server) };
@@ -70,9 +77,19 @@ export function smallOpenApi(title = 'Test API', extra: Record<string, unknown> 
     paths: {
       '/ping': { get: { operationId: 'ping', summary: 'Ping', responses: { '200': { description: 'ok' } } } },
       '/items/{id}': {
-        get: { operationId: 'getItem', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { '200': { description: 'ok' } } },
+        get: {
+          operationId: 'getItem',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'ok' } },
+        },
       },
-      '/items': { post: { operationId: 'createItem', requestBody: { content: { 'application/json': { schema: { type: 'object' } } } }, responses: { '201': { description: 'created' } } } },
+      '/items': {
+        post: {
+          operationId: 'createItem',
+          requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+          responses: { '201': { description: 'created' } },
+        },
+      },
     },
     ...extra,
   };
@@ -92,7 +109,17 @@ export interface LiveListing {
 export async function createLiveListing(
   controlUrl: string,
   token: string,
-  opts: { openapiBody?: Record<string, unknown>; baseUrl: string; prices?: Record<string, number>; name?: string; slug?: string; category?: string; tags?: string[]; secret?: string; verify?: boolean },
+  opts: {
+    openapiBody?: Record<string, unknown>;
+    baseUrl: string;
+    prices?: Record<string, number>;
+    name?: string;
+    slug?: string;
+    category?: string;
+    tags?: string[];
+    secret?: string;
+    verify?: boolean;
+  },
 ): Promise<LiveListing> {
   const created = await call(controlUrl, 'POST', '/v1/provider/apis', {
     token,
@@ -105,12 +132,17 @@ export async function createLiveListing(
       ...(opts.tags ? { tags: opts.tags } : {}),
     },
   });
-  if (created.status !== 201) throw new Error(`create listing failed: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201)
+    throw new Error(`create listing failed: ${created.status} ${JSON.stringify(created.body)}`);
   const apiId = created.body.api_id as string;
   const endpoints: Record<string, string> = {};
-  for (const e of created.body.endpoints as { endpoint_id: string; method: string; path: string }[]) endpoints[`${e.method} ${e.path}`] = e.endpoint_id;
+  for (const e of created.body.endpoints as { endpoint_id: string; method: string; path: string }[])
+    endpoints[`${e.method} ${e.path}`] = e.endpoint_id;
   if (opts.secret) {
-    const r = await call(controlUrl, 'PUT', `/v1/provider/apis/${apiId}/credentials`, { token, body: { secret: opts.secret } });
+    const r = await call(controlUrl, 'PUT', `/v1/provider/apis/${apiId}/credentials`, {
+      token,
+      body: { secret: opts.secret },
+    });
     if (r.status !== 200) throw new Error(`credentials failed: ${r.status} ${JSON.stringify(r.body)}`);
   }
   const priced = Object.entries(opts.prices ?? {}).map(([k, price_cents]) => {
@@ -119,10 +151,16 @@ export async function createLiveListing(
     return { endpoint_id, price_cents };
   });
   if (priced.length) {
-    const r = await call(controlUrl, 'PUT', `/v1/provider/apis/${apiId}/pricing`, { token, body: { endpoints: priced } });
+    const r = await call(controlUrl, 'PUT', `/v1/provider/apis/${apiId}/pricing`, {
+      token,
+      body: { endpoints: priced },
+    });
     if (r.status !== 200) throw new Error(`pricing failed: ${r.status} ${JSON.stringify(r.body)}`);
   }
-  const pub = await call(controlUrl, 'POST', `/v1/provider/apis/${apiId}/publish`, { token, body: { accept_terms: true, skip_verify: !opts.verify } });
+  const pub = await call(controlUrl, 'POST', `/v1/provider/apis/${apiId}/publish`, {
+    token,
+    body: { accept_terms: true, skip_verify: !opts.verify },
+  });
   if (pub.status !== 200) throw new Error(`publish failed: ${pub.status} ${JSON.stringify(pub.body)}`);
   return { apiId, slug: created.body.slug as string, endpoints };
 }
@@ -154,17 +192,56 @@ export async function insertListing(
   await h.db
     .insertInto('apis')
     .values({
-      id: apiId, org_id: o.orgId, slug: o.slug, name: o.name, summary: o.summary ?? '', description: o.description ?? '', category: o.category ?? 'other', tags: JSON.stringify(o.tags ?? []),
-      base_url: 'http://127.0.0.1:9', docs_url: null, logo_url: null, health_path: null, status: o.status ?? 'live', suspended_at: o.suspended ? now : null, suspended_reason: null,
-      source_kind: 'body', source_url: null, openapi_json: null, secret_enc: null, secret_fingerprint: null, injection_name: null,
-      published_at: (o.status ?? 'live') === 'live' ? (o.publishedAt ?? now) : null, publish_terms_accepted_at: now, last_verified_at: null, last_verify_ok: o.lastVerifyOk ?? null, created_at: now, updated_at: now,
+      id: apiId,
+      org_id: o.orgId,
+      slug: o.slug,
+      name: o.name,
+      summary: o.summary ?? '',
+      description: o.description ?? '',
+      category: o.category ?? 'other',
+      tags: JSON.stringify(o.tags ?? []),
+      base_url: 'http://127.0.0.1:9',
+      docs_url: null,
+      logo_url: null,
+      health_path: null,
+      status: o.status ?? 'live',
+      suspended_at: o.suspended ? now : null,
+      suspended_reason: null,
+      source_kind: 'body',
+      source_url: null,
+      openapi_json: null,
+      secret_enc: null,
+      secret_fingerprint: null,
+      injection_name: null,
+      published_at: (o.status ?? 'live') === 'live' ? (o.publishedAt ?? now) : null,
+      publish_terms_accepted_at: now,
+      last_verified_at: null,
+      last_verify_ok: o.lastVerifyOk ?? null,
+      created_at: now,
+      updated_at: now,
     })
     .execute();
   const endpointIds: string[] = [];
   for (const [i, e] of o.endpoints.entries()) {
     const id = newId('ep');
     endpointIds.push(id);
-    await h.db.insertInto('endpoints').values({ id, api_id: apiId, method: e.method, path: e.path, operation_id: null, request_schema_json: null, response_schema_json: null, price_cents: e.priceCents, position: i, removed_at: null, created_at: now, updated_at: now }).execute();
+    await h.db
+      .insertInto('endpoints')
+      .values({
+        id,
+        api_id: apiId,
+        method: e.method,
+        path: e.path,
+        operation_id: null,
+        request_schema_json: null,
+        response_schema_json: null,
+        price_cents: e.priceCents,
+        position: i,
+        removed_at: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
   }
   return { apiId, endpointIds };
 }

@@ -55,16 +55,53 @@ export interface SeededOrg {
   keyId: string;
 }
 
-export async function seedOrg(h: DbHandles, opts: { email?: string; role?: 'owner' | 'admin'; scopes?: Scope[] } = {}): Promise<SeededOrg> {
+export async function seedOrg(
+  h: DbHandles,
+  opts: { email?: string; role?: 'owner' | 'admin'; scopes?: Scope[] } = {},
+): Promise<SeededOrg> {
   const now = Date.now();
   const orgId = newId('org');
   const userId = newId('usr');
   const email = opts.email ?? `${userId}@example.test`;
-  await h.db.insertInto('orgs').values({ id: orgId, name: email, origin: 'admin', status_reason: null, email, email_verified_at: now, created_at: now }).execute();
-  await h.db.insertInto('users').values({ id: userId, org_id: orgId, email, name: null, role: opts.role ?? 'owner', email_verified_at: now, created_at: now, last_login_at: null }).execute();
+  await h.db
+    .insertInto('orgs')
+    .values({
+      id: orgId,
+      name: email,
+      origin: 'admin',
+      status_reason: null,
+      email,
+      email_verified_at: now,
+      created_at: now,
+    })
+    .execute();
+  await h.db
+    .insertInto('users')
+    .values({
+      id: userId,
+      org_id: orgId,
+      email,
+      name: null,
+      role: opts.role ?? 'owner',
+      email_verified_at: now,
+      created_at: now,
+      last_login_at: null,
+    })
+    .execute();
   await h.db.insertInto('balances').values({ org_id: orgId, updated_at: now }).execute();
   const sess = mintSessionToken();
-  await h.db.insertInto('sessions').values({ id: newId('ses'), org_id: orgId, user_id: userId, token_hash: sess.hash, created_at: now, expires_at: now + 86_400_000, ended_at: null }).execute();
+  await h.db
+    .insertInto('sessions')
+    .values({
+      id: newId('ses'),
+      org_id: orgId,
+      user_id: userId,
+      token_hash: sess.hash,
+      created_at: now,
+      expires_at: now + 86_400_000,
+      ended_at: null,
+    })
+    .execute();
   const { key, keyId } = await seedKey(h, orgId, { scopes: opts.scopes ?? [...ALL_SCOPES], userId });
   return { orgId, userId, email, session: sess.plaintext, key, keyId };
 }
@@ -72,7 +109,14 @@ export async function seedOrg(h: DbHandles, opts: { email?: string; role?: 'owne
 export async function seedKey(
   h: DbHandles,
   orgId: string,
-  opts: { scopes?: Scope[]; userId?: string; budgetCents?: number; perCallMaxCents?: number; dailyCapCents?: number; approvalMode?: 'auto' | 'free_only' } = {},
+  opts: {
+    scopes?: Scope[];
+    userId?: string;
+    budgetCents?: number;
+    perCallMaxCents?: number;
+    dailyCapCents?: number;
+    approvalMode?: 'auto' | 'free_only';
+  } = {},
 ): Promise<{ key: string; keyId: string }> {
   const now = Date.now();
   const minted = mintApiKey();
@@ -104,9 +148,15 @@ export async function seedKey(
 }
 
 export async function grantCredits(h: DbHandles, orgId: string, cents: number, reason = 'test grant'): Promise<void> {
-  await h.db.transaction().execute((trx) =>
-    postEntry(trx, { orgId, kind: 'adjustment', amountCents: cents, reason, idempotencyKey: `test:${newId('txn')}` }, Date.now()),
-  );
+  await h.db
+    .transaction()
+    .execute((trx) =>
+      postEntry(
+        trx,
+        { orgId, kind: 'adjustment', amountCents: cents, reason, idempotencyKey: `test:${newId('txn')}` },
+        Date.now(),
+      ),
+    );
 }
 
 /** The whole books (`svc-admin ledger check`): balances = entries, call charges and earnings = usage, payouts booked. */
@@ -131,9 +181,21 @@ export async function chargeLikeGateway(
   const writer = new SettleWriter(h.sqlite, { holderId: null, platformFeeBps: opts.platformFeeBps ?? 0 });
   const requestId = newId('req', at);
   await writer.settle({
-    requestId, orgId: payer.orgId, keyId: payer.keyId, apiId: opts.apiId ?? 'api_simulated', endpointId: 'ep_simulated',
-    providerOrgId: opts.providerOrgId ?? 'org_simulated_provider', method: 'GET', status: 200, latencyMs: 1, priceCents: cents,
-    chargedCents: cents, errorCode: null, createdAt: at, leaseId: null, day: utcDay(at),
+    requestId,
+    orgId: payer.orgId,
+    keyId: payer.keyId,
+    apiId: opts.apiId ?? 'api_simulated',
+    endpointId: 'ep_simulated',
+    providerOrgId: opts.providerOrgId ?? 'org_simulated_provider',
+    method: 'GET',
+    status: 200,
+    latencyMs: 1,
+    priceCents: cents,
+    chargedCents: cents,
+    errorCode: null,
+    createdAt: at,
+    leaseId: null,
+    day: utcDay(at),
   });
   return requestId;
 }
@@ -166,7 +228,8 @@ export async function seedListing(
   const { encryptSecret, fingerprint } = await import('../../control/lib/crypto.js');
   const now = Date.now();
   const apiId = newId('api');
-  if (opts.secret && !opts.secretKey) throw new Error('seedListing: secret needs secretKey (loadSecretKey of the data dir)');
+  if (opts.secret && !opts.secretKey)
+    throw new Error('seedListing: secret needs secretKey (loadSecretKey of the data dir)');
   await h.db
     .insertInto('apis')
     .values({

@@ -68,7 +68,9 @@ export class FakeStripe {
   }
 
   callsTo(method: string, path: string | RegExp): RecordedRequest[] {
-    return this.requests.filter((r) => r.method === method && (typeof path === 'string' ? r.path === path : path.test(r.path)));
+    return this.requests.filter(
+      (r) => r.method === method && (typeof path === 'string' ? r.path === path : path.test(r.path)),
+    );
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -92,21 +94,64 @@ export class FakeStripe {
   private route(method: string, path: string, b: Record<string, unknown>): { status: number; body: Json } {
     const ok = (body: Json) => ({ status: 200, body });
     const meta = (b.metadata ?? {}) as Json;
-    if (method === 'POST' && path === '/v1/customers') return ok({ id: rid('cus'), object: 'customer', email: b.email ?? null, metadata: meta });
+    if (method === 'POST' && path === '/v1/customers')
+      return ok({ id: rid('cus'), object: 'customer', email: b.email ?? null, metadata: meta });
     if (method === 'POST' && path === '/v1/checkout/sessions') {
       const id = rid('cs_test');
       const item = ((b.line_items as Json | undefined)?.['0'] ?? {}) as Json;
       const amount = Number(((item.price_data ?? {}) as Json).unit_amount ?? 0);
-      return ok({ id, object: 'checkout.session', mode: b.mode, status: 'open', payment_status: 'unpaid', customer: b.customer, amount_total: amount, metadata: meta, client_reference_id: b.client_reference_id ?? null, url: `https://checkout.stripe.test/c/pay/${id}` });
+      return ok({
+        id,
+        object: 'checkout.session',
+        mode: b.mode,
+        status: 'open',
+        payment_status: 'unpaid',
+        customer: b.customer,
+        amount_total: amount,
+        metadata: meta,
+        client_reference_id: b.client_reference_id ?? null,
+        url: `https://checkout.stripe.test/c/pay/${id}`,
+      });
     }
     const pm = /^\/v1\/payment_methods\/([^/]+)$/.exec(path);
-    if (method === 'GET' && pm) return ok({ id: pm[1], object: 'payment_method', type: 'card', card: { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2034 } });
-    if (method === 'POST' && path === '/v1/billing_portal/sessions') return ok({ id: rid('bps'), object: 'billing_portal.session', customer: b.customer, url: `https://billing.stripe.test/p/session/${rid('ps')}` });
+    if (method === 'GET' && pm)
+      return ok({
+        id: pm[1],
+        object: 'payment_method',
+        type: 'card',
+        card: { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2034 },
+      });
+    if (method === 'POST' && path === '/v1/billing_portal/sessions')
+      return ok({
+        id: rid('bps'),
+        object: 'billing_portal.session',
+        customer: b.customer,
+        url: `https://billing.stripe.test/p/session/${rid('ps')}`,
+      });
     if (method === 'POST' && path === '/v1/payment_intents') {
-      const pi = { id: rid('pi'), object: 'payment_intent', amount: Number(b.amount), currency: b.currency, customer: b.customer, payment_method: b.payment_method, metadata: meta };
+      const pi = {
+        id: rid('pi'),
+        object: 'payment_intent',
+        amount: Number(b.amount),
+        currency: b.currency,
+        customer: b.customer,
+        payment_method: b.payment_method,
+        metadata: meta,
+      };
       if (this.declineNextCharges > 0) {
         this.declineNextCharges--;
-        return { status: 402, body: { error: { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.', payment_intent: { ...pi, status: 'requires_payment_method' } } } };
+        return {
+          status: 402,
+          body: {
+            error: {
+              type: 'card_error',
+              code: 'card_declined',
+              decline_code: 'generic_decline',
+              message: 'Your card was declined.',
+              payment_intent: { ...pi, status: 'requires_payment_method' },
+            },
+          },
+        };
       }
       return ok({ ...pi, status: 'succeeded' });
     }
@@ -118,29 +163,81 @@ export class FakeStripe {
     const acct = /^\/v1\/accounts\/([^/]+)$/.exec(path);
     if (method === 'GET' && acct) {
       const a = this.accounts.get(acct[1]!);
-      return a ? ok({ object: 'account', ...a }) : { status: 404, body: { error: { type: 'invalid_request_error', message: 'No such account' } } };
+      return a
+        ? ok({ object: 'account', ...a })
+        : { status: 404, body: { error: { type: 'invalid_request_error', message: 'No such account' } } };
     }
-    if (method === 'POST' && path === '/v1/account_links') return ok({ object: 'account_link', url: `https://connect.stripe.test/setup/e/${String(b.account)}/${rid('al')}` });
+    if (method === 'POST' && path === '/v1/account_links')
+      return ok({
+        object: 'account_link',
+        url: `https://connect.stripe.test/setup/e/${String(b.account)}/${rid('al')}`,
+      });
     if (method === 'POST' && path === '/v1/transfers') {
       if (this.failNextTransfers > 0) {
         this.failNextTransfers--;
-        return { status: 400, body: { error: { type: 'invalid_request_error', code: 'insufficient_funds', message: 'Insufficient funds in the platform balance.' } } };
+        return {
+          status: 400,
+          body: {
+            error: {
+              type: 'invalid_request_error',
+              code: 'insufficient_funds',
+              message: 'Insufficient funds in the platform balance.',
+            },
+          },
+        };
       }
-      return ok({ id: rid('tr'), object: 'transfer', amount: Number(b.amount), currency: b.currency, destination: b.destination, metadata: meta });
+      return ok({
+        id: rid('tr'),
+        object: 'transfer',
+        amount: Number(b.amount),
+        currency: b.currency,
+        destination: b.destination,
+        metadata: meta,
+      });
     }
-    return { status: 404, body: { error: { type: 'invalid_request_error', message: `fake-stripe: no route ${method} ${path}` } } };
+    return {
+      status: 404,
+      body: { error: { type: 'invalid_request_error', message: `fake-stripe: no route ${method} ${path}` } },
+    };
   }
 
   /** A signed webhook delivery as Stripe would send it; `tamper` alters the body after signing. */
-  signedEvent(type: string, object: Json, opts: { id?: string; tamper?: boolean; secret?: string } = {}): { id: string; payload: string; signature: string } {
+  signedEvent(
+    type: string,
+    object: Json,
+    opts: { id?: string; tamper?: boolean; secret?: string } = {},
+  ): { id: string; payload: string; signature: string } {
     const id = opts.id ?? rid('evt');
-    const payload = JSON.stringify({ id, object: 'event', api_version: '2026-10-28.endive', created: Math.floor(Date.now() / 1000), livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type, data: { object } });
+    const payload = JSON.stringify({
+      id,
+      object: 'event',
+      api_version: '2026-10-28.endive',
+      created: Math.floor(Date.now() / 1000),
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      type,
+      data: { object },
+    });
     const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: opts.secret ?? this.webhookSecret });
-    return { id, payload: opts.tamper ? payload.replace(/"amount_total":\d+/, '"amount_total":1').replace('"livemode":false', '"livemode":true') : payload, signature };
+    return {
+      id,
+      payload: opts.tamper
+        ? payload.replace(/"amount_total":\d+/, '"amount_total":1').replace('"livemode":false', '"livemode":true')
+        : payload,
+      signature,
+    };
   }
 
-  async deliver(controlUrl: string, ev: { payload: string; signature: string }): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${controlUrl}/v1/billing/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': ev.signature }, body: ev.payload });
+  async deliver(
+    controlUrl: string,
+    ev: { payload: string; signature: string },
+  ): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${controlUrl}/v1/billing/webhooks/stripe`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': ev.signature },
+      body: ev.payload,
+    });
     const text = await res.text();
     let body: unknown = text;
     try {
@@ -158,11 +255,19 @@ export async function startFakeStripe(): Promise<FakeStripe> {
 
 /** Env for startControl that points the real stripe SDK at the fake. */
 export function stripeEnv(fake: FakeStripe): Record<string, string> {
-  return { SVC_STRIPE_SECRET_KEY: 'sk_test_fake_' + 'x'.repeat(16), SVC_STRIPE_API_BASE: fake.url, SVC_STRIPE_WEBHOOK_SECRET: fake.webhookSecret, SVC_STRIPE_MAX_NETWORK_RETRIES: '0' };
+  return {
+    SVC_STRIPE_SECRET_KEY: 'sk_test_fake_' + 'x'.repeat(16),
+    SVC_STRIPE_API_BASE: fake.url,
+    SVC_STRIPE_WEBHOOK_SECRET: fake.webhookSecret,
+    SVC_STRIPE_MAX_NETWORK_RETRIES: '0',
+  };
 }
 
 /** A fake Stripe, a control plane pointed at it and a DB handle, for a whole test file; `bind` receives them. */
-export function useStripeControl(bind: (s: { fake: FakeStripe; h: ControlHarness; db: DbHandles }) => void, extraEnv: Record<string, string> = {}): void {
+export function useStripeControl(
+  bind: (s: { fake: FakeStripe; h: ControlHarness; db: DbHandles }) => void,
+  extraEnv: Record<string, string> = {},
+): void {
   let fake: FakeStripe | undefined;
   let h: ControlHarness | undefined;
   let db: DbHandles | undefined;

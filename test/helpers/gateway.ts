@@ -9,11 +9,18 @@ export interface RunningGateway extends RunningProcess {
   workerPids: number[];
 }
 
-export async function startGateway(dataDir: string, env: Record<string, string> = {}, opts: { workers?: number; timeoutMs?: number } = {}): Promise<RunningGateway> {
+export async function startGateway(
+  dataDir: string,
+  env: Record<string, string> = {},
+  opts: { workers?: number; timeoutMs?: number } = {},
+): Promise<RunningGateway> {
   const full = baseEnv(dataDir, { SVC_GATEWAY_WORKERS: String(opts.workers ?? 1), ...env });
   // SVC_GATEWAY_EXEC_ARGV: extra node flags for the gateway process (e.g. --cpu-prof when profiling).
   const execArgv = (env.SVC_GATEWAY_EXEC_ARGV ?? '').split(' ').filter(Boolean);
-  const p = await startProcess('gateway', 'gateway/main.js', full, { execArgv, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
+  const p = await startProcess('gateway', 'gateway/main.js', full, {
+    execArgv,
+    ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+  });
   const workers = p.ready.workers;
   return { ...p, workerPids: Array.isArray(workers) ? workers.map(Number) : [p.child.pid!] };
 }

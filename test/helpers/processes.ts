@@ -51,14 +51,20 @@ export async function startProcess(
   opts: { timeoutMs?: number; execArgv?: string[] } = {},
 ): Promise<RunningProcess> {
   const timeoutMs = opts.timeoutMs ?? 20_000;
-  const child = spawn(process.execPath, [...(opts.execArgv ?? []), join(ROOT, 'dist', entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(opts.execArgv ?? []), join(ROOT, 'dist', entry)], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (d: string) => {
     err += d;
   });
   const ready = await new Promise<{ url: string; port: number } & Record<string, unknown>>((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not become ready in ${timeoutMs} ms\n${err}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not become ready in ${timeoutMs} ms\n${err}`)),
+      timeoutMs,
+    );
     const rl = createInterface({ input: child.stdout! });
     rl.on('line', (line) => {
       try {

@@ -24,7 +24,9 @@ function parse(raw: string, to: string[]): ReceivedMail {
   const body = raw.slice(split + 4);
   const subject = /^Subject: (.*)$/im.exec(head)?.[1] ?? '';
   const qp = /content-transfer-encoding:\s*quoted-printable/i.test(head);
-  const text = qp ? body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))) : body;
+  const text = qp
+    ? body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    : body;
   return { to, subject, text, raw };
 }
 
@@ -38,7 +40,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        mails.push(parse(Buffer.concat(chunks).toString('utf8'), session.envelope.rcptTo.map((r) => r.address.toLowerCase())));
+        mails.push(
+          parse(
+            Buffer.concat(chunks).toString('utf8'),
+            session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+          ),
+        );
         for (const w of waiters.splice(0)) w();
         callback();
       });
@@ -47,7 +54,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.server.address() as AddressInfo).port;
   const find = (to: string, match: RegExp | undefined, seen: number) =>
-    mails.slice(seen).find((m) => m.to.includes(to.toLowerCase()) && (!match || match.test(m.subject) || match.test(m.text)));
+    mails
+      .slice(seen)
+      .find((m) => m.to.includes(to.toLowerCase()) && (!match || match.test(m.subject) || match.test(m.text)));
   return {
     url: `smtp://127.0.0.1:${port}`,
     mails,

@@ -18,7 +18,15 @@ describe('error codes', () => {
 
   it('builds an RFC 9457 body with code and request_id, never a stack', () => {
     const body = problemOf(new SvcError('daily_cap_exceeded', 'cap 100', { extra: { cap_cents: 100 } }), 'req_1');
-    expect(body).toEqual({ type: 'https://svc.dev/errors/daily_cap_exceeded', title: 'Daily cap exceeded', status: 402, detail: 'cap 100', code: 'daily_cap_exceeded', request_id: 'req_1', cap_cents: 100 });
+    expect(body).toEqual({
+      type: 'https://svc.dev/errors/daily_cap_exceeded',
+      title: 'Daily cap exceeded',
+      status: 402,
+      detail: 'cap 100',
+      code: 'daily_cap_exceeded',
+      request_id: 'req_1',
+      cap_cents: 100,
+    });
   });
 
   it('extra members cannot overwrite the standard members', () => {

@@ -34,7 +34,10 @@ describe('ids and secrets', () => {
     expect(k.hash).toBe(sha256Hex(k.plaintext));
     expect(mintSessionToken().plaintext).toMatch(/^sess_/);
   });
-  it.each(['svc_live_short', 'svc_test_' + 'a'.repeat(24), 'svc_live_' + 'a'.repeat(23) + '!'])('rejects %s as a key', (s) => expect(isApiKeyFormat(s)).toBe(false));
+  it.each(['svc_live_short', 'svc_test_' + 'a'.repeat(24), 'svc_live_' + 'a'.repeat(23) + '!'])(
+    'rejects %s as a key',
+    (s) => expect(isApiKeyFormat(s)).toBe(false),
+  );
   it('codes are 6 digits', () => {
     for (let i = 0; i < 100; i++) expect(sixDigitCode()).toMatch(/^\d{6}$/);
   });
@@ -62,9 +65,17 @@ describe('scopes, config, time, limits', () => {
   });
   it('has safe defaults and lists every bad variable at once', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ env: 'development', host: '127.0.0.1', ports: { control: 4000, gateway: 4001, mcp: 4002 } });
-    expect(() => loadConfig({ SVC_GATEWAY_PORT: '-1', SVC_SECRET_KEY: 'abc' })).toThrow(/SVC_GATEWAY_PORT[\s\S]*SVC_SECRET_KEY/);
-    expect(() => loadConfig({ SVC_ENV: 'production', SVC_CLOCK_OFFSET_FILE: '/tmp/x' })).toThrow(/SVC_CLOCK_OFFSET_FILE/);
+    expect(c).toMatchObject({
+      env: 'development',
+      host: '127.0.0.1',
+      ports: { control: 4000, gateway: 4001, mcp: 4002 },
+    });
+    expect(() => loadConfig({ SVC_GATEWAY_PORT: '-1', SVC_SECRET_KEY: 'abc' })).toThrow(
+      /SVC_GATEWAY_PORT[\s\S]*SVC_SECRET_KEY/,
+    );
+    expect(() => loadConfig({ SVC_ENV: 'production', SVC_CLOCK_OFFSET_FILE: '/tmp/x' })).toThrow(
+      /SVC_CLOCK_OFFSET_FILE/,
+    );
   });
   it('counts UTC days', () => {
     expect(utcDay(Date.UTC(2026, 10, 22, 23, 59))).toBe(utcDay(Date.UTC(2026, 10, 22, 0, 0)));

@@ -7,7 +7,10 @@ import { fail, jsonArg, print, withAdminDb } from '../admin-context.js';
 
 function adjust(sign: 1 | -1) {
   return defineCommand({
-    meta: { name: sign > 0 ? 'grant' : 'deduct', description: sign > 0 ? 'Add credits to an org' : 'Remove credits from an org' },
+    meta: {
+      name: sign > 0 ? 'grant' : 'deduct',
+      description: sign > 0 ? 'Add credits to an org' : 'Remove credits from an org',
+    },
     args: {
       ...jsonArg,
       org: { type: 'positional', description: 'org_id', required: true },
@@ -22,13 +25,34 @@ function adjust(sign: 1 | -1) {
         const org = await db.selectFrom('orgs').select('id').where('id', '=', args.org).executeTakeFirst();
         if (!org) fail(`no org ${args.org}`);
         try {
-          const r = await db.transaction().execute((trx) =>
-            postEntry(trx, { orgId: args.org, kind: 'adjustment', amountCents: sign * cents, reason: `operator: ${args.reason}`, refType: 'admin', idempotencyKey: `admin:${newId('txn', now)}` }, now),
+          const r = await db
+            .transaction()
+            .execute((trx) =>
+              postEntry(
+                trx,
+                {
+                  orgId: args.org,
+                  kind: 'adjustment',
+                  amountCents: sign * cents,
+                  reason: `operator: ${args.reason}`,
+                  refType: 'admin',
+                  idempotencyKey: `admin:${newId('txn', now)}`,
+                },
+                now,
+              ),
+            );
+          const bal = await db
+            .selectFrom('balances')
+            .select('credit_cents')
+            .where('org_id', '=', args.org)
+            .executeTakeFirstOrThrow();
+          print(
+            args.json,
+            { entry_id: r.entry.id, amount_cents: r.entry.amount_cents, credit_cents: bal.credit_cents },
+            [
+              `${r.entry.id}: ${sign > 0 ? '+' : ''}${r.entry.amount_cents} cents; balance now ${bal.credit_cents} cents`,
+            ],
           );
-          const bal = await db.selectFrom('balances').select('credit_cents').where('org_id', '=', args.org).executeTakeFirstOrThrow();
-          print(args.json, { entry_id: r.entry.id, amount_cents: r.entry.amount_cents, credit_cents: bal.credit_cents }, [
-            `${r.entry.id}: ${sign > 0 ? '+' : ''}${r.entry.amount_cents} cents; balance now ${bal.credit_cents} cents`,
-          ]);
         } catch (e) {
           if (isSvcError(e)) fail(`${e.code}: ${e.detail}`);
           throw e;
@@ -37,4 +61,7 @@ function adjust(sign: 1 | -1) {
   });
 }
 
-export const creditsCommand = defineCommand({ meta: { name: 'credits', description: 'Grant or deduct credits' }, subCommands: { grant: adjust(1), deduct: adjust(-1) } });
+export const creditsCommand = defineCommand({
+  meta: { name: 'credits', description: 'Grant or deduct credits' },
+  subCommands: { grant: adjust(1), deduct: adjust(-1) },
+});

@@ -19,7 +19,9 @@ const list = defineCommand({
           'orgs.email',
           'balances.credit_cents',
           'balances.pending_cents',
-          sql<number>`(SELECT COUNT(*) FROM api_keys k WHERE k.org_id = orgs.id AND k.revoked_at IS NULL)`.as('active_keys'),
+          sql<number>`(SELECT COUNT(*) FROM api_keys k WHERE k.org_id = orgs.id AND k.revoked_at IS NULL)`.as(
+            'active_keys',
+          ),
         ])
         .orderBy('orgs.created_at', 'desc')
         .limit(Number.parseInt(args.limit, 10) || 100)
@@ -27,7 +29,10 @@ const list = defineCommand({
       print(
         args.json,
         rows,
-        rows.map((r) => `${r.id}  ${r.status.padEnd(9)} ${String(r.credit_cents ?? 0).padStart(8)}c  keys=${r.active_keys}  ${r.origin.padEnd(8)} ${r.email ?? r.name}`),
+        rows.map(
+          (r) =>
+            `${r.id}  ${r.status.padEnd(9)} ${String(r.credit_cents ?? 0).padStart(8)}c  keys=${r.active_keys}  ${r.origin.padEnd(8)} ${r.email ?? r.name}`,
+        ),
       );
     }),
 });

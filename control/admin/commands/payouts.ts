@@ -28,10 +28,15 @@ const run = defineCommand({
       const results = await runPayouts({ config, db, clock, payments }, period);
       const failed = results.some((r) => r.outcome === 'failed');
       if (args.json) {
-        process.stdout.write(JSON.stringify({ ok: !failed, data: { period, payments_mode: payments.kind, results } }, null, 2) + '\n');
+        process.stdout.write(
+          JSON.stringify({ ok: !failed, data: { period, payments_mode: payments.kind, results } }, null, 2) + '\n',
+        );
       } else {
         const lines = [`payouts for ${period} (${payments.kind} mode):`];
-        for (const r of results) lines.push(`  ${r.provider_org_id}: ${r.outcome} ${r.amount_cents} cents${r.transfer_id ? ` (${r.transfer_id})` : ''}${r.reason ? `: ${r.reason}` : ''}`);
+        for (const r of results)
+          lines.push(
+            `  ${r.provider_org_id}: ${r.outcome} ${r.amount_cents} cents${r.transfer_id ? ` (${r.transfer_id})` : ''}${r.reason ? `: ${r.reason}` : ''}`,
+          );
         process.stdout.write(lines.join('\n') + '\n');
       }
       if (failed) process.exitCode = 1;

@@ -64,5 +64,6 @@ export async function down(db: Kysely<any>): Promise<void> {
     'DROP TRIGGER IF EXISTS apis_fts_au',
     'DROP TRIGGER IF EXISTS apis_fts_ai',
     'DROP TABLE IF EXISTS apis_fts',
-  ]) await sql.raw(s).execute(db);
+  ])
+    await sql.raw(s).execute(db);
 }

@@ -72,17 +72,32 @@ async function run(db: Kysely<any>, statements: string[]): Promise<void> {
 }
 
 /** What both versions of the tables carry (indexes, append-only triggers); 0005 adds the partial unique indexes and drops usage_provider. */
-const USAGE_INDEXES = ['CREATE INDEX usage_org ON usage_events(org_id, created_at)', 'CREATE INDEX usage_api ON usage_events(api_id, created_at)'];
-const LEDGER_INDEXES = ['CREATE INDEX ledger_org ON ledger_entries(org_id, created_at)', ...APPEND_ONLY('ledger_entries')];
-const EARNINGS_INDEXES = ['CREATE INDEX provider_earnings_org ON provider_earnings(provider_org_id, created_at)', ...APPEND_ONLY('provider_earnings')];
+const USAGE_INDEXES = [
+  'CREATE INDEX usage_org ON usage_events(org_id, created_at)',
+  'CREATE INDEX usage_api ON usage_events(api_id, created_at)',
+];
+const LEDGER_INDEXES = [
+  'CREATE INDEX ledger_org ON ledger_entries(org_id, created_at)',
+  ...APPEND_ONLY('ledger_entries'),
+];
+const EARNINGS_INDEXES = [
+  'CREATE INDEX provider_earnings_org ON provider_earnings(provider_org_id, created_at)',
+  ...APPEND_ONLY('provider_earnings'),
+];
 
 export async function up(db: Kysely<any>): Promise<void> {
   await rebuild(db, 'usage_events', `${USAGE} WITHOUT ROWID`);
   await run(db, USAGE_INDEXES);
   await rebuild(db, 'ledger_entries', `${LEDGER('')} WITHOUT ROWID`);
-  await run(db, [...LEDGER_INDEXES, "CREATE UNIQUE INDEX ledger_idem ON ledger_entries(idempotency_key) WHERE kind <> 'call_charge'"]);
+  await run(db, [
+    ...LEDGER_INDEXES,
+    "CREATE UNIQUE INDEX ledger_idem ON ledger_entries(idempotency_key) WHERE kind <> 'call_charge'",
+  ]);
   await rebuild(db, 'provider_earnings', `${EARNINGS('')} WITHOUT ROWID`);
-  await run(db, [...EARNINGS_INDEXES, "CREATE UNIQUE INDEX provider_earnings_idem ON provider_earnings(idempotency_key) WHERE kind <> 'earning'"]);
+  await run(db, [
+    ...EARNINGS_INDEXES,
+    "CREATE UNIQUE INDEX provider_earnings_idem ON provider_earnings(idempotency_key) WHERE kind <> 'earning'",
+  ]);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

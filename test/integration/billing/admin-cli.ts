@@ -12,15 +12,20 @@ export interface AdminRun {
 
 export function runAdmin(env: Record<string, string>, args: string[]): Promise<AdminRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(ROOT, 'dist/control/admin/main.js'), ...args], { env, timeout: 30_000 }, (err, stdout, stderr) => {
-      let json: unknown = null;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        /* not JSON */
-      }
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr, json });
-    });
+    execFile(
+      process.execPath,
+      [join(ROOT, 'dist/control/admin/main.js'), ...args],
+      { env, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        let json: unknown = null;
+        try {
+          json = JSON.parse(stdout);
+        } catch {
+          /* not JSON */
+        }
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr, json });
+      },
+    );
   });
 }

@@ -39,10 +39,25 @@ describe('ledger consistency', () => {
       const op = rand();
       if (op < 0.25) {
         const amount = 500 + Math.floor(rand() * 20) * 50;
-        const co = await call(h.control.url, 'POST', '/v1/billing/checkout', { token: org.key, body: { amount_cents: amount } });
+        const co = await call(h.control.url, 'POST', '/v1/billing/checkout', {
+          token: org.key,
+          body: { amount_cents: amount },
+        });
         expect(co.status, `seed ${seed}`).toBe(201);
-        const ref = (await db.db.selectFrom('payments').select('processor_ref').where('id', '=', co.body.payment_id).executeTakeFirstOrThrow()).processor_ref!;
-        const ev = fake.signedEvent('checkout.session.completed', { id: ref, object: 'checkout.session', mode: 'payment', payment_status: 'paid', metadata: { payment_id: co.body.payment_id } });
+        const ref = (
+          await db.db
+            .selectFrom('payments')
+            .select('processor_ref')
+            .where('id', '=', co.body.payment_id)
+            .executeTakeFirstOrThrow()
+        ).processor_ref!;
+        const ev = fake.signedEvent('checkout.session.completed', {
+          id: ref,
+          object: 'checkout.session',
+          mode: 'payment',
+          payment_status: 'paid',
+          metadata: { payment_id: co.body.payment_id },
+        });
         await fake.deliver(h.control.url, ev);
         delivered.push(ev);
         expected += amount;
@@ -60,13 +75,34 @@ describe('ledger consistency', () => {
         }
       } else if (charges.length) {
         const c = charges[Math.floor(rand() * charges.length)]!;
-        const r = await db.db.transaction().execute((trx) => postEntry(trx, { orgId: org.orgId, kind: 'refund', amountCents: c.cents, reason: 'upstream failed', refType: 'request', refId: c.req, idempotencyKey: `refund:${c.req}` }, Date.now()));
+        const r = await db.db
+          .transaction()
+          .execute((trx) =>
+            postEntry(
+              trx,
+              {
+                orgId: org.orgId,
+                kind: 'refund',
+                amountCents: c.cents,
+                reason: 'upstream failed',
+                refType: 'request',
+                refId: c.req,
+                idempotencyKey: `refund:${c.req}`,
+              },
+              Date.now(),
+            ),
+          );
         if (r.applied) expected += c.cents; // a second refund of the same call is a no-op
       }
     }
 
     const bal = await call(h.control.url, 'GET', '/v1/billing/balance', { token: org.key });
-    const sum = await db.db.selectFrom('ledger_entries').select((eb) => eb.fn.sum<number>('amount_cents').as('s')).where('org_id', '=', org.orgId).where('status', '=', 'settled').executeTakeFirstOrThrow();
+    const sum = await db.db
+      .selectFrom('ledger_entries')
+      .select((eb) => eb.fn.sum<number>('amount_cents').as('s'))
+      .where('org_id', '=', org.orgId)
+      .where('status', '=', 'settled')
+      .executeTakeFirstOrThrow();
     expect(bal.body.credit_cents, `seed ${seed}`).toBe(expected);
     expect(Number(sum.s ?? 0), `seed ${seed}`).toBe(expected);
     const check = await runAdmin(h.env, ['ledger', 'check', '--json']);
@@ -80,7 +116,9 @@ describe('ledger consistency', () => {
     const check = await runAdmin(h.env, ['ledger', 'check', '--json']);
     expect(check.code).toBe(1);
     expect(check.json.ok).toBe(false);
-    expect(check.json.data.ledger_mismatches).toEqual([expect.objectContaining({ org_id: org.orgId, credit_cents: 7, settled_sum: 0 })]);
+    expect(check.json.data.ledger_mismatches).toEqual([
+      expect.objectContaining({ org_id: org.orgId, credit_cents: 7, settled_sum: 0 }),
+    ]);
     await sql`UPDATE balances SET credit_cents = credit_cents - 7 WHERE org_id = ${org.orgId}`.execute(db.db);
   });
 
@@ -88,17 +126,33 @@ describe('ledger consistency', () => {
     const org = await seedOrg(db);
     const provider = await seedOrg(db);
     const now = Date.now();
-    await db.db.insertInto('usage_events').values({
-      id: 'req_unbooked', org_id: org.orgId, key_id: org.keyId, api_id: 'api_x', endpoint_id: 'ep_x', provider_org_id: provider.orgId, method: 'GET',
-      status: 200, latency_ms: 1, price_cents: 4, charged_cents: 4, error_code: null, created_at: now,
-    }).execute();
+    await db.db
+      .insertInto('usage_events')
+      .values({
+        id: 'req_unbooked',
+        org_id: org.orgId,
+        key_id: org.keyId,
+        api_id: 'api_x',
+        endpoint_id: 'ep_x',
+        provider_org_id: provider.orgId,
+        method: 'GET',
+        status: 200,
+        latency_ms: 1,
+        price_cents: 4,
+        charged_cents: 4,
+        error_code: null,
+        created_at: now,
+      })
+      .execute();
     const check = await runAdmin(h.env, ['ledger', 'check', '--json']);
     expect(check.code).toBe(1);
     expect(check.json.data.ledger_mismatches).toEqual([]);
-    expect(check.json.data.usage_mismatches).toEqual(expect.arrayContaining([
-      { side: 'consumer', org_id: org.orgId, usage_cents: 4, booked_cents: 0 },
-      { side: 'provider', org_id: provider.orgId, usage_cents: 4, booked_cents: 0 },
-    ]));
+    expect(check.json.data.usage_mismatches).toEqual(
+      expect.arrayContaining([
+        { side: 'consumer', org_id: org.orgId, usage_cents: 4, booked_cents: 0 },
+        { side: 'provider', org_id: provider.orgId, usage_cents: 4, booked_cents: 0 },
+      ]),
+    );
     const text = await runAdmin(h.env, ['ledger', 'check']);
     expect(text.stdout).toContain(`consumer ${org.orgId}: calls charged 4 cents in usage, 0 in the ledger`);
     await db.db.deleteFrom('usage_events').where('id', '=', 'req_unbooked').execute();

@@ -21,7 +21,14 @@ afterAll(async () => {
 });
 
 async function page(url: string, card?: string): Promise<{ status: number; html: string }> {
-  const res = card === undefined ? await fetch(url) : await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ card, exp: '12/34', cvc: '123' }).toString() });
+  const res =
+    card === undefined
+      ? await fetch(url)
+      : await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ card, exp: '12/34', cvc: '123' }).toString(),
+        });
   return { status: res.status, html: await res.text() };
 }
 
@@ -47,7 +54,10 @@ async function saveCard(org: SeededOrg, card: string): Promise<void> {
 describe('local test-payments mode', () => {
   it('buys credits end to end over HTTP: checkout URL, labeled page, declined card, test card, balance credited once', async () => {
     const org = await seedOrg(db);
-    const co = await call(h.control.url, 'POST', '/v1/billing/checkout', { token: org.key, body: { pack: 'standard' } });
+    const co = await call(h.control.url, 'POST', '/v1/billing/checkout', {
+      token: org.key,
+      body: { pack: 'standard' },
+    });
     expect(co.status).toBe(201);
     expect(co.body.mode).toBe('test');
     expect(co.body.checkout_url.startsWith(`${h.control.url}/billing/test/checkout/cs_test_`)).toBe(true);
@@ -70,7 +80,11 @@ describe('local test-payments mode', () => {
     expect((await balance(org)).credit_cents).toBe(2100);
     const entries = await db.db.selectFrom('ledger_entries').selectAll().where('org_id', '=', org.orgId).execute();
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ kind: 'purchase', amount_cents: 2100, idempotency_key: `purchase:${co.body.payment_id}` });
+    expect(entries[0]).toMatchObject({
+      kind: 'purchase',
+      amount_cents: 2100,
+      idempotency_key: `purchase:${co.body.payment_id}`,
+    });
     await expectLedgerConsistent(db);
   });
 
@@ -84,29 +98,60 @@ describe('local test-payments mode', () => {
     expect(portal.status).toBe(200);
     const html = await page(portal.body.portal_url);
     expect(html.html).toContain('ending 4242');
-    expect((await page(portal.body.portal_url.replace(/.$/, (ch: string) => (ch === 'A' ? 'B' : 'A')))).status).toBe(404);
+    expect((await page(portal.body.portal_url.replace(/.$/, (ch: string) => (ch === 'A' ? 'B' : 'A')))).status).toBe(
+      404,
+    );
   });
 
   it('refuses to enable auto-reload without a card on file', async () => {
     const org = await seedOrg(db);
-    const r = await call(h.control.url, 'POST', '/v1/billing/auto-reload', { token: org.key, body: { enabled: true, threshold: 1000, amount: 500 } });
+    const r = await call(h.control.url, 'POST', '/v1/billing/auto-reload', {
+      token: org.key,
+      body: { enabled: true, threshold: 1000, amount: 500 },
+    });
     expect(r.status).toBe(402);
     expect(r.body.code).toBe('card_required');
   });
 
   it('auto-reloads once per dip: one charge while under the threshold, another only after the next dip', async () => {
     const org = await seedOrg(db);
-    await db.db.transaction().execute((trx) => postEntry(trx, { orgId: org.orgId, kind: 'adjustment', amountCents: 1200, reason: 'seed', idempotencyKey: `seed:${org.orgId}` }, Date.now()));
+    await db.db
+      .transaction()
+      .execute((trx) =>
+        postEntry(
+          trx,
+          {
+            orgId: org.orgId,
+            kind: 'adjustment',
+            amountCents: 1200,
+            reason: 'seed',
+            idempotencyKey: `seed:${org.orgId}`,
+          },
+          Date.now(),
+        ),
+      );
     await saveCard(org, '4242 4242 4242 4242');
-    const en = await call(h.control.url, 'POST', '/v1/billing/auto-reload', { token: org.key, body: { enabled: true, threshold: 1000, amount: 500 } });
+    const en = await call(h.control.url, 'POST', '/v1/billing/auto-reload', {
+      token: org.key,
+      body: { enabled: true, threshold: 1000, amount: 500 },
+    });
     expect(en.status).toBe(200);
     expect(en.body).toMatchObject({ enabled: true, threshold_cents: 1000, amount_cents: 500, paused: false });
 
     await chargeLikeGateway(db, org, 300); // 900 < 1000: a dip
-    const after = await waitFor(() => balance(org), (b) => b.credit_cents === 1400);
+    const after = await waitFor(
+      () => balance(org),
+      (b) => b.credit_cents === 1400,
+    );
     expect(after.credit_cents).toBe(1400);
     await new Promise((r) => setTimeout(r, 600)); // several more sweeps
-    const reloads = () => db.db.selectFrom('ledger_entries').selectAll().where('org_id', '=', org.orgId).where('kind', '=', 'auto_reload').execute();
+    const reloads = () =>
+      db.db
+        .selectFrom('ledger_entries')
+        .selectAll()
+        .where('org_id', '=', org.orgId)
+        .where('kind', '=', 'auto_reload')
+        .execute();
     expect(await reloads()).toHaveLength(1);
 
     await chargeLikeGateway(db, org, 500); // 900 again: the next dip
@@ -114,7 +159,12 @@ describe('local test-payments mode', () => {
     await new Promise((r) => setTimeout(r, 600));
     expect(await reloads()).toHaveLength(2);
     expect((await balance(org)).credit_cents).toBe(1400);
-    const payments = await db.db.selectFrom('payments').selectAll().where('org_id', '=', org.orgId).where('kind', '=', 'auto_reload').execute();
+    const payments = await db.db
+      .selectFrom('payments')
+      .selectAll()
+      .where('org_id', '=', org.orgId)
+      .where('kind', '=', 'auto_reload')
+      .execute();
     expect(payments.map((p) => p.status)).toEqual(['succeeded', 'succeeded']);
     await expectLedgerConsistent(db);
   });
@@ -122,18 +172,32 @@ describe('local test-payments mode', () => {
   it('pauses auto-reload after repeated failed charges and credits nothing', async () => {
     const org = await seedOrg(db);
     await saveCard(org, '4000 0000 0000 0341'); // attaches, later charges fail
-    await call(h.control.url, 'POST', '/v1/billing/auto-reload', { token: org.key, body: { enabled: true, threshold: 400, amount: 500 } });
-    const bal = await waitFor(() => balance(org), (b) => b.auto_reload.paused === true);
+    await call(h.control.url, 'POST', '/v1/billing/auto-reload', {
+      token: org.key,
+      body: { enabled: true, threshold: 400, amount: 500 },
+    });
+    const bal = await waitFor(
+      () => balance(org),
+      (b) => b.auto_reload.paused === true,
+    );
     expect(bal.auto_reload).toMatchObject({ enabled: true, paused: true, failures: 3 });
     await new Promise((r) => setTimeout(r, 500));
-    const payments = await db.db.selectFrom('payments').selectAll().where('org_id', '=', org.orgId).where('kind', '=', 'auto_reload').execute();
+    const payments = await db.db
+      .selectFrom('payments')
+      .selectAll()
+      .where('org_id', '=', org.orgId)
+      .where('kind', '=', 'auto_reload')
+      .execute();
     expect(payments).toHaveLength(3);
     expect(payments.every((p) => p.status === 'failed')).toBe(true);
     expect((await balance(org)).credit_cents).toBe(0);
 
     // A working card lifts the pause; the same dip is retried and credited once.
     await saveCard(org, '4242 4242 4242 4242');
-    const healed = await waitFor(() => balance(org), (b) => b.credit_cents === 500);
+    const healed = await waitFor(
+      () => balance(org),
+      (b) => b.credit_cents === 500,
+    );
     expect(healed.credit_cents).toBe(500);
     expect(healed.auto_reload).toMatchObject({ paused: false, failures: 0 });
   });
@@ -142,11 +206,40 @@ describe('local test-payments mode', () => {
     const org = await seedOrg(db);
     await saveCard(org, '4242 4242 4242 4242');
     const stale = Date.now() - 3_600_000;
-    await db.db.insertInto('payments').values({ id: newId('pay', stale), org_id: org.orgId, kind: 'auto_reload', processor: 'test', processor_ref: null, pack_id: null, amount_paid_cents: 500, credit_cents: 500, status: 'open', failure_reason: null, trigger_ref: `stale:${org.orgId}`, created_at: stale, completed_at: null }).execute();
-    await call(h.control.url, 'POST', '/v1/billing/auto-reload', { token: org.key, body: { enabled: true, threshold: 400, amount: 500 } });
-    await waitFor(() => balance(org), (b) => b.credit_cents === 500);
+    await db.db
+      .insertInto('payments')
+      .values({
+        id: newId('pay', stale),
+        org_id: org.orgId,
+        kind: 'auto_reload',
+        processor: 'test',
+        processor_ref: null,
+        pack_id: null,
+        amount_paid_cents: 500,
+        credit_cents: 500,
+        status: 'open',
+        failure_reason: null,
+        trigger_ref: `stale:${org.orgId}`,
+        created_at: stale,
+        completed_at: null,
+      })
+      .execute();
+    await call(h.control.url, 'POST', '/v1/billing/auto-reload', {
+      token: org.key,
+      body: { enabled: true, threshold: 400, amount: 500 },
+    });
+    await waitFor(
+      () => balance(org),
+      (b) => b.credit_cents === 500,
+    );
     await new Promise((r) => setTimeout(r, 500));
-    const payments = await db.db.selectFrom('payments').selectAll().where('org_id', '=', org.orgId).where('kind', '=', 'auto_reload').orderBy('created_at').execute();
+    const payments = await db.db
+      .selectFrom('payments')
+      .selectAll()
+      .where('org_id', '=', org.orgId)
+      .where('kind', '=', 'auto_reload')
+      .orderBy('created_at')
+      .execute();
     expect(payments.map((p) => [p.status, p.failure_reason])).toEqual([
       ['failed', 'interrupted: outcome unknown'],
       ['succeeded', null],
@@ -158,12 +251,18 @@ describe('local test-payments mode', () => {
     const org = await seedOrg(db);
     const first = await call(h.control.url, 'POST', '/v1/provider/connect', { token: org.key });
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ created: true, account: { processor: 'test', details_submitted: false, payouts_enabled: false } });
+    expect(first.body).toMatchObject({
+      created: true,
+      account: { processor: 'test', details_submitted: false, payouts_enabled: false },
+    });
     const shown = await page(first.body.onboarding_url);
     expect(shown.html).toContain('TEST MODE - no real money');
     const res = await fetch(first.body.onboarding_url, { method: 'POST' });
     expect(res.status).toBe(200);
     const again = await call(h.control.url, 'POST', '/v1/provider/connect', { token: org.key });
-    expect(again.body).toMatchObject({ created: false, account: { account_id: first.body.account.account_id, payouts_enabled: true } });
+    expect(again.body).toMatchObject({
+      created: false,
+      account: { account_id: first.body.account.account_id, payouts_enabled: true },
+    });
   });
 });

@@ -27,7 +27,10 @@ describe('demo listing', () => {
     expect(a.body).toEqual(b.body);
     expect((await call(upstream.url, 'GET', '/current?city=paris')).status).toBe(401);
     expect((await call(upstream.url, 'GET', '/current', { headers: auth })).status).toBe(400);
-    const s = await call(upstream.url, 'POST', '/sentiment', { headers: auth, body: { text: 'I love this great API' } });
+    const s = await call(upstream.url, 'POST', '/sentiment', {
+      headers: auth,
+      body: { text: 'I love this great API' },
+    });
     expect(s.body).toEqual({ score: 2, label: 'positive' });
   });
 

@@ -10,14 +10,40 @@ let h: ControlHarness;
 let db: DbHandles;
 const HOUR = 3_600_000;
 
-async function usage(trx: Db, apiId: string, endpointId: string, providerOrgId: string, orgId: string, calls: number, opts: { cents: number; failEvery?: number; ageMs?: number }): Promise<void> {
+async function usage(
+  trx: Db,
+  apiId: string,
+  endpointId: string,
+  providerOrgId: string,
+  orgId: string,
+  calls: number,
+  opts: { cents: number; failEvery?: number; ageMs?: number },
+): Promise<void> {
   const rows: NewRow<'usage_events'>[] = [];
   const now = Date.now();
   for (let i = 0; i < calls; i++) {
     const failed = opts.failEvery !== undefined && i % opts.failEvery === 0;
-    rows.push({ id: newId('req'), org_id: orgId, key_id: 'key_x', api_id: apiId, endpoint_id: endpointId, provider_org_id: providerOrgId, method: 'GET', status: failed ? 502 : 200, latency_ms: 20 + (i % 50), price_cents: opts.cents, charged_cents: failed ? 0 : opts.cents, error_code: failed ? 'upstream_error' : null, created_at: now - (opts.ageMs ?? HOUR) - i });
+    rows.push({
+      id: newId('req'),
+      org_id: orgId,
+      key_id: 'key_x',
+      api_id: apiId,
+      endpoint_id: endpointId,
+      provider_org_id: providerOrgId,
+      method: 'GET',
+      status: failed ? 502 : 200,
+      latency_ms: 20 + (i % 50),
+      price_cents: opts.cents,
+      charged_cents: failed ? 0 : opts.cents,
+      error_code: failed ? 'upstream_error' : null,
+      created_at: now - (opts.ageMs ?? HOUR) - i,
+    });
   }
-  for (let i = 0; i < rows.length; i += 500) await trx.insertInto('usage_events').values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500)
+    await trx
+      .insertInto('usage_events')
+      .values(rows.slice(i, i + 500))
+      .execute();
 }
 
 let gamer: { apiId: string };
@@ -29,12 +55,36 @@ beforeAll(async () => {
   const gamerOrg = await seedOrg(db);
   const honestOrg = await seedOrg(db);
   const loneOrg = await seedOrg(db);
-  gamer = await insertListing(db, { orgId: gamerOrg.orgId, slug: 'gamer-api', name: 'Gamer API', category: 'data', endpoints: [{ method: 'GET', path: '/g', priceCents: 10 }] });
-  honest = await insertListing(db, { orgId: honestOrg.orgId, slug: 'honest-api', name: 'Honest API', category: 'data', endpoints: [{ method: 'GET', path: '/h', priceCents: 10 }] });
-  const lone = await insertListing(db, { orgId: loneOrg.orgId, slug: 'lone-api', name: 'Lone API', category: 'tools', endpoints: [{ method: 'GET', path: '/l', priceCents: 10 }] });
-  const gEp = (await db.db.selectFrom('endpoints').select('id').where('api_id', '=', gamer.apiId).executeTakeFirstOrThrow()).id;
-  const hEp = (await db.db.selectFrom('endpoints').select('id').where('api_id', '=', honest.apiId).executeTakeFirstOrThrow()).id;
-  const lEp = (await db.db.selectFrom('endpoints').select('id').where('api_id', '=', lone.apiId).executeTakeFirstOrThrow()).id;
+  gamer = await insertListing(db, {
+    orgId: gamerOrg.orgId,
+    slug: 'gamer-api',
+    name: 'Gamer API',
+    category: 'data',
+    endpoints: [{ method: 'GET', path: '/g', priceCents: 10 }],
+  });
+  honest = await insertListing(db, {
+    orgId: honestOrg.orgId,
+    slug: 'honest-api',
+    name: 'Honest API',
+    category: 'data',
+    endpoints: [{ method: 'GET', path: '/h', priceCents: 10 }],
+  });
+  const lone = await insertListing(db, {
+    orgId: loneOrg.orgId,
+    slug: 'lone-api',
+    name: 'Lone API',
+    category: 'tools',
+    endpoints: [{ method: 'GET', path: '/l', priceCents: 10 }],
+  });
+  const gEp = (
+    await db.db.selectFrom('endpoints').select('id').where('api_id', '=', gamer.apiId).executeTakeFirstOrThrow()
+  ).id;
+  const hEp = (
+    await db.db.selectFrom('endpoints').select('id').where('api_id', '=', honest.apiId).executeTakeFirstOrThrow()
+  ).id;
+  const lEp = (
+    await db.db.selectFrom('endpoints').select('id').where('api_id', '=', lone.apiId).executeTakeFirstOrThrow()
+  ).id;
   // One transaction: the control's refresh job runs every 300 ms and must never rank a half-seeded history
   // (a snapshot with only a few honest consumers can legitimately put the gamer first).
   await db.db.transaction().execute(async (trx) => {
@@ -42,7 +92,11 @@ beforeAll(async () => {
     await usage(trx, gamer.apiId, gEp, gamerOrg.orgId, gamerOrg.orgId, 3000, { cents: 10 });
     for (let i = 0; i < 3; i++) await usage(trx, gamer.apiId, gEp, gamerOrg.orgId, newId('org'), 400, { cents: 10 });
     // Fifteen independent consumers make a few calls each, with an occasional upstream failure.
-    for (let i = 0; i < 15; i++) await usage(trx, honest.apiId, hEp, honestOrg.orgId, newId('org'), 8, { cents: 10, failEvery: i === 0 ? 4 : undefined });
+    for (let i = 0; i < 15; i++)
+      await usage(trx, honest.apiId, hEp, honestOrg.orgId, newId('org'), 8, {
+        cents: 10,
+        failEvery: i === 0 ? 4 : undefined,
+      });
     await usage(trx, lone.apiId, lEp, loneOrg.orgId, newId('org'), 500, { cents: 10 });
   });
 });
@@ -56,7 +110,10 @@ async function board(name: string, qs = ''): Promise<{ slug: string; rank: numbe
   for (;;) {
     const r = await call(h.control.url, 'GET', `/v1/leaderboards/${name}${qs}`);
     expect(r.status).toBe(200);
-    const entries = (r.body.entries as { rank: number; listing: { slug: string } }[]).map((e) => ({ slug: e.listing.slug, rank: e.rank }));
+    const entries = (r.body.entries as { rank: number; listing: { slug: string } }[]).map((e) => ({
+      slug: e.listing.slug,
+      rank: e.rank,
+    }));
     if (entries.some((e) => e.slug === 'honest-api') || Date.now() > deadline) return entries;
     await new Promise((res) => setTimeout(res, 200));
   }
@@ -64,17 +121,28 @@ async function board(name: string, qs = ''): Promise<{ slug: string; rank: numbe
 
 describe('leaderboards resist self-dealing', () => {
   it('the gamer out-grosses the honest listing in raw numbers', async () => {
-    const g = await db.db.selectFrom('usage_events').select(db.db.fn.sum<number>('charged_cents').as('s')).where('api_id', '=', gamer.apiId).executeTakeFirstOrThrow();
-    const o = await db.db.selectFrom('usage_events').select(db.db.fn.sum<number>('charged_cents').as('s')).where('api_id', '=', honest.apiId).executeTakeFirstOrThrow();
+    const g = await db.db
+      .selectFrom('usage_events')
+      .select(db.db.fn.sum<number>('charged_cents').as('s'))
+      .where('api_id', '=', gamer.apiId)
+      .executeTakeFirstOrThrow();
+    const o = await db.db
+      .selectFrom('usage_events')
+      .select(db.db.fn.sum<number>('charged_cents').as('s'))
+      .where('api_id', '=', honest.apiId)
+      .executeTakeFirstOrThrow();
     expect(Number(g.s)).toBeGreaterThan(10 * Number(o.s));
   });
 
-  it.each(['top_grossing', 'most_used', 'most_reliable'])('%s puts the listing with many independent consumers first', async (name) => {
-    const entries = await board(name);
-    expect(entries[0]?.slug).toBe('honest-api');
-    const g = entries.find((e) => e.slug === 'gamer-api');
-    if (g) expect(g.rank).toBeGreaterThan(1);
-  });
+  it.each(['top_grossing', 'most_used', 'most_reliable'])(
+    '%s puts the listing with many independent consumers first',
+    async (name) => {
+      const entries = await board(name);
+      expect(entries[0]?.slug).toBe('honest-api');
+      const g = entries.find((e) => e.slug === 'gamer-api');
+      if (g) expect(g.rank).toBeGreaterThan(1);
+    },
+  );
 
   it('a listing used by one org is on no board', async () => {
     for (const name of ['top_grossing', 'most_used', 'most_reliable', 'best_value']) {
@@ -89,7 +157,9 @@ describe('leaderboards resist self-dealing', () => {
     const tools = await call(h.control.url, 'GET', '/v1/leaderboards/top_grossing?category=tools');
     expect(tools.body.entries).toEqual([]);
     const ranks = await call(h.control.url, 'GET', '/v1/apis/honest-api/ranks');
-    expect(ranks.body.ranks).toEqual(expect.arrayContaining([expect.objectContaining({ board: 'top_grossing', category: null, rank: 1 })]));
+    expect(ranks.body.ranks).toEqual(
+      expect.arrayContaining([expect.objectContaining({ board: 'top_grossing', category: null, rank: 1 })]),
+    );
     const bad = await call(h.control.url, 'GET', '/v1/leaderboards/richest');
     expect(bad.status).toBe(400);
   });

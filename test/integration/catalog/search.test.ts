@@ -9,7 +9,18 @@ let h: ControlHarness;
 let db: DbHandles;
 let prov: SeededOrg;
 const CATS = ['finance', 'maps', 'text', 'images', 'sports'];
-const WORDS = ['rates', 'quotes', 'geocode', 'routes', 'translate', 'summarize', 'resize', 'thumbnail', 'scores', 'fixtures'];
+const WORDS = [
+  'rates',
+  'quotes',
+  'geocode',
+  'routes',
+  'translate',
+  'summarize',
+  'resize',
+  'thumbnail',
+  'scores',
+  'fixtures',
+];
 
 beforeAll(async () => {
   h = await startControl();
@@ -20,13 +31,65 @@ beforeAll(async () => {
   for (let i = 0; i < 300; i++) {
     const cat = CATS[i % CATS.length]!;
     const w = WORDS[i % WORDS.length]!;
-    await insertListing(db, { orgId: prov.orgId, slug: `gen-${i}`, name: `Acme ${cat} ${w} ${i}`, summary: `${w} for ${cat}`, description: `Generated listing number ${i}.`, category: cat, tags: [cat, w], endpoints: [{ method: 'GET', path: `/${w}`, priceCents: (i % 7) * 5 }], publishedAt: now - i * 1000 });
+    await insertListing(db, {
+      orgId: prov.orgId,
+      slug: `gen-${i}`,
+      name: `Acme ${cat} ${w} ${i}`,
+      summary: `${w} for ${cat}`,
+      description: `Generated listing number ${i}.`,
+      category: cat,
+      tags: [cat, w],
+      endpoints: [{ method: 'GET', path: `/${w}`, priceCents: (i % 7) * 5 }],
+      publishedAt: now - i * 1000,
+    });
   }
-  await insertListing(db, { orgId: prov.orgId, slug: 'weather-in-name', name: 'Global Weather', summary: 'Forecasts for every city', category: 'weather', tags: ['forecast'], endpoints: [{ method: 'GET', path: '/forecast', priceCents: 20 }], publishedAt: now - 500_000 });
-  await insertListing(db, { orgId: prov.orgId, slug: 'weather-in-description', name: 'Sky Data', summary: 'Atmosphere numbers', description: 'Includes some weather observations.', category: 'science', endpoints: [{ method: 'GET', path: '/obs', priceCents: 1 }], publishedAt: now - 400_000 });
-  await insertListing(db, { orgId: prov.orgId, slug: 'weather-in-path', name: 'Station Feed', summary: 'Raw station feed', category: 'science', endpoints: [{ method: 'GET', path: '/weather/today', priceCents: 0 }], publishedAt: now - 300_000 });
-  await insertListing(db, { orgId: prov.orgId, slug: 'weather-draft', name: 'Weather Draft', summary: 'weather weather', category: 'weather', status: 'draft', endpoints: [{ method: 'GET', path: '/x', priceCents: 0 }] });
-  await insertListing(db, { orgId: prov.orgId, slug: 'weather-suspended', name: 'Weather Suspended', summary: 'weather', category: 'weather', suspended: true, endpoints: [{ method: 'GET', path: '/x', priceCents: 0 }] });
+  await insertListing(db, {
+    orgId: prov.orgId,
+    slug: 'weather-in-name',
+    name: 'Global Weather',
+    summary: 'Forecasts for every city',
+    category: 'weather',
+    tags: ['forecast'],
+    endpoints: [{ method: 'GET', path: '/forecast', priceCents: 20 }],
+    publishedAt: now - 500_000,
+  });
+  await insertListing(db, {
+    orgId: prov.orgId,
+    slug: 'weather-in-description',
+    name: 'Sky Data',
+    summary: 'Atmosphere numbers',
+    description: 'Includes some weather observations.',
+    category: 'science',
+    endpoints: [{ method: 'GET', path: '/obs', priceCents: 1 }],
+    publishedAt: now - 400_000,
+  });
+  await insertListing(db, {
+    orgId: prov.orgId,
+    slug: 'weather-in-path',
+    name: 'Station Feed',
+    summary: 'Raw station feed',
+    category: 'science',
+    endpoints: [{ method: 'GET', path: '/weather/today', priceCents: 0 }],
+    publishedAt: now - 300_000,
+  });
+  await insertListing(db, {
+    orgId: prov.orgId,
+    slug: 'weather-draft',
+    name: 'Weather Draft',
+    summary: 'weather weather',
+    category: 'weather',
+    status: 'draft',
+    endpoints: [{ method: 'GET', path: '/x', priceCents: 0 }],
+  });
+  await insertListing(db, {
+    orgId: prov.orgId,
+    slug: 'weather-suspended',
+    name: 'Weather Suspended',
+    summary: 'weather',
+    category: 'weather',
+    suspended: true,
+    endpoints: [{ method: 'GET', path: '/x', priceCents: 0 }],
+  });
 });
 afterAll(async () => {
   await db.close();
@@ -81,7 +144,9 @@ describe('catalog search', () => {
     const b = await search('category=text&limit=25&offset=25&sort=newest');
     expect(a.body).toMatchObject({ limit: 25, offset: 0, has_more: true, total: 60 });
     expect(b.body.has_more).toBe(true);
-    const overlap = a.body.data.filter((x: { slug: string }) => b.body.data.some((y: { slug: string }) => y.slug === x.slug));
+    const overlap = a.body.data.filter((x: { slug: string }) =>
+      b.body.data.some((y: { slug: string }) => y.slug === x.slug),
+    );
     expect(overlap).toHaveLength(0);
     for (const qs of ['limit=0', 'limit=101', 'offset=-1', 'offset=10001', 'sort=cheapest', 'max_price_cents=-5']) {
       const r = await search(qs);
@@ -101,11 +166,20 @@ describe('catalog search', () => {
     const d = await call(h.control.url, 'GET', '/v1/catalog/discover?query=weather&max_results=2');
     expect(d.status).toBe(200);
     expect(d.body.results).toHaveLength(2);
-    expect(d.body.results[0]).toMatchObject({ slug: 'weather-in-name', endpoints: [{ method: 'GET', path: '/forecast', price_cents: 20 }] });
+    expect(d.body.results[0]).toMatchObject({
+      slug: 'weather-in-name',
+      endpoints: [{ method: 'GET', path: '/forecast', price_cents: 20 }],
+    });
     expect((await call(h.control.url, 'GET', '/v1/catalog/discover?query=weather&max_results=51')).status).toBe(400);
     expect((await call(h.control.url, 'GET', '/v1/catalog/discover')).status).toBe(400);
     const c = await call(h.control.url, 'GET', '/v1/catalog/categories');
-    expect(c.body.data).toEqual(expect.arrayContaining([{ category: 'finance', count: 60 }, { category: 'science', count: 2 }, { category: 'weather', count: 1 }]));
+    expect(c.body.data).toEqual(
+      expect.arrayContaining([
+        { category: 'finance', count: 60 },
+        { category: 'science', count: 2 },
+        { category: 'weather', count: 1 },
+      ]),
+    );
   });
 
   it('keeps the index in sync when a listing is renamed or its endpoints change', async () => {

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
-import { createLiveListing, fixture, startStubUpstream, type LiveListing, type StubUpstream } from '../../helpers/catalog.js';
+import {
+  createLiveListing,
+  fixture,
+  startStubUpstream,
+  type LiveListing,
+  type StubUpstream,
+} from '../../helpers/catalog.js';
 import type { DbHandles, NewRow } from '../../../control/db/database.js';
 import { newId } from '../../../control/lib/ids.js';
 
@@ -19,17 +25,62 @@ beforeAll(async () => {
   db = openTestDb(h.dataDir);
   prov = await seedOrg(db);
   consumer = await seedOrg(db);
-  l = await createLiveListing(h.control.url, prov.key, { baseUrl: up.url, openapiBody: fixture('petstore-expanded-v3.json'), slug: 'petstore', category: 'pets', prices: { 'GET /pets': 3, 'POST /pets': 10 } });
+  l = await createLiveListing(h.control.url, prov.key, {
+    baseUrl: up.url,
+    openapiBody: fixture('petstore-expanded-v3.json'),
+    slug: 'petstore',
+    category: 'pets',
+    prices: { 'GET /pets': 3, 'POST /pets': 10 },
+  });
   const rows: NewRow<'usage_events'>[] = [];
   const now = Date.now();
   for (let i = 1; i <= 100; i++) {
-    rows.push({ id: newId('req'), org_id: consumer.orgId, key_id: consumer.keyId, api_id: l.apiId, endpoint_id: l.endpoints['GET /pets']!, provider_org_id: prov.orgId, method: 'GET', status: i <= 90 ? 200 : 502, latency_ms: i, price_cents: 3, charged_cents: i <= 90 ? 3 : 0, error_code: i <= 90 ? null : 'upstream_error', created_at: now - i * 60_000 - (i > 50 ? 10 * 86_400_000 : 0) });
+    rows.push({
+      id: newId('req'),
+      org_id: consumer.orgId,
+      key_id: consumer.keyId,
+      api_id: l.apiId,
+      endpoint_id: l.endpoints['GET /pets']!,
+      provider_org_id: prov.orgId,
+      method: 'GET',
+      status: i <= 90 ? 200 : 502,
+      latency_ms: i,
+      price_cents: 3,
+      charged_cents: i <= 90 ? 3 : 0,
+      error_code: i <= 90 ? null : 'upstream_error',
+      created_at: now - i * 60_000 - (i > 50 ? 10 * 86_400_000 : 0),
+    });
   }
   await db.db.insertInto('usage_events').values(rows).execute();
-  await db.db.insertInto('provider_earnings').values([
-    { id: newId('txn'), provider_org_id: prov.orgId, api_id: l.apiId, kind: 'earning', gross_cents: 270, fee_cents: 54, net_cents: 216, ref_id: null, idempotency_key: newId('txn'), created_at: now - 1000 },
-    { id: newId('txn'), provider_org_id: prov.orgId, api_id: l.apiId, kind: 'reversal', gross_cents: -3, fee_cents: -1, net_cents: -2, ref_id: null, idempotency_key: newId('txn'), created_at: now - 500 },
-  ]).execute();
+  await db.db
+    .insertInto('provider_earnings')
+    .values([
+      {
+        id: newId('txn'),
+        provider_org_id: prov.orgId,
+        api_id: l.apiId,
+        kind: 'earning',
+        gross_cents: 270,
+        fee_cents: 54,
+        net_cents: 216,
+        ref_id: null,
+        idempotency_key: newId('txn'),
+        created_at: now - 1000,
+      },
+      {
+        id: newId('txn'),
+        provider_org_id: prov.orgId,
+        api_id: l.apiId,
+        kind: 'reversal',
+        gross_cents: -3,
+        fee_cents: -1,
+        net_cents: -2,
+        ref_id: null,
+        idempotency_key: newId('txn'),
+        created_at: now - 500,
+      },
+    ])
+    .execute();
 });
 afterAll(async () => {
   await db.close();
@@ -39,13 +90,27 @@ afterAll(async () => {
 
 describe('listing views', () => {
   it('detail, endpoints and schema show prices and a pending increase', async () => {
-    await call(h.control.url, 'PUT', `/v1/provider/apis/${l.apiId}/pricing`, { token: prov.key, body: { endpoints: [{ endpoint_id: l.endpoints['GET /pets']!, price_cents: 5 }] } });
+    await call(h.control.url, 'PUT', `/v1/provider/apis/${l.apiId}/pricing`, {
+      token: prov.key,
+      body: { endpoints: [{ endpoint_id: l.endpoints['GET /pets']!, price_cents: 5 }] },
+    });
     const d = await call(h.control.url, 'GET', '/v1/apis/petstore');
     expect(d.status).toBe(200);
-    expect(d.body).toMatchObject({ slug: 'petstore', name: 'Swagger Petstore', category: 'pets', endpoint_count: 4, free_endpoints: 2, min_price_cents: 0, max_price_cents: 10, pending_price_changes: 1 });
+    expect(d.body).toMatchObject({
+      slug: 'petstore',
+      name: 'Swagger Petstore',
+      category: 'pets',
+      endpoint_count: 4,
+      free_endpoints: 2,
+      min_price_cents: 0,
+      max_price_cents: 10,
+      pending_price_changes: 1,
+    });
     expect(JSON.stringify(d.body)).not.toMatch(/secret|base_url/);
     const s = await call(h.control.url, 'GET', '/v1/apis/petstore/schema', { token: consumer.key });
-    const pets = s.body.endpoints.find((e: { method: string; path: string }) => e.method === 'GET' && e.path === '/pets');
+    const pets = s.body.endpoints.find(
+      (e: { method: string; path: string }) => e.method === 'GET' && e.path === '/pets',
+    );
     expect(pets.price_cents).toBe(3);
     expect(pets.pending_price).toMatchObject({ new_price_cents: 5 });
     expect(pets.parameters.map((p: { name: string }) => p.name)).toEqual(['tags', 'limit']);
@@ -66,7 +131,13 @@ describe('listing views', () => {
   it('stats give calls, success rate and p50/p95 latency over 7 and 30 days', async () => {
     const r = await call(h.control.url, 'GET', '/v1/apis/petstore/stats');
     expect(r.body.last_7d).toMatchObject({ calls: 50, success_rate: 1, p50_latency_ms: 25, p95_latency_ms: 47 });
-    expect(r.body.last_30d).toMatchObject({ calls: 100, success_rate: 0.9, distinct_orgs: 1, p50_latency_ms: 50, p95_latency_ms: 95 });
+    expect(r.body.last_30d).toMatchObject({
+      calls: 100,
+      success_rate: 0.9,
+      distinct_orgs: 1,
+      p50_latency_ms: 50,
+      p95_latency_ms: 95,
+    });
   });
 
   it('a draft is visible to its owner only', async () => {
@@ -74,7 +145,10 @@ describe('listing views', () => {
     expect((await call(h.control.url, 'GET', '/v1/apis/petstore')).body.code).toBe('listing_not_found');
     expect((await call(h.control.url, 'GET', '/v1/apis/petstore', { token: consumer.key })).status).toBe(404);
     expect((await call(h.control.url, 'GET', '/v1/apis/petstore', { token: prov.key })).body.status).toBe('draft');
-    await call(h.control.url, 'POST', `/v1/provider/apis/${l.apiId}/publish`, { token: prov.key, body: { accept_terms: true, skip_verify: true } });
+    await call(h.control.url, 'POST', `/v1/provider/apis/${l.apiId}/publish`, {
+      token: prov.key,
+      body: { accept_terms: true, skip_verify: true },
+    });
   });
 });
 
@@ -83,22 +157,40 @@ describe('provider analytics, profile, directory, activity, catalog requests', (
     const r = await call(h.control.url, 'GET', '/v1/provider/analytics', { token: prov.key });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ calls: 100, ok_calls: 90, gross_volume_cents: 270, distinct_consumers: 1 });
-    expect(r.body.earnings).toMatchObject({ gross_cents: 267, platform_fee_cents: 53, net_cents: 214, reversals_cents: -2 });
+    expect(r.body.earnings).toMatchObject({
+      gross_cents: 267,
+      platform_fee_cents: 53,
+      net_cents: 214,
+      reversals_cents: -2,
+    });
     expect(r.body.listings[0]).toMatchObject({ slug: 'petstore', calls: 100, gross_cents: 270, net_cents: 214 });
     expect(r.body.listings[0].endpoints[0]).toMatchObject({ method: 'GET', path: '/pets', calls: 100 });
     const none = await call(h.control.url, 'GET', '/v1/provider/analytics', { token: consumer.key });
     expect(none.body.calls).toBe(0);
-    const bad = await call(h.control.url, 'GET', '/v1/provider/analytics?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z', { token: prov.key });
+    const bad = await call(
+      h.control.url,
+      'GET',
+      '/v1/provider/analytics?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z',
+      { token: prov.key },
+    );
     expect(bad.status).toBe(400);
   });
 
   it('profile get/update, public directory and profile by slug', async () => {
-    const p = await call(h.control.url, 'PATCH', '/v1/provider/profile', { token: prov.key, body: { slug: 'pet-people', display_name: 'Pet People', bio: 'We list pets', website: 'https://pets.example' } });
+    const p = await call(h.control.url, 'PATCH', '/v1/provider/profile', {
+      token: prov.key,
+      body: { slug: 'pet-people', display_name: 'Pet People', bio: 'We list pets', website: 'https://pets.example' },
+    });
     expect(p.status).toBe(200);
     expect(p.body).toMatchObject({ slug: 'pet-people', display_name: 'Pet People' });
-    expect((await call(h.control.url, 'GET', '/v1/provider/profile', { token: prov.key })).body.bio).toBe('We list pets');
+    expect((await call(h.control.url, 'GET', '/v1/provider/profile', { token: prov.key })).body.bio).toBe(
+      'We list pets',
+    );
     expect((await call(h.control.url, 'GET', '/v1/provider/profile', { token: consumer.key })).status).toBe(404);
-    const taken = await call(h.control.url, 'PATCH', '/v1/provider/profile', { token: consumer.key, body: { slug: 'pet-people' } });
+    const taken = await call(h.control.url, 'PATCH', '/v1/provider/profile', {
+      token: consumer.key,
+      body: { slug: 'pet-people' },
+    });
     expect(taken.status).toBe(409);
     const dir = await call(h.control.url, 'GET', '/v1/providers?query=pet&limit=5');
     expect(dir.body.data[0]).toMatchObject({ slug: 'pet-people', live_listings: 1 });
@@ -114,16 +206,29 @@ describe('provider analytics, profile, directory, activity, catalog requests', (
     expect(kinds).toEqual(expect.arrayContaining(['publish', 'unpublish', 'new_provider']));
     const times = r.body.data.map((a: { created_at: string }) => Date.parse(a.created_at));
     expect(times).toEqual([...times].sort((a: number, b: number) => b - a));
-    expect((await call(h.control.url, 'GET', '/v1/market/activity?limit=1')).body).toMatchObject({ limit: 1, has_more: true });
+    expect((await call(h.control.url, 'GET', '/v1/market/activity?limit=1')).body).toMatchObject({
+      limit: 1,
+      has_more: true,
+    });
   });
 
   it('catalog requests are recorded with or without a credential', async () => {
-    const a = await call(h.control.url, 'POST', '/v1/catalog/requests', { body: { query: 'satellite imagery', email: 'me@example.com', notes: 'daily tiles' } });
+    const a = await call(h.control.url, 'POST', '/v1/catalog/requests', {
+      body: { query: 'satellite imagery', email: 'me@example.com', notes: 'daily tiles' },
+    });
     expect(a.status).toBe(201);
-    const b = await call(h.control.url, 'POST', '/v1/catalog/requests', { token: consumer.key, body: { query: 'tide tables' } });
+    const b = await call(h.control.url, 'POST', '/v1/catalog/requests', {
+      token: consumer.key,
+      body: { query: 'tide tables' },
+    });
     expect(b.status).toBe(201);
     const rows = await db.db.selectFrom('catalog_requests').selectAll().orderBy('created_at').execute();
-    expect(rows.map((r) => [r.query, r.org_id])).toEqual([['satellite imagery', null], ['tide tables', consumer.orgId]]);
-    expect((await call(h.control.url, 'POST', '/v1/catalog/requests', { body: { query: 'x', email: 'nope' } })).status).toBe(400);
+    expect(rows.map((r) => [r.query, r.org_id])).toEqual([
+      ['satellite imagery', null],
+      ['tide tables', consumer.orgId],
+    ]);
+    expect(
+      (await call(h.control.url, 'POST', '/v1/catalog/requests', { body: { query: 'x', email: 'nope' } })).status,
+    ).toBe(400);
   });
 });

@@ -15,7 +15,9 @@ beforeAll(async () => {
 afterAll(() => h.stop());
 
 async function admin(...args: string[]): Promise<{ ok: boolean; data: any }> {
-  const { stdout } = await run(process.execPath, [join(ROOT, 'dist/control/admin/main.js'), ...args, '--json'], { env: h.env });
+  const { stdout } = await run(process.execPath, [join(ROOT, 'dist/control/admin/main.js'), ...args, '--json'], {
+    env: h.env,
+  });
   return JSON.parse(stdout);
 }
 
@@ -39,12 +41,23 @@ describe('operator CLI', () => {
 
   it('grants and deducts credits through the ledger with a reason, and refuses to overdraw', async () => {
     const reg = (await call(h.control.url, 'POST', '/v1/register')).body;
-    expect((await admin('credits', 'grant', reg.org_id, '500', '--reason', 'pilot customer')).data.credit_cents).toBe(500);
-    expect((await admin('credits', 'deduct', reg.org_id, '120', '--reason', 'refund reversal')).data.credit_cents).toBe(380);
-    expect(await adminFails('credits', 'deduct', reg.org_id, '1000', '--reason', 'too much')).toContain('insufficient_credits');
+    expect((await admin('credits', 'grant', reg.org_id, '500', '--reason', 'pilot customer')).data.credit_cents).toBe(
+      500,
+    );
+    expect((await admin('credits', 'deduct', reg.org_id, '120', '--reason', 'refund reversal')).data.credit_cents).toBe(
+      380,
+    );
+    expect(await adminFails('credits', 'deduct', reg.org_id, '1000', '--reason', 'too much')).toContain(
+      'insufficient_credits',
+    );
     expect((await call(h.control.url, 'GET', '/v1/me', { token: reg.api_key })).body.balance.credit_cents).toBe(380);
     const db = openTestDb(h.dataDir);
-    const entries = await db.db.selectFrom('ledger_entries').selectAll().where('org_id', '=', reg.org_id).orderBy('created_at').execute();
+    const entries = await db.db
+      .selectFrom('ledger_entries')
+      .selectAll()
+      .where('org_id', '=', reg.org_id)
+      .orderBy('created_at')
+      .execute();
     await expectLedgerConsistent(db);
     await db.close();
     expect(entries.map((e) => [e.kind, e.amount_cents, e.reason])).toEqual([
@@ -70,10 +83,24 @@ describe('operator CLI', () => {
   it('suspends a listing by slug and announces it on the change feed', async () => {
     const db = openTestDb(h.dataDir);
     const org = await seedOrg(db);
-    const { apiId } = await seedListing(db, { orgId: org.orgId, slug: 'suspend-me', baseUrl: 'http://127.0.0.1:9', endpoints: [] });
+    const { apiId } = await seedListing(db, {
+      orgId: org.orgId,
+      slug: 'suspend-me',
+      baseUrl: 'http://127.0.0.1:9',
+      endpoints: [],
+    });
     await admin('suspend', 'listing', 'suspend-me', '--reason', 'malware');
-    const row = await db.db.selectFrom('apis').select(['suspended_at', 'suspended_reason']).where('id', '=', apiId).executeTakeFirstOrThrow();
-    const changes = await db.db.selectFrom('changes').selectAll().where('entity', '=', 'api').where('entity_id', '=', apiId).execute();
+    const row = await db.db
+      .selectFrom('apis')
+      .select(['suspended_at', 'suspended_reason'])
+      .where('id', '=', apiId)
+      .executeTakeFirstOrThrow();
+    const changes = await db.db
+      .selectFrom('changes')
+      .selectAll()
+      .where('entity', '=', 'api')
+      .where('entity_id', '=', apiId)
+      .execute();
     await db.close();
     expect(row.suspended_at).not.toBeNull();
     expect(row.suspended_reason).toBe('malware');

@@ -12,9 +12,15 @@ beforeAll(async () => {
 afterAll(() => h.stop());
 
 it('docs/api.md lists every route of the OpenAPI document, and nothing that is not there', async () => {
-  const doc = (await call(h.control.url, 'GET', '/v1/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
-  const served = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+  const doc = (await call(h.control.url, 'GET', '/v1/openapi.json')).body as {
+    paths: Record<string, Record<string, unknown>>;
+  };
+  const served = Object.entries(doc.paths).flatMap(([p, ops]) =>
+    Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
+  );
   const md = readFileSync(join(ROOT, 'docs/api.md'), 'utf8');
-  const documented = [...md.matchAll(/^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \|/gm)].map((m) => `${m[1]} ${m[2]}`);
+  const documented = [...md.matchAll(/^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \|/gm)].map(
+    (m) => `${m[1]} ${m[2]}`,
+  );
   expect(documented.sort()).toEqual(served.sort());
 });

@@ -18,7 +18,9 @@ beforeAll(async () => {
       const form = new URLSearchParams(body);
       seen.push(form);
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ success: form.get('response') === 'good' && form.get('secret') === 'challenge-secret' }));
+      res.end(
+        JSON.stringify({ success: form.get('response') === 'good' && form.get('secret') === 'challenge-secret' }),
+      );
     });
   });
   await new Promise<void>((r) => verifier.listen(0, '127.0.0.1', r));
@@ -51,7 +53,9 @@ describe('production signup', () => {
   });
 
   it('is rejected when the verifier refuses the token', async () => {
-    const res = await call(h.control.url, 'POST', '/v1/auth/signup', { body: { email: 'bot2@example.test', challenge_token: 'bad' } });
+    const res = await call(h.control.url, 'POST', '/v1/auth/signup', {
+      body: { email: 'bot2@example.test', challenge_token: 'bad' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('challenge_failed');
     expect(seen.at(-1)?.get('response')).toBe('bad');
@@ -59,7 +63,9 @@ describe('production signup', () => {
 
   it('is accepted with a token the verifier accepts', async () => {
     const before = await userCount();
-    const res = await call(h.control.url, 'POST', '/v1/signup', { body: { email: 'human@example.test', challenge_token: 'good' } });
+    const res = await call(h.control.url, 'POST', '/v1/signup', {
+      body: { email: 'human@example.test', challenge_token: 'good' },
+    });
     expect(res.status).toBe(202);
     expect(await userCount()).toBe(before + 1);
   });

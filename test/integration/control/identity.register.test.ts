@@ -31,7 +31,11 @@ describe('POST /v1/register', () => {
   it('stores only the SHA-256 of the key', async () => {
     const res = await call(h.control.url, 'POST', '/v1/register');
     const db = openTestDb(h.dataDir);
-    const row = await db.db.selectFrom('api_keys').selectAll().where('id', '=', res.body.key_id).executeTakeFirstOrThrow();
+    const row = await db.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', res.body.key_id)
+      .executeTakeFirstOrThrow();
     await db.close();
     expect(row.key_hash).toBe(sha256Hex(res.body.api_key));
     expect(Object.values(row)).not.toContain(res.body.api_key);
@@ -59,8 +63,12 @@ describe('health and contract', () => {
     const doc = await call(h.control.url, 'GET', '/v1/openapi.json');
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/v1/register', '/v1/keys', '/v1/keys/{id}', '/v1/auth/login/verify', '/v1/me']));
-    expect(doc.body.paths['/v1/keys'].post.requestBody.content['application/json'].schema.properties.budget_cents).toBeDefined();
+    expect(Object.keys(doc.body.paths)).toEqual(
+      expect.arrayContaining(['/v1/register', '/v1/keys', '/v1/keys/{id}', '/v1/auth/login/verify', '/v1/me']),
+    );
+    expect(
+      doc.body.paths['/v1/keys'].post.requestBody.content['application/json'].schema.properties.budget_cents,
+    ).toBeDefined();
   });
 
   it('answers unknown routes with a problem body', async () => {

@@ -17,7 +17,12 @@ beforeAll(async () => {
   // A movable clock: the process re-reads this offset file (development only).
   clockFile = join(tmpdir(), `svc-clock-offset-${process.pid}`);
   writeFileSync(clockFile, '0');
-  h = await startControl({ SVC_SMTP_URL: smtp.url, SVC_STARTER_CREDIT_CENTS: String(STARTER), SVC_LOGIN_RATE_PER_HOUR: '50', SVC_CLOCK_OFFSET_FILE: clockFile });
+  h = await startControl({
+    SVC_SMTP_URL: smtp.url,
+    SVC_STARTER_CREDIT_CENTS: String(STARTER),
+    SVC_LOGIN_RATE_PER_HOUR: '50',
+    SVC_CLOCK_OFFSET_FILE: clockFile,
+  });
 });
 afterAll(async () => {
   await h.stop();
@@ -85,7 +90,14 @@ describe('signup and email verification', () => {
     expect(v.body.released_credit_cents).toBe(0);
     const me = await call(h.control.url, 'GET', '/v1/me', { token: reg.api_key });
     expect(me.body.credential.key_id).toBe(reg.key_id);
-    expect(me.body.credential.scopes).toEqual(['catalog:read', 'proxy:call', 'keys:write', 'usage:read', 'billing:write', 'provider:write']);
+    expect(me.body.credential.scopes).toEqual([
+      'catalog:read',
+      'proxy:call',
+      'keys:write',
+      'usage:read',
+      'billing:write',
+      'provider:write',
+    ]);
     expect(me.body.org.email_verified).toBe(true);
     const list = await call(h.control.url, 'GET', '/v1/keys', { token: reg.api_key });
     expect(list.body.data).toHaveLength(1);
@@ -171,7 +183,8 @@ describe('passwordless login', () => {
   it('rate limits login requests per email', async () => {
     const addr = email('flood');
     const statuses: number[] = [];
-    for (let i = 0; i < 52; i++) statuses.push((await call(h.control.url, 'POST', '/v1/auth/login/request', { body: { email: addr } })).status);
+    for (let i = 0; i < 52; i++)
+      statuses.push((await call(h.control.url, 'POST', '/v1/auth/login/request', { body: { email: addr } })).status);
     expect(statuses.filter((s) => s === 202)).toHaveLength(50);
     expect(statuses.slice(50)).toEqual([429, 429]);
   });
@@ -180,7 +193,9 @@ describe('passwordless login', () => {
     const addr = email('logout');
     await call(h.control.url, 'POST', '/v1/auth/login/request', { body: { email: addr } });
     const code = loginCodeOf(await smtp.waitFor(addr, /login code/i));
-    const { session_token } = (await call(h.control.url, 'POST', '/v1/auth/login/verify', { body: { email: addr, code } })).body;
+    const { session_token } = (
+      await call(h.control.url, 'POST', '/v1/auth/login/verify', { body: { email: addr, code } })
+    ).body;
     const reg = (await call(h.control.url, 'POST', '/v1/register')).body;
     const byKey = await call(h.control.url, 'POST', '/v1/auth/logout', { token: reg.api_key });
     expect(byKey.status).toBe(401);
@@ -195,7 +210,9 @@ describe('passwordless login', () => {
     const addr = email('hashed');
     await call(h.control.url, 'POST', '/v1/auth/login/request', { body: { email: addr } });
     const code = loginCodeOf(await smtp.waitFor(addr, /login code/i));
-    const { session_token } = (await call(h.control.url, 'POST', '/v1/auth/login/verify', { body: { email: addr, code } })).body;
+    const { session_token } = (
+      await call(h.control.url, 'POST', '/v1/auth/login/verify', { body: { email: addr, code } })
+    ).body;
     const db = openTestDb(h.dataDir);
     const codes = await db.db.selectFrom('login_codes').selectAll().where('email', '=', addr).execute();
     const sessions = await db.db.selectFrom('sessions').select('token_hash').execute();

@@ -12,7 +12,9 @@ afterAll(() => h.stop());
 async function counts() {
   const db = openTestDb(h.dataDir);
   const [orgs, users, keys, ledger] = await Promise.all(
-    (['orgs', 'users', 'api_keys', 'ledger_entries'] as const).map(async (t) => (await db.db.selectFrom(t).select('id').execute()).length),
+    (['orgs', 'users', 'api_keys', 'ledger_entries'] as const).map(
+      async (t) => (await db.db.selectFrom(t).select('id').execute()).length,
+    ),
   );
   await db.close();
   return { orgs, users, keys, ledger };
@@ -24,7 +26,13 @@ describe('bad input', () => {
     const res = await call(h.control.url, 'POST', '/v1/signup', { rawBody: '{"email": "a@b.c",' });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toContain('application/problem+json');
-    expect(res.body).toMatchObject({ code: 'invalid_json', status: 400, title: expect.any(String), detail: expect.any(String), type: expect.stringContaining('invalid_json') });
+    expect(res.body).toMatchObject({
+      code: 'invalid_json',
+      status: 400,
+      title: expect.any(String),
+      detail: expect.any(String),
+      type: expect.stringContaining('invalid_json'),
+    });
     expect(res.body.request_id).toBe(res.headers.get('x-svc-request-id'));
     expect(await counts()).toEqual(before);
   });
@@ -48,7 +56,10 @@ describe('bad input', () => {
   it('refuses key creation with wrong types and creates no key', async () => {
     const reg = (await call(h.control.url, 'POST', '/v1/register')).body;
     const before = await counts();
-    const res = await call(h.control.url, 'POST', '/v1/keys', { token: reg.api_key, body: { name: 'x', scopes: ['nope:write'], daily_cap_cents: 1.5 } });
+    const res = await call(h.control.url, 'POST', '/v1/keys', {
+      token: reg.api_key,
+      body: { name: 'x', scopes: ['nope:write'], daily_cap_cents: 1.5 },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(['daily_cap_cents', 'scopes.0']);
     expect(await counts()).toEqual(before);

@@ -11,7 +11,11 @@ beforeAll(async () => {
 afterAll(() => h.stop());
 
 async function registered() {
-  return (await call(h.control.url, 'POST', '/v1/register')).body as { api_key: string; key_id: string; org_id: string };
+  return (await call(h.control.url, 'POST', '/v1/register')).body as {
+    api_key: string;
+    key_id: string;
+    org_id: string;
+  };
 }
 
 describe('keys', () => {
@@ -19,14 +23,31 @@ describe('keys', () => {
     const reg = await registered();
     const res = await call(h.control.url, 'POST', '/v1/keys', {
       token: reg.api_key,
-      body: { name: 'agent-1', scopes: ['proxy:call'], budget_cents: 500, per_call_max_cents: 5, daily_cap_cents: 100, approval_mode: 'free_only' },
+      body: {
+        name: 'agent-1',
+        scopes: ['proxy:call'],
+        budget_cents: 500,
+        per_call_max_cents: 5,
+        daily_cap_cents: 100,
+        approval_mode: 'free_only',
+      },
     });
     expect(res.status).toBe(201);
     expect(res.body.api_key).toMatch(/^svc_live_/);
-    expect(res.body.key).toMatchObject({ name: 'agent-1', scopes: ['proxy:call'], budget_cents: 500, per_call_max_cents: 5, daily_cap_cents: 100, approval_mode: 'free_only', revoked_at: null });
+    expect(res.body.key).toMatchObject({
+      name: 'agent-1',
+      scopes: ['proxy:call'],
+      budget_cents: 500,
+      per_call_max_cents: 5,
+      daily_cap_cents: 100,
+      approval_mode: 'free_only',
+      revoked_at: null,
+    });
     const list = await call(h.control.url, 'GET', '/v1/keys', { token: reg.api_key });
     expect(list.status).toBe(200);
-    expect(list.body.data.map((k: { id: string }) => k.id)).toEqual(expect.arrayContaining([reg.key_id, res.body.key.id]));
+    expect(list.body.data.map((k: { id: string }) => k.id)).toEqual(
+      expect.arrayContaining([reg.key_id, res.body.key.id]),
+    );
     expect(JSON.stringify(list.body)).not.toContain(res.body.api_key);
     expect(JSON.stringify(list.body)).not.toMatch(/key_hash/);
   });
@@ -34,7 +55,10 @@ describe('keys', () => {
   it('refuses to grant scopes the creator lacks, and writes nothing', async () => {
     const reg = await registered();
     const before = (await call(h.control.url, 'GET', '/v1/keys', { token: reg.api_key })).body.data.length;
-    const res = await call(h.control.url, 'POST', '/v1/keys', { token: reg.api_key, body: { name: 'x', scopes: ['billing:write'] } });
+    const res = await call(h.control.url, 'POST', '/v1/keys', {
+      token: reg.api_key,
+      body: { name: 'x', scopes: ['billing:write'] },
+    });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('insufficient_scope');
     expect((await call(h.control.url, 'GET', '/v1/keys', { token: reg.api_key })).body.data.length).toBe(before);
@@ -42,11 +66,25 @@ describe('keys', () => {
 
   it('patches caps and approval mode, and clears a cap with null', async () => {
     const reg = await registered();
-    const created = (await call(h.control.url, 'POST', '/v1/keys', { token: reg.api_key, body: { name: 'k', daily_cap_cents: 10 } })).body.key;
-    const res = await call(h.control.url, 'PATCH', `/v1/keys/${created.id}`, { token: reg.api_key, body: { daily_cap_cents: null, budget_cents: 42, approval_mode: 'free_only', name: 'renamed' } });
+    const created = (
+      await call(h.control.url, 'POST', '/v1/keys', { token: reg.api_key, body: { name: 'k', daily_cap_cents: 10 } })
+    ).body.key;
+    const res = await call(h.control.url, 'PATCH', `/v1/keys/${created.id}`, {
+      token: reg.api_key,
+      body: { daily_cap_cents: null, budget_cents: 42, approval_mode: 'free_only', name: 'renamed' },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: created.id, name: 'renamed', daily_cap_cents: null, budget_cents: 42, approval_mode: 'free_only' });
-    const bad = await call(h.control.url, 'PATCH', `/v1/keys/${created.id}`, { token: reg.api_key, body: { budget_cents: -1 } });
+    expect(res.body).toMatchObject({
+      id: created.id,
+      name: 'renamed',
+      daily_cap_cents: null,
+      budget_cents: 42,
+      approval_mode: 'free_only',
+    });
+    const bad = await call(h.control.url, 'PATCH', `/v1/keys/${created.id}`, {
+      token: reg.api_key,
+      body: { budget_cents: -1 },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('validation_failed');
     expect(bad.body.errors[0].path).toBe('budget_cents');
@@ -61,9 +99,16 @@ describe('keys', () => {
     const refused = await call(h.control.url, 'GET', '/v1/me', { token: created.body.api_key });
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe('key_revoked');
-    expect((await call(h.control.url, 'DELETE', `/v1/keys/${created.body.key.id}`, { token: reg.api_key })).status).toBe(200);
+    expect(
+      (await call(h.control.url, 'DELETE', `/v1/keys/${created.body.key.id}`, { token: reg.api_key })).status,
+    ).toBe(200);
     const db = openTestDb(h.dataDir);
-    const change = await db.db.selectFrom('changes').selectAll().where('entity', '=', 'key').where('entity_id', '=', created.body.key.id).execute();
+    const change = await db.db
+      .selectFrom('changes')
+      .selectAll()
+      .where('entity', '=', 'key')
+      .where('entity_id', '=', created.body.key.id)
+      .execute();
     await db.close();
     expect(change.length).toBeGreaterThanOrEqual(1);
   });
@@ -80,7 +125,10 @@ describe('keys', () => {
     const db = openTestDb(h.dataDir);
     const org = await seedOrg(db);
     await db.close();
-    const res = await call(h.control.url, 'POST', '/v1/keys', { token: org.session, body: { name: 'from-dashboard', scopes: ['billing:write', 'proxy:call'] } });
+    const res = await call(h.control.url, 'POST', '/v1/keys', {
+      token: org.session,
+      body: { name: 'from-dashboard', scopes: ['billing:write', 'proxy:call'] },
+    });
     expect(res.status).toBe(201);
     expect(res.body.key.scopes).toEqual(['proxy:call', 'billing:write']);
   });

@@ -10,10 +10,16 @@ describe('processes', () => {
   it('two control processes starting at once on one fresh file apply each migration exactly once', async () => {
     const data = tempDataDir();
     const env = baseEnv(data.dir);
-    const [a, b] = await Promise.all([startProcess('control-a', 'control/main.js', env), startProcess('control-b', 'control/main.js', env)]);
+    const [a, b] = await Promise.all([
+      startProcess('control-a', 'control/main.js', env),
+      startProcess('control-b', 'control/main.js', env),
+    ]);
     try {
       const db = openTestDb(data.dir);
-      const applied = await db.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
+      const applied = await db.db
+        .selectFrom('kysely_migration' as never)
+        .select('name' as never)
+        .execute();
       await db.close();
       expect(applied.map((r) => (r as { name: string }).name).sort()).toEqual(Object.keys(migrations).sort());
       for (const p of [a, b]) expect((await call(p.url, 'POST', '/v1/register')).status).toBe(201);

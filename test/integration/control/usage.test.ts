@@ -16,7 +16,12 @@ beforeAll(async () => {
   const provider = await seedOrg(db);
   consumer = await seedOrg(db);
   otherKeyId = (await seedKey(db, consumer.orgId, { scopes: ['proxy:call'] })).keyId;
-  const { apiId, endpointIds } = await seedListing(db, { orgId: provider.orgId, slug: 'usage-api', baseUrl: 'http://127.0.0.1:9', endpoints: [{ method: 'GET', path: '/a', priceCents: 3 }] });
+  const { apiId, endpointIds } = await seedListing(db, {
+    orgId: provider.orgId,
+    slug: 'usage-api',
+    baseUrl: 'http://127.0.0.1:9',
+    endpoints: [{ method: 'GET', path: '/a', priceCents: 3 }],
+  });
   const row = (i: number, keyId: string, status: number, charged: number) => ({
     id: newId('req', T0 + i),
     org_id: consumer.orgId,
@@ -34,7 +39,12 @@ beforeAll(async () => {
   });
   await db.db
     .insertInto('usage_events')
-    .values([row(0, consumer.keyId, 200, 3), row(1, consumer.keyId, 200, 3), row(2, otherKeyId, 502, 0), row(30, consumer.keyId, 200, 3)])
+    .values([
+      row(0, consumer.keyId, 200, 3),
+      row(1, consumer.keyId, 200, 3),
+      row(2, otherKeyId, 502, 0),
+      row(30, consumer.keyId, 200, 3),
+    ])
     .execute();
   await db.close();
 });
@@ -46,13 +56,23 @@ describe('GET /v1/usage', () => {
     expect(res.status).toBe(200);
     expect(res.body.totals).toEqual({ calls: 3, charged_cents: 6, failed_calls: 1 });
     expect(res.body.by_api).toEqual([{ api_id: expect.any(String), slug: 'usage-api', calls: 3, charged_cents: 6 }]);
-    expect(res.body.by_key).toEqual(expect.arrayContaining([{ key_id: consumer.keyId, calls: 2, charged_cents: 6 }, { key_id: otherKeyId, calls: 1, charged_cents: 0 }]));
+    expect(res.body.by_key).toEqual(
+      expect.arrayContaining([
+        { key_id: consumer.keyId, calls: 2, charged_cents: 6 },
+        { key_id: otherKeyId, calls: 1, charged_cents: 0 },
+      ]),
+    );
     expect(res.body.by_day).toEqual([{ day: '2026-10-01', calls: 3, charged_cents: 6 }]);
     expect(res.body.events.data[0]).toMatchObject({ slug: 'usage-api', path: '/a', status: 502, charged_cents: 0 });
   });
 
   it('paginates events and filters by key', async () => {
-    const res = await call(h.control.url, 'GET', `/v1/usage?from=2026-10-01&to=2026-10-03&limit=1&key_id=${consumer.keyId}`, { token: consumer.key });
+    const res = await call(
+      h.control.url,
+      'GET',
+      `/v1/usage?from=2026-10-01&to=2026-10-03&limit=1&key_id=${consumer.keyId}`,
+      { token: consumer.key },
+    );
     expect(res.body.totals.calls).toBe(3);
     expect(res.body.events.data).toHaveLength(1);
     expect(res.body.events.has_more).toBe(true);

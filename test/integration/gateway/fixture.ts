@@ -102,7 +102,14 @@ export interface World {
   cleanup(): Promise<void>;
 }
 
-export async function makeWorld(opts: { endpoints?: SeedEndpoint[]; injection?: 'none' | 'bearer' | 'header' | 'query'; injectionName?: string; secret?: string } = {}): Promise<World> {
+export async function makeWorld(
+  opts: {
+    endpoints?: SeedEndpoint[];
+    injection?: 'none' | 'bearer' | 'header' | 'query';
+    injectionName?: string;
+    secret?: string;
+  } = {},
+): Promise<World> {
   const data = await openMigratedTempDb();
   const h = data.h;
   const upstream = await startUpstream();
@@ -135,11 +142,23 @@ export async function makeWorld(opts: { endpoints?: SeedEndpoint[]; injection?: 
   };
 }
 
-export async function balanceOf(h: DbHandles, orgId: string): Promise<{ credit_cents: number; reserved_cents: number }> {
-  return h.db.selectFrom('balances').select(['credit_cents', 'reserved_cents']).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+export async function balanceOf(
+  h: DbHandles,
+  orgId: string,
+): Promise<{ credit_cents: number; reserved_cents: number }> {
+  return h.db
+    .selectFrom('balances')
+    .select(['credit_cents', 'reserved_cents'])
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow();
 }
 
-export async function gw(base: string, method: string, path: string, opts: { key?: string; headers?: Record<string, string>; body?: string } = {}) {
+export async function gw(
+  base: string,
+  method: string,
+  path: string,
+  opts: { key?: string; headers?: Record<string, string>; body?: string } = {},
+) {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.key) headers['authorization'] = `Bearer ${opts.key}`;
   const res = await fetch(base + path, { method, headers, body: opts.body });
@@ -155,7 +174,13 @@ export async function gw(base: string, method: string, path: string, opts: { key
 
 /** Waits until the gateway has applied every `changes` row written so far (deterministic, unlike a sleep). */
 export async function feedApplied(h: DbHandles, gatewayUrl: string, timeoutMs = 5000): Promise<void> {
-  const target = (await h.db.selectFrom('changes').select((eb) => eb.fn.max<number>('seq').as('m')).executeTakeFirst())?.m ?? 0;
+  const target =
+    (
+      await h.db
+        .selectFrom('changes')
+        .select((eb) => eb.fn.max<number>('seq').as('m'))
+        .executeTakeFirst()
+    )?.m ?? 0;
   const t0 = Date.now();
   for (;;) {
     const health = (await (await fetch(`${gatewayUrl}/healthz`)).json()) as { changes_seq: number };
@@ -190,7 +215,10 @@ export async function clearOfUtcMidnight(marginMs = 10_000): Promise<void> {
 }
 
 /** One world and one gateway for a whole test file, torn down after it; `bind` receives them once started. */
-export function useGatewayWorld(bind: (w: World, g: RunningGateway) => void, opts: Parameters<typeof makeWorld>[0] = {}): void {
+export function useGatewayWorld(
+  bind: (w: World, g: RunningGateway) => void,
+  opts: Parameters<typeof makeWorld>[0] = {},
+): void {
   let w: World | undefined;
   let g: RunningGateway | undefined;
   beforeAll(async () => {

@@ -19,10 +19,18 @@ describe('Idempotency-Key', () => {
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 20);
     const before = upstreamCalls('/echo');
-    const first = await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: 'pay-once', headers: { 'idempotency-key': 'job-1' } });
+    const first = await gw(g.url, 'POST', `/${w.slug}/echo`, {
+      key: c.key,
+      body: 'pay-once',
+      headers: { 'idempotency-key': 'job-1' },
+    });
     expect(first.status).toBe(200);
     expect(first.headers.get('x-svc-charged-cents')).toBe('2');
-    const again = await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: 'pay-once', headers: { 'idempotency-key': 'job-1' } });
+    const again = await gw(g.url, 'POST', `/${w.slug}/echo`, {
+      key: c.key,
+      body: 'pay-once',
+      headers: { 'idempotency-key': 'job-1' },
+    });
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
     expect(again.headers.get('x-svc-idempotent-replay')).toBe('true');
@@ -36,7 +44,11 @@ describe('Idempotency-Key', () => {
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 20);
     const before = upstreamCalls('/users/55');
-    const rs = await Promise.all(Array.from({ length: 8 }, () => gw(g.url, 'GET', `/${w.slug}/users/55`, { key: c.key, headers: { 'idempotency-key': 'burst' } })));
+    const rs = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        gw(g.url, 'GET', `/${w.slug}/users/55`, { key: c.key, headers: { 'idempotency-key': 'burst' } }),
+      ),
+    );
     expect(rs.every((r) => r.status === 200)).toBe(true);
     expect(new Set(rs.map((r) => r.text)).size).toBe(1);
     expect(upstreamCalls('/users/55') - before).toBe(1);
@@ -47,13 +59,23 @@ describe('Idempotency-Key', () => {
   it('409 idempotency_conflict when the key is reused for a different request; keys are per org', async () => {
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 20);
-    expect((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: 'a', headers: { 'idempotency-key': 'k' } })).status).toBe(200);
-    const r = await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: 'b', headers: { 'idempotency-key': 'k' } });
+    expect(
+      (await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: 'a', headers: { 'idempotency-key': 'k' } }))
+        .status,
+    ).toBe(200);
+    const r = await gw(g.url, 'POST', `/${w.slug}/echo`, {
+      key: c.key,
+      body: 'b',
+      headers: { 'idempotency-key': 'k' },
+    });
     expect(r.status).toBe(409);
     expect(r.code).toBe('idempotency_conflict');
     const other = await seedOrg(w.h);
     await grantCredits(w.h, other.orgId, 20);
-    expect((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: other.key, body: 'b', headers: { 'idempotency-key': 'k' } })).status).toBe(200);
+    expect(
+      (await gw(g.url, 'POST', `/${w.slug}/echo`, { key: other.key, body: 'b', headers: { 'idempotency-key': 'k' } }))
+        .status,
+    ).toBe(200);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(18);
   });
 
@@ -61,8 +83,12 @@ describe('Idempotency-Key', () => {
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 20);
     const before = upstreamCalls('/fail');
-    expect((await gw(g.url, 'GET', `/${w.slug}/fail`, { key: c.key, headers: { 'idempotency-key': 'f' } })).status).toBe(500);
-    expect((await gw(g.url, 'GET', `/${w.slug}/fail`, { key: c.key, headers: { 'idempotency-key': 'f' } })).status).toBe(500);
+    expect(
+      (await gw(g.url, 'GET', `/${w.slug}/fail`, { key: c.key, headers: { 'idempotency-key': 'f' } })).status,
+    ).toBe(500);
+    expect(
+      (await gw(g.url, 'GET', `/${w.slug}/fail`, { key: c.key, headers: { 'idempotency-key': 'f' } })).status,
+    ).toBe(500);
     expect(upstreamCalls('/fail') - before).toBe(2);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(20);
   });
@@ -74,15 +100,28 @@ describe('quotes and price changes', () => {
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 100);
     await w.h.db.transaction().execute(async (trx) => {
-      await trx.updateTable('endpoints').set({ discounts_json: JSON.stringify([{ min_calls: 2, percent_off: 50 }]) }).where('id', '=', w.endpointIds[1]!).execute();
+      await trx
+        .updateTable('endpoints')
+        .set({ discounts_json: JSON.stringify([{ min_calls: 2, percent_off: 50 }]) })
+        .where('id', '=', w.endpointIds[1]!)
+        .execute();
       await recordChange(trx, 'api', w.apiId, Date.now());
     });
     await feedApplied(w.h, g.url);
     const charges: string[] = [];
-    for (let i = 0; i < 4; i++) charges.push((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: String(i) })).headers.get('x-svc-charged-cents')!);
+    for (let i = 0; i < 4; i++)
+      charges.push(
+        (await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: String(i) })).headers.get(
+          'x-svc-charged-cents',
+        )!,
+      );
     expect(charges).toEqual(['2', '2', '1', '1']);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(94);
-    const key = await w.h.db.selectFrom('api_keys').select(['last_used_at', 'spent_cents']).where('id', '=', c.keyId).executeTakeFirstOrThrow();
+    const key = await w.h.db
+      .selectFrom('api_keys')
+      .select(['last_used_at', 'spent_cents'])
+      .where('id', '=', c.keyId)
+      .executeTakeFirstOrThrow();
     expect(key.spent_cents).toBe(6);
     expect(key.last_used_at).not.toBeNull();
     await w.h.db.transaction().execute(async (trx) => {

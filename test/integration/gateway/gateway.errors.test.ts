@@ -35,7 +35,11 @@ function expectProblem(r: Awaited<ReturnType<typeof gw>>, status: number, code: 
 describe('gateway refusals (problem+json, stable codes, nothing charged)', () => {
   it('401 unauthorized without a key, and for an unknown key', async () => {
     expectProblem(await gw(g.url, 'GET', `/${w.slug}/users/1`), 401, 'unauthorized');
-    expectProblem(await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: 'svc_live_' + 'A'.repeat(24) }), 401, 'unauthorized');
+    expectProblem(
+      await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: 'svc_live_' + 'A'.repeat(24) }),
+      401,
+      'unauthorized',
+    );
   });
 
   it('401 api_key_required for a session token; X-Svc-Key works like Authorization', async () => {
@@ -108,24 +112,46 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
     expect((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: daily.key, body: 'a' })).status).toBe(200);
     expect((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: daily.key, body: 'b' })).status).toBe(200);
     expectProblem(await gw(g.url, 'POST', `/${w.slug}/echo`, { key: daily.key, body: 'c' }), 402, 'daily_cap_exceeded');
-    const spent = await w.h.db.selectFrom('api_keys').select(['id', 'spent_cents']).where('id', 'in', [perCall.keyId, budget.keyId, daily.keyId]).execute();
-    expect(Object.fromEntries(spent.map((s) => [s.id, s.spent_cents]))).toEqual({ [perCall.keyId]: 2, [budget.keyId]: 7, [daily.keyId]: 4 });
+    const spent = await w.h.db
+      .selectFrom('api_keys')
+      .select(['id', 'spent_cents'])
+      .where('id', 'in', [perCall.keyId, budget.keyId, daily.keyId])
+      .execute();
+    expect(Object.fromEntries(spent.map((s) => [s.id, s.spent_cents]))).toEqual({
+      [perCall.keyId]: 2,
+      [budget.keyId]: 7,
+      [daily.keyId]: 4,
+    });
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(1000 - 13);
     await expectLedgerConsistent(w.h);
   });
 
   it('402 price_above_max when X-Svc-Max-Price-Cents is below the current price; nothing charged', async () => {
     const c = await paidOrg(10);
-    expectProblem(await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key, headers: { 'x-svc-max-price-cents': '2' } }), 402, 'price_above_max');
-    expect((await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key, headers: { 'x-svc-max-price-cents': '3' } })).status).toBe(200);
+    expectProblem(
+      await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key, headers: { 'x-svc-max-price-cents': '2' } }),
+      402,
+      'price_above_max',
+    );
+    expect(
+      (await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key, headers: { 'x-svc-max-price-cents': '3' } })).status,
+    ).toBe(200);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(7);
   });
 
   it('404 listing_not_found for an unknown slug or a draft listing; endpoint_not_found for an unknown path', async () => {
     const c = await paidOrg();
     expectProblem(await gw(g.url, 'GET', '/no-such-api/users/1', { key: c.key }), 404, 'listing_not_found');
-    const draft = await seedListing(w.h, { orgId: w.provider.orgId, slug: `draft-${newId('api').slice(-6)}`, baseUrl: w.upstream.url, endpoints: [{ method: 'GET', path: '/x', priceCents: 0 }], status: 'draft' });
-    const slug = (await w.h.db.selectFrom('apis').select('slug').where('id', '=', draft.apiId).executeTakeFirstOrThrow()).slug;
+    const draft = await seedListing(w.h, {
+      orgId: w.provider.orgId,
+      slug: `draft-${newId('api').slice(-6)}`,
+      baseUrl: w.upstream.url,
+      endpoints: [{ method: 'GET', path: '/x', priceCents: 0 }],
+      status: 'draft',
+    });
+    const slug = (
+      await w.h.db.selectFrom('apis').select('slug').where('id', '=', draft.apiId).executeTakeFirstOrThrow()
+    ).slug;
     expectProblem(await gw(g.url, 'GET', `/${slug}/x`, { key: c.key }), 404, 'listing_not_found');
     expectProblem(await gw(g.url, 'GET', `/${w.slug}/nope`, { key: c.key }), 404, 'endpoint_not_found');
     expectProblem(await gw(g.url, 'DELETE', `/${w.slug}/users/1`, { key: c.key }), 404, 'endpoint_not_found');
@@ -136,7 +162,22 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
     const docId = newId('doc');
     const now = Date.now();
     await w.h.db.transaction().execute(async (trx) => {
-      await trx.insertInto('legal_documents').values({ id: docId, org_id: w.provider.orgId, api_id: w.apiId, kind: 'terms', source: 'hosted', version: '1.0.0', markdown: '# Terms', acceptance_mode: 'required', status: 'activated', created_at: now, activated_at: now }).execute();
+      await trx
+        .insertInto('legal_documents')
+        .values({
+          id: docId,
+          org_id: w.provider.orgId,
+          api_id: w.apiId,
+          kind: 'terms',
+          source: 'hosted',
+          version: '1.0.0',
+          markdown: '# Terms',
+          acceptance_mode: 'required',
+          status: 'activated',
+          created_at: now,
+          activated_at: now,
+        })
+        .execute();
       await recordChange(trx, 'terms', w.apiId, now);
     });
     await feedApplied(w.h, g.url);
@@ -144,7 +185,17 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
     expectProblem(r, 428, 'terms_not_accepted');
     expect(r.json).toMatchObject({ document_id: docId });
     await w.h.db.transaction().execute(async (trx) => {
-      await trx.insertInto('terms_acceptances').values({ id: newId('acc'), org_id: c.orgId, api_id: w.apiId, document_id: docId, user_id: c.userId, accepted_at: Date.now() }).execute();
+      await trx
+        .insertInto('terms_acceptances')
+        .values({
+          id: newId('acc'),
+          org_id: c.orgId,
+          api_id: w.apiId,
+          document_id: docId,
+          user_id: c.userId,
+          accepted_at: Date.now(),
+        })
+        .execute();
       await recordChange(trx, 'terms', w.apiId, Date.now());
     });
     await feedApplied(w.h, g.url);
@@ -173,8 +224,14 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
 
   it('502 upstream_error when the upstream is unreachable; not charged', async () => {
     const c = await paidOrg(10);
-    const dead = await seedListing(w.h, { orgId: w.provider.orgId, slug: `dead-${newId('api').slice(-6)}`, baseUrl: 'http://127.0.0.1:1', endpoints: [{ method: 'GET', path: '/x', priceCents: 4 }] });
-    const slug = (await w.h.db.selectFrom('apis').select('slug').where('id', '=', dead.apiId).executeTakeFirstOrThrow()).slug;
+    const dead = await seedListing(w.h, {
+      orgId: w.provider.orgId,
+      slug: `dead-${newId('api').slice(-6)}`,
+      baseUrl: 'http://127.0.0.1:1',
+      endpoints: [{ method: 'GET', path: '/x', priceCents: 4 }],
+    });
+    const slug = (await w.h.db.selectFrom('apis').select('slug').where('id', '=', dead.apiId).executeTakeFirstOrThrow())
+      .slug;
     const r = await gw(g.url, 'GET', `/${slug}/x`, { key: c.key });
     expectProblem(r, 502, 'upstream_error');
     expect(r.headers.get('x-svc-charged-cents')).toBe('0');
@@ -184,7 +241,11 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
 
   it('413 payload_too_large for a body over the limit', async () => {
     const c = await paidOrg(10);
-    expectProblem(await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: 'x'.repeat(4096) }), 413, 'payload_too_large');
+    expectProblem(
+      await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: 'x'.repeat(4096) }),
+      413,
+      'payload_too_large',
+    );
     // Chunked (no Content-Length): the limit is enforced while streaming.
     const chunks = new ReadableStream<Uint8Array>({
       start(ctl) {
@@ -192,7 +253,12 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
         ctl.close();
       },
     });
-    const res = await fetch(`${g.url}/${w.slug}/echo`, { method: 'POST', headers: { authorization: `Bearer ${c.key}` }, body: chunks, duplex: 'half' } as RequestInit);
+    const res = await fetch(`${g.url}/${w.slug}/echo`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${c.key}` },
+      body: chunks,
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).toBe(413);
     expect(((await res.json()) as { code: string }).code).toBe('payload_too_large');
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(10);

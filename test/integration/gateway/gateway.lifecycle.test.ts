@@ -31,7 +31,9 @@ describe('gateway lifecycle', () => {
 
   it('refuses to run on the uWS JavaScript fallback (the native binary is required)', async () => {
     w = await makeWorld();
-    await expect(startGateway(w.dataDir, { UWS_USE_FALLBACK: '1' })).rejects.toThrow(/exited with 1 before ready[\s\S]*native binary not loaded/);
+    await expect(startGateway(w.dataDir, { UWS_USE_FALLBACK: '1' })).rejects.toThrow(
+      /exited with 1 before ready[\s\S]*native binary not loaded/,
+    );
   });
 
   it('a worker whose supervisor-picked port was taken meanwhile exits at once (75), so the supervisor picks another', async () => {
@@ -42,8 +44,14 @@ describe('gateway lifecycle', () => {
     const port = (squatter.address() as AddressInfo).port;
     try {
       const t0 = Date.now();
-      const env = { SVC_GATEWAY_WORKER_INDEX: '0', SVC_GATEWAY_WORKER_PORT: String(port), SVC_GATEWAY_WORKER_PORT_PICKED: '1' };
-      await expect(startGateway(w.dataDir, env)).rejects.toThrow(/exited with 75 before ready[\s\S]*picked port was taken/);
+      const env = {
+        SVC_GATEWAY_WORKER_INDEX: '0',
+        SVC_GATEWAY_WORKER_PORT: String(port),
+        SVC_GATEWAY_WORKER_PORT_PICKED: '1',
+      };
+      await expect(startGateway(w.dataDir, env)).rejects.toThrow(
+        /exited with 75 before ready[\s\S]*picked port was taken/,
+      );
       // Not the two-minute retry a fixed, configured port gets.
       expect(Date.now() - t0).toBeLessThan(15_000);
     } finally {
@@ -84,7 +92,10 @@ describe('gateway lifecycle', () => {
     const burst = async (url: string, n: number) => {
       for (let i = 0; i < n; i++) {
         try {
-          const r = await request(`${url}/${w!.slug}/users/1`, { headers: { authorization: `Bearer ${c.key}` }, dispatcher: agent });
+          const r = await request(`${url}/${w!.slug}/users/1`, {
+            headers: { authorization: `Bearer ${c.key}` },
+            dispatcher: agent,
+          });
           await r.body.text();
           if (r.statusCode === 200) ok.push(String(r.headers['x-svc-request-id']));
         } catch {
@@ -100,15 +111,25 @@ describe('gateway lifecycle', () => {
     await agent.close();
     // The surviving worker reaps the dead holder (its pid is gone) on its next housekeeping tick.
     const openOfDead = () =>
-      w!.h.db.selectFrom('balance_leases').innerJoin('gateway_instances', 'gateway_instances.id', 'balance_leases.holder_id')
-        .select('balance_leases.id').where('gateway_instances.pid', '=', victim).where('balance_leases.released_at', 'is', null).execute();
+      w!.h.db
+        .selectFrom('balance_leases')
+        .innerJoin('gateway_instances', 'gateway_instances.id', 'balance_leases.holder_id')
+        .select('balance_leases.id')
+        .where('gateway_instances.pid', '=', victim)
+        .where('balance_leases.released_at', 'is', null)
+        .execute();
     for (let i = 0; i < 50 && (await openOfDead()).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(await openOfDead()).toHaveLength(0);
     // The supervisor restarts the worker (it may wait for the old port's TIME_WAIT sockets before it listens).
     await new Promise((r) => setTimeout(r, 300));
     expect(g.stderr()).toContain('worker exited; restarting');
     // Every 2xx the client saw is a charged usage row; the books (ledger = usage = balance) hold.
-    const usage = await w.h.db.selectFrom('usage_events').select('id').where('org_id', '=', c.orgId).where('charged_cents', '>', 0).execute();
+    const usage = await w.h.db
+      .selectFrom('usage_events')
+      .select('id')
+      .where('org_id', '=', c.orgId)
+      .where('charged_cents', '>', 0)
+      .execute();
     const charged = new Set(usage.map((u) => u.id));
     for (const id of ok) expect(charged.has(id)).toBe(true);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(3000 - usage.length);

@@ -27,7 +27,14 @@ describe('gateway money path', () => {
     expect(r.headers.get('x-svc-charged-cents')).toBe('0');
     const usage = await w.h.db.selectFrom('usage_events').selectAll().where('org_id', '=', c.orgId).execute();
     expect(usage).toHaveLength(1);
-    expect(usage[0]).toMatchObject({ key_id: c.keyId, api_id: w.apiId, method: 'GET', status: 200, charged_cents: 0, price_cents: 0 });
+    expect(usage[0]).toMatchObject({
+      key_id: c.keyId,
+      api_id: w.apiId,
+      method: 'GET',
+      status: 200,
+      charged_cents: 0,
+      price_cents: 0,
+    });
     const ledger = await w.h.db.selectFrom('ledger_entries').selectAll().where('org_id', '=', c.orgId).execute();
     expect(ledger).toHaveLength(0);
   });
@@ -44,17 +51,59 @@ describe('gateway money path', () => {
     const reqId = r.headers.get('x-svc-request-id')!;
     expect(reqId).toMatch(/^req_/);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(97);
-    const usage = await w.h.db.selectFrom('usage_events').selectAll().where('org_id', '=', c.orgId).executeTakeFirstOrThrow();
-    expect(usage).toMatchObject({ id: reqId, key_id: c.keyId, endpoint_id: w.endpointIds[0], provider_org_id: w.provider.orgId, status: 200, price_cents: 3, charged_cents: 3 });
+    const usage = await w.h.db
+      .selectFrom('usage_events')
+      .selectAll()
+      .where('org_id', '=', c.orgId)
+      .executeTakeFirstOrThrow();
+    expect(usage).toMatchObject({
+      id: reqId,
+      key_id: c.keyId,
+      endpoint_id: w.endpointIds[0],
+      provider_org_id: w.provider.orgId,
+      status: 200,
+      price_cents: 3,
+      charged_cents: 3,
+    });
     // The money moves in the same commit, as one entry per key and one earning per API of that commit's calls.
-    const entry = await w.h.db.selectFrom('ledger_entries').selectAll().where('org_id', '=', c.orgId).where('kind', '=', 'call_charge').executeTakeFirstOrThrow();
-    expect(entry).toMatchObject({ key_id: c.keyId, amount_cents: -3, status: 'settled', reason: '1 call', ref_type: 'usage_batch' });
+    const entry = await w.h.db
+      .selectFrom('ledger_entries')
+      .selectAll()
+      .where('org_id', '=', c.orgId)
+      .where('kind', '=', 'call_charge')
+      .executeTakeFirstOrThrow();
+    expect(entry).toMatchObject({
+      key_id: c.keyId,
+      amount_cents: -3,
+      status: 'settled',
+      reason: '1 call',
+      ref_type: 'usage_batch',
+    });
     expect(entry.ref_id).toMatch(/^bat_/);
-    const earn = await w.h.db.selectFrom('provider_earnings').selectAll().where('provider_org_id', '=', w.provider.orgId).executeTakeFirstOrThrow();
-    expect(earn).toMatchObject({ api_id: w.apiId, kind: 'earning', gross_cents: 3, fee_cents: 0, net_cents: 3, ref_id: entry.ref_id });
-    const key = await w.h.db.selectFrom('api_keys').select('spent_cents').where('id', '=', c.keyId).executeTakeFirstOrThrow();
+    const earn = await w.h.db
+      .selectFrom('provider_earnings')
+      .selectAll()
+      .where('provider_org_id', '=', w.provider.orgId)
+      .executeTakeFirstOrThrow();
+    expect(earn).toMatchObject({
+      api_id: w.apiId,
+      kind: 'earning',
+      gross_cents: 3,
+      fee_cents: 0,
+      net_cents: 3,
+      ref_id: entry.ref_id,
+    });
+    const key = await w.h.db
+      .selectFrom('api_keys')
+      .select('spent_cents')
+      .where('id', '=', c.keyId)
+      .executeTakeFirstOrThrow();
     expect(key.spent_cents).toBe(3);
-    const day = await w.h.db.selectFrom('key_daily_spend').selectAll().where('key_id', '=', c.keyId).executeTakeFirstOrThrow();
+    const day = await w.h.db
+      .selectFrom('key_daily_spend')
+      .selectAll()
+      .where('key_id', '=', c.keyId)
+      .executeTakeFirstOrThrow();
     expect(day.spent_cents).toBe(3);
     await expectLedgerConsistent(w.h);
   });
@@ -62,7 +111,8 @@ describe('gateway money path', () => {
   it('N paid calls lower the balance by exactly N x price, then the next call gets 402', async () => {
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 20);
-    for (let i = 0; i < 10; i++) expect((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: `n=${i}` })).status).toBe(200);
+    for (let i = 0; i < 10; i++)
+      expect((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: `n=${i}` })).status).toBe(200);
     const last = await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: 'one more' });
     expect(last.status).toBe(402);
     expect(last.code).toBe('insufficient_credits');
@@ -73,7 +123,11 @@ describe('gateway money path', () => {
   it('passes the body through and keeps the consumer key and cookies away from the upstream; injects the secret', async () => {
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 10);
-    const r = await gw(g.url, 'POST', `/${w.slug}/echo`, { key: c.key, body: '{"a":1}', headers: { cookie: 'sid=consumer', 'content-type': 'application/json', 'x-custom': 'kept' } });
+    const r = await gw(g.url, 'POST', `/${w.slug}/echo`, {
+      key: c.key,
+      body: '{"a":1}',
+      headers: { cookie: 'sid=consumer', 'content-type': 'application/json', 'x-custom': 'kept' },
+    });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ body: '{"a":1}', method: 'POST' });
     const seen = w.upstream.seen.at(-1)!;
@@ -96,7 +150,12 @@ describe('gateway money path', () => {
         ctl.close();
       },
     });
-    const res = await fetch(`${g.url}/${w.slug}/echo`, { method: 'POST', headers: { authorization: `Bearer ${c.key}` }, body: chunks, duplex: 'half' } as RequestInit);
+    const res = await fetch(`${g.url}/${w.slug}/echo`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${c.key}` },
+      body: chunks,
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).toBe(200);
     expect(((await res.json()) as { body: string }).body).toBe('y'.repeat(400_000));
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(6);
@@ -125,7 +184,12 @@ describe('gateway money path', () => {
     expect(slow.code).toBe('upstream_timeout');
     expect(slow.headers.get('content-type')).toBe('application/problem+json');
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(50);
-    const usage = await w.h.db.selectFrom('usage_events').select(['status', 'charged_cents', 'error_code']).where('org_id', '=', c.orgId).orderBy('created_at').execute();
+    const usage = await w.h.db
+      .selectFrom('usage_events')
+      .select(['status', 'charged_cents', 'error_code'])
+      .where('org_id', '=', c.orgId)
+      .orderBy('created_at')
+      .execute();
     expect(usage).toEqual([
       { status: 500, charged_cents: 0, error_code: 'upstream_status' },
       { status: 504, charged_cents: 0, error_code: 'upstream_timeout' },

@@ -19,7 +19,11 @@ async function callMany(urls: string[], path: string, key: string, n: number, co
   await Promise.all(
     Array.from({ length: n }, async (_, i) => {
       try {
-        const r = await request(urls[i % urls.length]! + path, { method: 'GET', headers: { authorization: `Bearer ${key}` }, dispatcher: agent });
+        const r = await request(urls[i % urls.length]! + path, {
+          method: 'GET',
+          headers: { authorization: `Bearer ${key}` },
+          dispatcher: agent,
+        });
         await r.body.text();
         statuses.push(r.statusCode);
         if (r.statusCode === 200) requestIds.push(String(r.headers['x-svc-request-id']));
@@ -47,13 +51,28 @@ describe('gateway across processes', () => {
     const bal = await balanceOf(w.h, c.orgId);
     expect(bal.credit_cents).toBe(0);
     await expectLedgerConsistent(w.h);
-    const charged = await w.h.db.selectFrom('usage_events').select('id').where('org_id', '=', c.orgId).where('charged_cents', '=', 1).execute();
+    const charged = await w.h.db
+      .selectFrom('usage_events')
+      .select('id')
+      .where('org_id', '=', c.orgId)
+      .where('charged_cents', '=', 1)
+      .execute();
     expect(charged).toHaveLength(400);
     expect(new Set(charged.map((u) => u.id))).toEqual(new Set(requestIds));
-    const entries = await w.h.db.selectFrom('ledger_entries').select((eb) => eb.fn.sum<number>('amount_cents').as('s')).where('org_id', '=', c.orgId).where('kind', '=', 'call_charge').executeTakeFirstOrThrow();
+    const entries = await w.h.db
+      .selectFrom('ledger_entries')
+      .select((eb) => eb.fn.sum<number>('amount_cents').as('s'))
+      .where('org_id', '=', c.orgId)
+      .where('kind', '=', 'call_charge')
+      .executeTakeFirstOrThrow();
     expect(Number(entries.s)).toBe(-400);
     // Both processes served paid calls.
-    const holders = await w.h.db.selectFrom('balance_leases').select('holder_id').distinct().where('org_id', '=', c.orgId).execute();
+    const holders = await w.h.db
+      .selectFrom('balance_leases')
+      .select('holder_id')
+      .distinct()
+      .where('org_id', '=', c.orgId)
+      .execute();
     expect(holders.length).toBe(2);
   }, 60_000);
 
@@ -61,12 +80,20 @@ describe('gateway across processes', () => {
     w = await makeWorld({ endpoints: [{ method: 'GET', path: '/users/{id}', priceCents: 2 }] });
     const c = await seedOrg(w.h);
     await grantCredits(w.h, c.orgId, 10_000);
-    await w.h.db.updateTable('api_keys').set({ budget_cents: 100, daily_cap_cents: 1000 }).where('id', '=', c.keyId).execute();
+    await w.h.db
+      .updateTable('api_keys')
+      .set({ budget_cents: 100, daily_cap_cents: 1000 })
+      .where('id', '=', c.keyId)
+      .execute();
     const g = await startGateway(w.dataDir, {}, { workers: 2 });
     gateways.push(g);
     const { statuses } = await callMany([g.url], `/${w.slug}/users/1`, c.key, 200, 32);
     expect(statuses.filter((s) => s === 200)).toHaveLength(50);
-    const key = await w.h.db.selectFrom('api_keys').select('spent_cents').where('id', '=', c.keyId).executeTakeFirstOrThrow();
+    const key = await w.h.db
+      .selectFrom('api_keys')
+      .select('spent_cents')
+      .where('id', '=', c.keyId)
+      .executeTakeFirstOrThrow();
     expect(key.spent_cents).toBe(100);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(10_000 - 100);
     await expectLedgerConsistent(w.h);
@@ -85,7 +112,10 @@ describe('gateway across processes', () => {
       Array.from({ length: 32 }, async () => {
         while (!stop) {
           try {
-            const r = await request(`${g1.url}/${w!.slug}/users/1`, { headers: { authorization: `Bearer ${c.key}` }, dispatcher: agent });
+            const r = await request(`${g1.url}/${w!.slug}/users/1`, {
+              headers: { authorization: `Bearer ${c.key}` },
+              dispatcher: agent,
+            });
             await r.body.text();
             if (r.statusCode === 200) ok.push(String(r.headers['x-svc-request-id']));
           } catch {
@@ -109,14 +139,23 @@ describe('gateway across processes', () => {
     await expectLedgerConsistent(w.h);
     // Every 2xx the client saw is charged exactly once (one usage row per request id), and nothing else was
     // charged: the ledger's call charges (per commit) sum to the usage rows (expectLedgerConsistent above).
-    const usage = await w.h.db.selectFrom('usage_events').select(['id', 'charged_cents']).where('org_id', '=', c.orgId).where('charged_cents', '>', 0).execute();
+    const usage = await w.h.db
+      .selectFrom('usage_events')
+      .select(['id', 'charged_cents'])
+      .where('org_id', '=', c.orgId)
+      .where('charged_cents', '>', 0)
+      .execute();
     const charged = new Set(usage.map((u) => u.id));
     for (const id of ok) expect(charged.has(id)).toBe(true);
     expect(usage.every((u) => u.charged_cents === 1)).toBe(true);
     expect(bal.credit_cents).toBe(5_000 - usage.length);
     // Committed-but-unanswered calls (killed between COMMIT and write) may exist; answered-but-uncommitted may not.
     expect(usage.length - ok.length).toBeLessThanOrEqual(32);
-    const spent = await w.h.db.selectFrom('balance_leases').select((eb) => eb.fn.sum<number>('spent_cents').as('s')).where('org_id', '=', c.orgId).executeTakeFirstOrThrow();
+    const spent = await w.h.db
+      .selectFrom('balance_leases')
+      .select((eb) => eb.fn.sum<number>('spent_cents').as('s'))
+      .where('org_id', '=', c.orgId)
+      .executeTakeFirstOrThrow();
     expect(Number(spent.s)).toBe(usage.length);
     // The restarted gateway serves and charges normally.
     const r = await request(`${g2.url}/${w.slug}/users/1`, { headers: { authorization: `Bearer ${c.key}` } });

@@ -35,7 +35,9 @@ describe('streaming', () => {
       let headText = '';
       let headDone = false;
       let bytes = 0;
-      s.on('connect', () => s.write(`GET /${w.slug}/big?mb=150 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${c.key}\r\n\r\n`));
+      s.on('connect', () =>
+        s.write(`GET /${w.slug}/big?mb=150 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${c.key}\r\n\r\n`),
+      );
       s.on('data', (chunk: Buffer) => {
         if (!headDone) {
           const text = chunk.toString('latin1');
@@ -76,7 +78,9 @@ describe('streaming', () => {
     await new Promise<void>((resolve) => {
       const s = connect(g.port, '127.0.0.1');
       let got = 0;
-      s.on('connect', () => s.write(`GET /${w.slug}/big?mb=100 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${c.key}\r\n\r\n`));
+      s.on('connect', () =>
+        s.write(`GET /${w.slug}/big?mb=100 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${c.key}\r\n\r\n`),
+      );
       s.on('data', (d: Buffer) => {
         got += d.length;
         if (got > 2 * 1024 * 1024) s.destroy();
@@ -84,7 +88,11 @@ describe('streaming', () => {
       s.on('close', () => resolve());
     });
     await new Promise((r) => setTimeout(r, 300));
-    const usage = await w.h.db.selectFrom('usage_events').select(['charged_cents']).where('org_id', '=', c.orgId).execute();
+    const usage = await w.h.db
+      .selectFrom('usage_events')
+      .select(['charged_cents'])
+      .where('org_id', '=', c.orgId)
+      .execute();
     expect(usage).toEqual([{ charged_cents: 1 }]);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(9);
     expect((await fetch(`${g.url}/healthz`)).status).toBe(200);

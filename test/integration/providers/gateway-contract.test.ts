@@ -31,7 +31,13 @@ beforeAll(async () => {
   prov = await seedOrg(db);
   consumer = await seedOrg(db);
   await grantCredits(db, consumer.orgId, 1000);
-  l = await createLiveListing(h.control.url, prov.key, { baseUrl: up.url, name: 'Contract API', secret: SECRET, verify: true, prices: { 'GET /ping': 4 } });
+  l = await createLiveListing(h.control.url, prov.key, {
+    baseUrl: up.url,
+    name: 'Contract API',
+    secret: SECRET,
+    verify: true,
+    prices: { 'GET /ping': 4 },
+  });
 });
 afterAll(async () => {
   await g?.stop();
@@ -50,7 +56,14 @@ async function pingUntil(status: number) {
     await new Promise((res) => setTimeout(res, 100));
   }
 }
-const balance = async () => (await db.db.selectFrom('balances').select('credit_cents').where('org_id', '=', consumer.orgId).executeTakeFirstOrThrow()).credit_cents;
+const balance = async () =>
+  (
+    await db.db
+      .selectFrom('balances')
+      .select('credit_cents')
+      .where('org_id', '=', consumer.orgId)
+      .executeTakeFirstOrThrow()
+  ).credit_cents;
 
 describe('gateway contract', () => {
   it('a listing published through the provider routes is callable, with the stored secret injected', async () => {
@@ -63,7 +76,17 @@ describe('gateway contract', () => {
   });
 
   it('required terms give 428 until an owner session accepts; a new version requires acceptance again', async () => {
-    const d1 = await call(h.control.url, 'POST', '/v1/provider/documents', { token: prov.key, body: { kind: 'terms', source: 'hosted', version: '1.0.0', markdown: '# v1', api_id: l.apiId, acceptance_mode: 'required' } });
+    const d1 = await call(h.control.url, 'POST', '/v1/provider/documents', {
+      token: prov.key,
+      body: {
+        kind: 'terms',
+        source: 'hosted',
+        version: '1.0.0',
+        markdown: '# v1',
+        api_id: l.apiId,
+        acceptance_mode: 'required',
+      },
+    });
     await call(h.control.url, 'POST', `/v1/provider/documents/${d1.body.document_id}/activate`, { token: prov.key });
     const refused = await pingUntil(428);
     expect(refused.status).toBe(428);
@@ -71,7 +94,17 @@ describe('gateway contract', () => {
     await call(h.control.url, 'POST', `/v1/apis/${l.slug}/terms/accept`, { token: consumer.session });
     expect((await pingUntil(200)).status).toBe(200);
 
-    const d2 = await call(h.control.url, 'POST', '/v1/provider/documents', { token: prov.key, body: { kind: 'terms', source: 'hosted', version: '2.0.0', markdown: '# v2', api_id: l.apiId, acceptance_mode: 'required' } });
+    const d2 = await call(h.control.url, 'POST', '/v1/provider/documents', {
+      token: prov.key,
+      body: {
+        kind: 'terms',
+        source: 'hosted',
+        version: '2.0.0',
+        markdown: '# v2',
+        api_id: l.apiId,
+        acceptance_mode: 'required',
+      },
+    });
     await call(h.control.url, 'POST', `/v1/provider/documents/${d2.body.document_id}/activate`, { token: prov.key });
     expect((await pingUntil(428)).status).toBe(428);
     await call(h.control.url, 'POST', `/v1/apis/${l.slug}/terms/accept`, { token: consumer.session });
@@ -80,7 +113,10 @@ describe('gateway contract', () => {
 
   it('an increase is charged only once it comes due; unpublishing stops calls', async () => {
     const ep = l.endpoints['GET /ping']!;
-    const s = await call(h.control.url, 'PUT', `/v1/provider/apis/${l.apiId}/pricing`, { token: prov.key, body: { endpoints: [{ endpoint_id: ep, price_cents: 9 }] } });
+    const s = await call(h.control.url, 'PUT', `/v1/provider/apis/${l.apiId}/pricing`, {
+      token: prov.key,
+      body: { endpoints: [{ endpoint_id: ep, price_cents: 9 }] },
+    });
     expect(s.body.results[0].outcome).toBe('scheduled');
     let before = await balance();
     expect((await ping()).status).toBe(200);
@@ -88,7 +124,11 @@ describe('gateway contract', () => {
 
     writeFileSync(clockFile, String(8 * DAY));
     const deadline = Date.now() + 10_000;
-    while ((await db.db.selectFrom('endpoints').select('price_cents').where('id', '=', ep).executeTakeFirstOrThrow()).price_cents !== 9 && Date.now() < deadline) {
+    while (
+      (await db.db.selectFrom('endpoints').select('price_cents').where('id', '=', ep).executeTakeFirstOrThrow())
+        .price_cents !== 9 &&
+      Date.now() < deadline
+    ) {
       await new Promise((r) => setTimeout(r, 200));
     }
     // the gateway picks the new price up from the change feed: keep calling until a call costs 9

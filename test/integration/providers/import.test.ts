@@ -56,21 +56,34 @@ async function apiCount(): Promise<number> {
 
 describe('provider listing import', () => {
   it('imports an OpenAPI 3.0 URL with dereferenced schemas and a draft listing', async () => {
-    const r = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { openapi_url: `${docs.url}/petstore-expanded.json` } });
+    const r = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { openapi_url: `${docs.url}/petstore-expanded.json` },
+    });
     expect(r.status).toBe(201);
     expect(r.body.status).toBe('draft');
     expect(r.body.name).toBe('Swagger Petstore');
     expect(r.body.base_url).toBe('http://petstore.swagger.io/api');
     expect(r.body.source).toEqual({ kind: 'openapi_url', url: `${docs.url}/petstore-expanded.json` });
-    const eps = (r.body.endpoints as { method: string; path: string; endpoint_id: string }[]).map((e) => `${e.method} ${e.path}`);
+    const eps = (r.body.endpoints as { method: string; path: string; endpoint_id: string }[]).map(
+      (e) => `${e.method} ${e.path}`,
+    );
     expect(eps).toEqual(['GET /pets', 'POST /pets', 'GET /pets/{id}', 'DELETE /pets/{id}']);
-    const row = await db.db.selectFrom('endpoints').selectAll().where('api_id', '=', r.body.api_id).where('method', '=', 'POST').executeTakeFirstOrThrow();
+    const row = await db.db
+      .selectFrom('endpoints')
+      .selectAll()
+      .where('api_id', '=', r.body.api_id)
+      .where('method', '=', 'POST')
+      .executeTakeFirstOrThrow();
     // NewPet was a $ref: stored dereferenced
     expect(JSON.parse(row.request_schema_json!).schema.properties.name.type).toBe('string');
   });
 
   it('imports a Swagger 2.0 body (the canonical petstore) with a validation warning', async () => {
-    const r = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: fixture('petstore-v2.json'), slug: 'petstore-two' } });
+    const r = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { body: fixture('petstore-v2.json'), slug: 'petstore-two' },
+    });
     expect(r.status).toBe(201);
     expect(r.body.slug).toBe('petstore-two');
     expect(r.body.base_url).toBe('http://petstore.swagger.io/v1');
@@ -79,10 +92,16 @@ describe('provider listing import', () => {
   });
 
   it('imports YAML and a wrapped marketplace export', async () => {
-    const y = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { openapi_url: `${docs.url}/weather.yaml` } });
+    const y = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { openapi_url: `${docs.url}/weather.yaml` },
+    });
     expect(y.status).toBe(201);
     expect(y.body.endpoints[0]).toMatchObject({ method: 'GET', path: '/forecast', price_cents: 0 });
-    const m = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { rapidapi_url: `${docs.url}/uspto-export.json` } });
+    const m = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { rapidapi_url: `${docs.url}/uspto-export.json` },
+    });
     expect(m.status).toBe(201);
     expect(m.body.source.kind).toBe('rapidapi_url');
     expect(m.body.base_url).toBe('https://developer.uspto.gov/ds-api');
@@ -90,44 +109,76 @@ describe('provider listing import', () => {
   });
 
   it('re-import keeps endpoint ids and prices, soft-removes vanished endpoints', async () => {
-    const c = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: smallOpenApi('Reimport API') } });
+    const c = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { body: smallOpenApi('Reimport API') },
+    });
     expect(c.status).toBe(201);
     const ping = c.body.endpoints.find((e: { path: string }) => e.path === '/ping');
     const post = c.body.endpoints.find((e: { method: string }) => e.method === 'POST');
-    const p = await call(h.control.url, 'PUT', `/v1/provider/apis/${c.body.api_id}/pricing`, { token: org.key, body: { endpoints: [{ endpoint_id: ping.endpoint_id, price_cents: 7 }] } });
+    const p = await call(h.control.url, 'PUT', `/v1/provider/apis/${c.body.api_id}/pricing`, {
+      token: org.key,
+      body: { endpoints: [{ endpoint_id: ping.endpoint_id, price_cents: 7 }] },
+    });
     expect(p.status).toBe(200);
     const next = smallOpenApi('Reimport API') as { paths: Record<string, unknown> };
     delete next.paths['/items'];
     next.paths['/status'] = { get: { responses: { '200': { description: 'ok' } } } };
-    const r = await call(h.control.url, 'POST', `/v1/provider/apis/${c.body.api_id}/import`, { token: org.key, body: { body: next } });
+    const r = await call(h.control.url, 'POST', `/v1/provider/apis/${c.body.api_id}/import`, {
+      token: org.key,
+      body: { body: next },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ added: 1, removed: 1 });
     const again = r.body.endpoints.find((e: { path: string }) => e.path === '/ping');
     expect(again).toMatchObject({ endpoint_id: ping.endpoint_id, price_cents: 7 });
     expect(r.body.endpoints.find((e: { endpoint_id: string }) => e.endpoint_id === post.endpoint_id)).toBeUndefined();
-    const removed = await db.db.selectFrom('endpoints').select('removed_at').where('id', '=', post.endpoint_id).executeTakeFirstOrThrow();
+    const removed = await db.db
+      .selectFrom('endpoints')
+      .select('removed_at')
+      .where('id', '=', post.endpoint_id)
+      .executeTakeFirstOrThrow();
     expect(removed.removed_at).not.toBeNull();
   });
 
   it('re-import with an empty body re-fetches the stored URL; a bad new version changes nothing', async () => {
-    const c = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { openapi_url: `${docs.url}/evolving.json` } });
+    const c = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { openapi_url: `${docs.url}/evolving.json` },
+    });
     expect(c.status).toBe(201);
     const next = smallOpenApi('Evolving API') as { paths: Record<string, unknown> };
     next.paths['/extra'] = { get: { responses: { '200': { description: 'ok' } } } };
     routes['/evolving.json'] = next;
-    const r = await call(h.control.url, 'POST', `/v1/provider/apis/${c.body.api_id}/import`, { token: org.key, body: {} });
+    const r = await call(h.control.url, 'POST', `/v1/provider/apis/${c.body.api_id}/import`, {
+      token: org.key,
+      body: {},
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ added: 1, removed: 0 });
     routes['/evolving.json'] = { hello: 'broken' };
-    const bad = await call(h.control.url, 'POST', `/v1/provider/apis/${c.body.api_id}/import`, { token: org.key, body: {} });
+    const bad = await call(h.control.url, 'POST', `/v1/provider/apis/${c.body.api_id}/import`, {
+      token: org.key,
+      body: {},
+    });
     expect(bad.status).toBe(422);
-    const eps = await db.db.selectFrom('endpoints').select('path').where('api_id', '=', c.body.api_id).where('removed_at', 'is', null).execute();
+    const eps = await db.db
+      .selectFrom('endpoints')
+      .select('path')
+      .where('api_id', '=', c.body.api_id)
+      .where('removed_at', 'is', null)
+      .execute();
     expect(eps).toHaveLength(4);
   });
 
   it.each([
     ['a non-OpenAPI document', { body: { hello: 'world' } }, 422, 'import_failed'],
-    ['a document without operations', { body: { openapi: '3.0.0', info: { title: 'x', version: '1' }, paths: {} } }, 422, 'import_failed'],
+    [
+      'a document without operations',
+      { body: { openapi: '3.0.0', info: { title: 'x', version: '1' }, paths: {} } },
+      422,
+      'import_failed',
+    ],
     ['invalid JSON text', { body: '{"openapi": "3.0.0", ' }, 422, 'import_failed'],
     ['a URL serving a non-OpenAPI document', { openapi_url: 'DOCS/not-openapi.json' }, 422, 'import_failed'],
     ['a URL that 404s', { openapi_url: 'DOCS/missing.json' }, 422, 'import_failed'],
@@ -145,15 +196,53 @@ describe('provider listing import', () => {
 
   it('refuses an exponential $ref expansion, and imports a plain $ref cycle', async () => {
     const schemas: Record<string, unknown> = { L0: { type: 'string' } };
-    for (let i = 1; i <= 30; i++) schemas[`L${i}`] = { type: 'object', properties: { a: { $ref: `#/components/schemas/L${i - 1}` }, b: { $ref: `#/components/schemas/L${i - 1}` } } };
-    const bomb = { openapi: '3.0.0', info: { title: 'bomb', version: '1' }, paths: { '/x': { get: { responses: { '200': { description: 'x', content: { 'application/json': { schema: { $ref: '#/components/schemas/L30' } } } } } } } }, components: { schemas } };
+    for (let i = 1; i <= 30; i++)
+      schemas[`L${i}`] = {
+        type: 'object',
+        properties: { a: { $ref: `#/components/schemas/L${i - 1}` }, b: { $ref: `#/components/schemas/L${i - 1}` } },
+      };
+    const bomb = {
+      openapi: '3.0.0',
+      info: { title: 'bomb', version: '1' },
+      paths: {
+        '/x': {
+          get: {
+            responses: {
+              '200': {
+                description: 'x',
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/L30' } } },
+              },
+            },
+          },
+        },
+      },
+      components: { schemas },
+    };
     const before = await apiCount();
     const r = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: bomb } });
     expect(r.status).toBe(422);
     expect(r.body.code).toBe('import_failed');
     expect(await apiCount()).toBe(before);
 
-    const cyc = { openapi: '3.0.0', info: { title: 'cyc', version: '1' }, paths: { '/tree': { get: { responses: { '200': { description: 'x', content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } } } } } }, components: { schemas: { Node: { type: 'object', properties: { child: { $ref: '#/components/schemas/Node' } } } } } };
+    const cyc = {
+      openapi: '3.0.0',
+      info: { title: 'cyc', version: '1' },
+      paths: {
+        '/tree': {
+          get: {
+            responses: {
+              '200': {
+                description: 'x',
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } },
+              },
+            },
+          },
+        },
+      },
+      components: {
+        schemas: { Node: { type: 'object', properties: { child: { $ref: '#/components/schemas/Node' } } } },
+      },
+    };
     const ok = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: cyc } });
     expect(ok.status).toBe(201);
   });
@@ -166,13 +255,26 @@ describe('provider listing import', () => {
   });
 
   it('lists, gets and patches listings; other orgs see not_found', async () => {
-    const c = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: smallOpenApi('Patch Me') } });
+    const c = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { body: smallOpenApi('Patch Me') },
+    });
     const id = c.body.api_id as string;
-    const p = await call(h.control.url, 'PATCH', `/v1/provider/apis/${id}`, { token: org.session, body: { summary: 'Short', category: 'Data Tools', tags: ['a', 'b'], base_url: 'http://127.0.0.1:9/' } });
+    const p = await call(h.control.url, 'PATCH', `/v1/provider/apis/${id}`, {
+      token: org.session,
+      body: { summary: 'Short', category: 'Data Tools', tags: ['a', 'b'], base_url: 'http://127.0.0.1:9/' },
+    });
     expect(p.status).toBe(200);
-    expect(p.body).toMatchObject({ summary: 'Short', category: 'data-tools', tags: ['a', 'b'], base_url: 'http://127.0.0.1:9' });
+    expect(p.body).toMatchObject({
+      summary: 'Short',
+      category: 'data-tools',
+      tags: ['a', 'b'],
+      base_url: 'http://127.0.0.1:9',
+    });
     const list = await call(h.control.url, 'GET', '/v1/provider/apis', { token: org.key });
-    expect(list.body.data.some((a: { api_id: string; endpoint_count: number }) => a.api_id === id && a.endpoint_count === 3)).toBe(true);
+    expect(
+      list.body.data.some((a: { api_id: string; endpoint_count: number }) => a.api_id === id && a.endpoint_count === 3),
+    ).toBe(true);
     const other = await seedOrg(db);
     const g = await call(h.control.url, 'GET', `/v1/provider/apis/${id}`, { token: other.key });
     expect(g.status).toBe(404);
@@ -182,7 +284,10 @@ describe('provider listing import', () => {
 
   it('needs provider:write', async () => {
     const bare = await seedOrg(db, { scopes: ['catalog:read', 'proxy:call', 'keys:write', 'usage:read'] });
-    const r = await call(h.control.url, 'POST', '/v1/provider/apis', { token: bare.key, body: { body: smallOpenApi() } });
+    const r = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: bare.key,
+      body: { body: smallOpenApi() },
+    });
     expect(r.status).toBe(403);
     expect(r.body.code).toBe('insufficient_scope');
     const none = await call(h.control.url, 'GET', '/v1/provider/apis');

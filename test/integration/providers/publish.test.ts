@@ -24,7 +24,10 @@ afterAll(async () => {
 });
 
 async function draft(name: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const c = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: smallOpenApi(name), base_url: up.url, ...extra } });
+  const c = await call(h.control.url, 'POST', '/v1/provider/apis', {
+    token: org.key,
+    body: { body: smallOpenApi(name), base_url: up.url, ...extra },
+  });
   expect(c.status).toBe(201);
   return c.body.api_id as string;
 }
@@ -32,7 +35,10 @@ async function draft(name: string, extra: Record<string, unknown> = {}): Promise
 describe('credentials, verify, publish, unpublish', () => {
   it('stores the secret encrypted and never returns it', async () => {
     const id = await draft('Secret API');
-    const r = await call(h.control.url, 'PUT', `/v1/provider/apis/${id}/credentials`, { token: org.key, body: { secret: SECRET, injection: 'bearer' } });
+    const r = await call(h.control.url, 'PUT', `/v1/provider/apis/${id}/credentials`, {
+      token: org.key,
+      body: { secret: SECRET, injection: 'bearer' },
+    });
     expect(r.status).toBe(200);
     expect(r.body.credentials).toMatchObject({ set: true, injection: 'bearer' });
     expect(r.body.credentials.fingerprint).toMatch(/^sha256:[0-9a-f]{12}$/);
@@ -43,7 +49,10 @@ describe('credentials, verify, publish, unpublish', () => {
       const g = await call(h.control.url, 'GET', path, { token: org.key });
       expect(JSON.stringify(g.body)).not.toContain(SECRET);
     }
-    const bad = await call(h.control.url, 'PUT', `/v1/provider/apis/${id}/credentials`, { token: org.key, body: { secret: 'x', injection: 'header' } });
+    const bad = await call(h.control.url, 'PUT', `/v1/provider/apis/${id}/credentials`, {
+      token: org.key,
+      body: { secret: 'x', injection: 'header' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('validation_failed');
   });
@@ -54,7 +63,10 @@ describe('credentials, verify, publish, unpublish', () => {
     expect(fail.status).toBe(200);
     expect(fail.body.ok).toBe(false);
     expect(fail.body.checks[0]).toMatchObject({ path: '/ping', status: 401, ok: false });
-    await call(h.control.url, 'PUT', `/v1/provider/apis/${id}/credentials`, { token: org.key, body: { secret: SECRET } });
+    await call(h.control.url, 'PUT', `/v1/provider/apis/${id}/credentials`, {
+      token: org.key,
+      body: { secret: SECRET },
+    });
     const ok = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/verify`, { token: org.key });
     expect(ok.body.ok).toBe(true);
     expect(ok.body.checks).toHaveLength(1); // /items/{id} needs a parameter, POST is never called
@@ -70,18 +82,32 @@ describe('credentials, verify, publish, unpublish', () => {
     const noTerms = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, { token: org.key, body: {} });
     expect(noTerms.status).toBe(400);
     expect(noTerms.body.code).toBe('accept_terms_required');
-    const failing = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, { token: org.key, body: { accept_terms: true } });
+    const failing = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, {
+      token: org.key,
+      body: { accept_terms: true },
+    });
     expect(failing.status).toBe(422);
     expect(failing.body.code).toBe('verification_failed');
     expect(failing.body.checks[0].status).toBe(401);
-    expect((await db.db.selectFrom('apis').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status).toBe('draft');
+    expect(
+      (await db.db.selectFrom('apis').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status,
+    ).toBe('draft');
 
-    await call(h.control.url, 'PUT', `/v1/provider/apis/${id}/credentials`, { token: org.key, body: { secret: SECRET } });
-    const live = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, { token: org.key, body: { accept_terms: true } });
+    await call(h.control.url, 'PUT', `/v1/provider/apis/${id}/credentials`, {
+      token: org.key,
+      body: { secret: SECRET },
+    });
+    const live = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, {
+      token: org.key,
+      body: { accept_terms: true },
+    });
     expect(live.status).toBe(200);
     expect(live.body.status).toBe('live');
     expect(live.body.verify.ok).toBe(true);
-    const twice = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, { token: org.key, body: { accept_terms: true } });
+    const twice = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, {
+      token: org.key,
+      body: { accept_terms: true },
+    });
     expect(twice.status).toBe(409);
     expect(twice.body.code).toBe('invalid_state');
     const prof = await db.db.selectFrom('providers').selectAll().where('org_id', '=', org.orgId).executeTakeFirst();
@@ -99,20 +125,35 @@ describe('credentials, verify, publish, unpublish', () => {
   it('skip_verify publishes without calling the upstream; missing base_url is refused', async () => {
     const id = await draft('Skip API');
     const before = up.requests.length;
-    const r = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, { token: org.key, body: { accept_terms: true, skip_verify: true } });
+    const r = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, {
+      token: org.key,
+      body: { accept_terms: true, skip_verify: true },
+    });
     expect(r.status).toBe(200);
     expect(r.body.verify).toBeNull();
     expect(up.requests.length).toBe(before);
-    const c = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: smallOpenApi('No Base') } });
-    const nb = await call(h.control.url, 'POST', `/v1/provider/apis/${c.body.api_id}/publish`, { token: org.key, body: { accept_terms: true, skip_verify: true } });
+    const c = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { body: smallOpenApi('No Base') },
+    });
+    const nb = await call(h.control.url, 'POST', `/v1/provider/apis/${c.body.api_id}/publish`, {
+      token: org.key,
+      body: { accept_terms: true, skip_verify: true },
+    });
     expect(nb.status).toBe(409);
     expect(nb.body.detail).toMatch(/base_url/);
   });
 
   it('a live listing keeps its slug', async () => {
     const id = await draft('Slug Keeper');
-    await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, { token: org.key, body: { accept_terms: true, skip_verify: true } });
-    const r = await call(h.control.url, 'PATCH', `/v1/provider/apis/${id}`, { token: org.key, body: { slug: 'new-slug-here' } });
+    await call(h.control.url, 'POST', `/v1/provider/apis/${id}/publish`, {
+      token: org.key,
+      body: { accept_terms: true, skip_verify: true },
+    });
+    const r = await call(h.control.url, 'PATCH', `/v1/provider/apis/${id}`, {
+      token: org.key,
+      body: { slug: 'new-slug-here' },
+    });
     expect(r.status).toBe(409);
     expect(r.body.code).toBe('invalid_state');
   });

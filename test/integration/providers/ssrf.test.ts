@@ -47,18 +47,30 @@ describe('SSRF rule in production', () => {
     const name = hostname();
     const addr = await lookup(name).catch(() => null);
     if (!addr || !/^127\.|^::1$/.test(addr.address)) return; // this machine's name is public: nothing to show
-    const r = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { openapi_url: `http://${name}:${port()}/doc.json` } });
+    const r = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { openapi_url: `http://${name}:${port()}/doc.json` },
+    });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('url_not_allowed');
   });
 
   it('refuses a private base_url on create and patch', async () => {
-    const c = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: smallOpenApi('Private Base'), base_url: 'http://127.0.0.1:8080' } });
+    const c = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { body: smallOpenApi('Private Base'), base_url: 'http://127.0.0.1:8080' },
+    });
     expect(c.status).toBe(400);
     expect(c.body.code).toBe('url_not_allowed');
-    const ok = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: smallOpenApi('Public Base'), base_url: 'https://api.example.com' } });
+    const ok = await call(h.control.url, 'POST', '/v1/provider/apis', {
+      token: org.key,
+      body: { body: smallOpenApi('Public Base'), base_url: 'https://api.example.com' },
+    });
     expect(ok.status).toBe(201);
-    const p = await call(h.control.url, 'PATCH', `/v1/provider/apis/${ok.body.api_id}`, { token: org.key, body: { base_url: 'http://[fe80::1]/' } });
+    const p = await call(h.control.url, 'PATCH', `/v1/provider/apis/${ok.body.api_id}`, {
+      token: org.key,
+      body: { base_url: 'http://[fe80::1]/' },
+    });
     expect(p.status).toBe(400);
     expect(p.body.code).toBe('url_not_allowed');
   });

@@ -18,7 +18,11 @@ beforeAll(async () => {
   db = openTestDb(h.dataDir);
   provider = await seedOrg(db);
   consumer = await seedOrg(db);
-  listing = await createLiveListing(h.control.url, provider.key, { baseUrl: up.url, name: 'Terms API', prices: { 'GET /ping': 5 } });
+  listing = await createLiveListing(h.control.url, provider.key, {
+    baseUrl: up.url,
+    name: 'Terms API',
+    prices: { 'GET /ping': 5 },
+  });
 });
 afterAll(async () => {
   await db.close();
@@ -26,33 +30,63 @@ afterAll(async () => {
   await up.close();
 });
 
-const doc = (version: string, extra: Record<string, unknown> = {}) => ({ kind: 'terms', source: 'hosted', version, markdown: `# Terms ${version}\nBe nice.`, api_id: listing.apiId, acceptance_mode: 'required', ...extra });
+const doc = (version: string, extra: Record<string, unknown> = {}) => ({
+  kind: 'terms',
+  source: 'hosted',
+  version,
+  markdown: `# Terms ${version}\nBe nice.`,
+  api_id: listing.apiId,
+  acceptance_mode: 'required',
+  ...extra,
+});
 
 describe('provider documents and consumer terms', () => {
   it('creates, lists and activates documents; validates fields', async () => {
     const bad = await call(h.control.url, 'POST', '/v1/provider/documents', { token: provider.key, body: doc('1.0') });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('validation_failed');
-    const other = await call(h.control.url, 'POST', '/v1/provider/documents', { token: consumer.key, body: doc('1.0.0') });
+    const other = await call(h.control.url, 'POST', '/v1/provider/documents', {
+      token: consumer.key,
+      body: doc('1.0.0'),
+    });
     expect(other.status).toBe(404);
 
     const c = await call(h.control.url, 'POST', '/v1/provider/documents', { token: provider.key, body: doc('1.0.0') });
     expect(c.status).toBe(201);
-    expect(c.body).toMatchObject({ status: 'created', version: '1.0.0', acceptance_mode: 'required', activated_at: null });
-    const dup = await call(h.control.url, 'POST', '/v1/provider/documents', { token: provider.key, body: doc('1.0.0') });
+    expect(c.body).toMatchObject({
+      status: 'created',
+      version: '1.0.0',
+      acceptance_mode: 'required',
+      activated_at: null,
+    });
+    const dup = await call(h.control.url, 'POST', '/v1/provider/documents', {
+      token: provider.key,
+      body: doc('1.0.0'),
+    });
     expect(dup.status).toBe(409);
 
     const before = await call(h.control.url, 'GET', `/v1/apis/${listing.slug}/terms`, { token: consumer.key });
     expect(before.body).toMatchObject({ document: null, required: false });
 
-    const list = await call(h.control.url, 'GET', `/v1/provider/documents?api_id=${listing.apiId}`, { token: provider.key });
+    const list = await call(h.control.url, 'GET', `/v1/provider/documents?api_id=${listing.apiId}`, {
+      token: provider.key,
+    });
     expect(list.body.data).toHaveLength(1);
-    const a = await call(h.control.url, 'POST', `/v1/provider/documents/${c.body.document_id}/activate`, { token: provider.key });
+    const a = await call(h.control.url, 'POST', `/v1/provider/documents/${c.body.document_id}/activate`, {
+      token: provider.key,
+    });
     expect(a.status).toBe(200);
     expect(a.body.status).toBe('activated');
-    const again = await call(h.control.url, 'POST', `/v1/provider/documents/${c.body.document_id}/activate`, { token: provider.key });
+    const again = await call(h.control.url, 'POST', `/v1/provider/documents/${c.body.document_id}/activate`, {
+      token: provider.key,
+    });
     expect(again.body.code).toBe('invalid_state');
-    const ch = await db.db.selectFrom('changes').selectAll().where('entity', '=', 'terms').where('entity_id', '=', listing.apiId).execute();
+    const ch = await db.db
+      .selectFrom('changes')
+      .selectAll()
+      .where('entity', '=', 'terms')
+      .where('entity_id', '=', listing.apiId)
+      .execute();
     expect(ch.length).toBe(1);
   });
 
@@ -69,29 +103,46 @@ describe('provider documents and consumer terms', () => {
     const anon = await call(h.control.url, 'POST', `/v1/apis/${listing.slug}/terms/accept`);
     expect(anon.status).toBe(401);
 
-    const ok = await call(h.control.url, 'POST', `/v1/apis/${listing.slug}/terms/accept`, { token: consumer.session, body: { document_id: t.body.document.document_id } });
+    const ok = await call(h.control.url, 'POST', `/v1/apis/${listing.slug}/terms/accept`, {
+      token: consumer.session,
+      body: { document_id: t.body.document.document_id },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ accepted: true, already_accepted: false, version: '1.0.0' });
-    const twice = await call(h.control.url, 'POST', `/v1/apis/${listing.slug}/terms/accept`, { token: consumer.session });
+    const twice = await call(h.control.url, 'POST', `/v1/apis/${listing.slug}/terms/accept`, {
+      token: consumer.session,
+    });
     expect(twice.body.already_accepted).toBe(true);
     const rows = await db.db.selectFrom('terms_acceptances').selectAll().where('org_id', '=', consumer.orgId).execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ user_id: consumer.userId, document_id: t.body.document.document_id });
-    expect((await call(h.control.url, 'GET', `/v1/apis/${listing.slug}/terms`, { token: consumer.key })).body.accepted).toBe(true);
+    expect(
+      (await call(h.control.url, 'GET', `/v1/apis/${listing.slug}/terms`, { token: consumer.key })).body.accepted,
+    ).toBe(true);
 
     // a third org has not accepted
     const third = await seedOrg(db);
-    expect((await call(h.control.url, 'GET', `/v1/apis/${listing.slug}/terms`, { token: third.key })).body.accepted).toBe(false);
+    expect(
+      (await call(h.control.url, 'GET', `/v1/apis/${listing.slug}/terms`, { token: third.key })).body.accepted,
+    ).toBe(false);
 
     // a new activated version needs acceptance again; accepting the stale document id is refused
     const v2 = await call(h.control.url, 'POST', '/v1/provider/documents', { token: provider.key, body: doc('1.1.0') });
-    await call(h.control.url, 'POST', `/v1/provider/documents/${v2.body.document_id}/activate`, { token: provider.key });
+    await call(h.control.url, 'POST', `/v1/provider/documents/${v2.body.document_id}/activate`, {
+      token: provider.key,
+    });
     const after = await call(h.control.url, 'GET', `/v1/apis/${listing.slug}/terms`, { token: consumer.key });
     expect(after.body).toMatchObject({ accepted: false, required: true });
     expect(after.body.document.version).toBe('1.1.0');
-    const stale = await call(h.control.url, 'POST', `/v1/apis/${listing.slug}/terms/accept`, { token: consumer.session, body: { document_id: t.body.document.document_id } });
+    const stale = await call(h.control.url, 'POST', `/v1/apis/${listing.slug}/terms/accept`, {
+      token: consumer.session,
+      body: { document_id: t.body.document.document_id },
+    });
     expect(stale.status).toBe(409);
-    const fresh = await call(h.control.url, 'POST', `/v1/apis/${listing.slug}/terms/accept`, { token: consumer.session, body: { document_id: v2.body.document_id } });
+    const fresh = await call(h.control.url, 'POST', `/v1/apis/${listing.slug}/terms/accept`, {
+      token: consumer.session,
+      body: { document_id: v2.body.document_id },
+    });
     expect(fresh.body).toMatchObject({ accepted: true, version: '1.1.0' });
   });
 

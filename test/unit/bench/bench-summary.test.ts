@@ -12,17 +12,42 @@ function load(round: number, target: TargetId, ok: number, cpuUsPerReq: number):
   return {
     round,
     target,
-    load: { responses: ok, rps: ok / 10, p50Ms: 1, p99Ms: 2, statusCounts: { '200': ok }, errors: 0, timeouts: 0, durationSec: 10 },
+    load: {
+      responses: ok,
+      rps: ok / 10,
+      p50Ms: 1,
+      p99Ms: 2,
+      statusCounts: { '200': ok },
+      errors: 0,
+      timeouts: 0,
+      durationSec: 10,
+    },
     expected: ok,
     cpuUsPerReq,
     coreBusy: [1, 1],
-    eld: target === 'paid' ? { p999Ms: 0.5, p99Ms: 0.2, maxMs: 3, raw: { seq: 1, count: 1, p50Ms: 1, p99Ms: 1.2, p999Ms: 1.5, maxMs: 4 } } : null,
+    eld:
+      target === 'paid'
+        ? { p999Ms: 0.5, p99Ms: 0.2, maxMs: 3, raw: { seq: 1, count: 1, p50Ms: 1, p99Ms: 1.2, p999Ms: 1.5, maxMs: 4 } }
+        : null,
     eldIdle: null,
   };
 }
 
 function lat(round: number, target: TargetId, p50Us: number, p99Us: number): LatencyRun {
-  const wrk: WrkResult = { requests: 1000, durationUs: 1e6, statusErrors: 0, connectErrors: 0, readErrors: 0, timeouts: 0, p50Us, p90Us: p99Us, p99Us, p999Us: p99Us, meanUs: p50Us, maxUs: p99Us };
+  const wrk: WrkResult = {
+    requests: 1000,
+    durationUs: 1e6,
+    statusErrors: 0,
+    connectErrors: 0,
+    readErrors: 0,
+    timeouts: 0,
+    p50Us,
+    p90Us: p99Us,
+    p99Us,
+    p999Us: p99Us,
+    meanUs: p50Us,
+    maxUs: p99Us,
+  };
   return { round, target, wrk, eld: null };
 }
 
@@ -30,9 +55,12 @@ describe('bench summary', () => {
   it('takes the median of per-round ratios, not the ratio of medians', () => {
     // Round throughputs chosen so the two differ: per-round paid/nginx = 0.5, 0.2, 0.6 -> median 0.5.
     const runs = [
-      load(1, 'nginx', 100_000, 20), load(1, 'paid', 50_000, 40),
-      load(2, 'nginx', 200_000, 20), load(2, 'paid', 40_000, 50),
-      load(3, 'nginx', 50_000, 20), load(3, 'paid', 30_000, 40),
+      load(1, 'nginx', 100_000, 20),
+      load(1, 'paid', 50_000, 40),
+      load(2, 'nginx', 200_000, 20),
+      load(2, 'paid', 40_000, 50),
+      load(3, 'nginx', 50_000, 20),
+      load(3, 'paid', 30_000, 40),
     ];
     const s = summarise(runs, [], {});
     expect(s.ratios.paidVsNginx).toBe(0.5);
@@ -42,19 +70,35 @@ describe('bench summary', () => {
   });
 
   it('measures added latency against the direct run of the same round', () => {
-    const s = summarise([], [lat(1, 'direct', 40, 100), lat(1, 'paid', 300, 900), lat(2, 'direct', 50, 5000), lat(2, 'paid', 320, 5600)], {});
+    const s = summarise(
+      [],
+      [lat(1, 'direct', 40, 100), lat(1, 'paid', 300, 900), lat(2, 'direct', 50, 5000), lat(2, 'paid', 320, 5600)],
+      {},
+    );
     expect(s.added.paid).toEqual({ p50Us: 265, p99Us: 700 });
     expect(s.goals.find((g) => g.name.startsWith('added p99'))?.met).toBe(true);
   });
 
   it('judges loop delay on the gateway alone and shows the idle machine floor beside it', () => {
-    const runs = [load(1, 'paid', 50_000, 40)].map((r) => ({ ...r, eld: { p999Ms: 3.5, p99Ms: 1, maxMs: 9, raw: { seq: 1, count: 1, p50Ms: 1, p99Ms: 2, p999Ms: 4.5, maxMs: 10 } } }));
+    const runs = [load(1, 'paid', 50_000, 40)].map((r) => ({
+      ...r,
+      eld: { p999Ms: 3.5, p99Ms: 1, maxMs: 9, raw: { seq: 1, count: 1, p50Ms: 1, p99Ms: 2, p999Ms: 4.5, maxMs: 10 } },
+    }));
     const goal = summarise(runs, [], {}, 2.8).goals.find((g) => g.name.startsWith('event-loop delay'));
-    expect(goal).toMatchObject({ met: false, measured: '3.5 ms at saturation (an idle Node process on the idle machine: 2.8 ms)' });
-    const fixedRuns = [1.2, 0.8, 5].map((p999Ms, i) => ({ ...runs[0]!, round: i + 1, eld: { ...runs[0]!.eld, p999Ms } }));
+    expect(goal).toMatchObject({
+      met: false,
+      measured: '3.5 ms at saturation (an idle Node process on the idle machine: 2.8 ms)',
+    });
+    const fixedRuns = [1.2, 0.8, 5].map((p999Ms, i) => ({
+      ...runs[0]!,
+      round: i + 1,
+      eld: { ...runs[0]!.eld, p999Ms },
+    }));
     const s = summarise(runs, [], {}, 2.8, { rate: 2000, runs: fixedRuns });
     expect(s.fixedRate?.eld.paid).toMatchObject({ p999Ms: 1.2, rps: 5000 });
-    expect(s.goals.find((g) => g.name.startsWith('event-loop delay'))?.measured).toBe('3.5 ms at saturation; 1.2 ms at a fixed 2000 req/s (an idle Node process on the idle machine: 2.8 ms)');
+    expect(s.goals.find((g) => g.name.startsWith('event-loop delay'))?.measured).toBe(
+      '3.5 ms at saturation; 1.2 ms at a fixed 2000 req/s (an idle Node process on the idle machine: 2.8 ms)',
+    );
   });
 
   it('reports a goal without a measurement as not measured, never as met', () => {
@@ -63,7 +107,21 @@ describe('bench summary', () => {
   });
 
   it('judges the ledger writer on 60 s sustained, not on a short run', () => {
-    const ledger = { rowsPerSec: 150_000, minWindowRowsPerSec: 140_000, rowsPerCpuSec: 160_000, rows: 1, appendedRowsPerSec: 450_000, appendedPerSettle: 3, calibrationInsertUs: 1, seconds: 5, batch: 128, checkpoints: 4, checkpointMsMax: 1, walMaxBytes: 1, consistent: true };
+    const ledger = {
+      rowsPerSec: 150_000,
+      minWindowRowsPerSec: 140_000,
+      rowsPerCpuSec: 160_000,
+      rows: 1,
+      appendedRowsPerSec: 450_000,
+      appendedPerSettle: 3,
+      calibrationInsertUs: 1,
+      seconds: 5,
+      batch: 128,
+      checkpoints: 4,
+      checkpointMsMax: 1,
+      walMaxBytes: 1,
+      consistent: true,
+    };
     expect(summarise([], [], { ledger }).goals.at(-1)?.met).toBe(false);
     expect(summarise([], [], { ledger: { ...ledger, seconds: 60 } }).goals.at(-1)?.met).toBe(true);
   });

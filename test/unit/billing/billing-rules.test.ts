@@ -22,7 +22,13 @@ describe('priceCheckout', () => {
     expect([r.amountCents, r.creditCents]).toEqual([paid, credited]);
   });
 
-  it.each([[{}], [{ pack: 'starter', amount_cents: 600 }], [{ amount_cents: 499 }], [{ amount_cents: 100_001 }], [{ pack: 'gold' }]])('refuses %j', (req) => {
+  it.each([
+    [{}],
+    [{ pack: 'starter', amount_cents: 600 }],
+    [{ amount_cents: 499 }],
+    [{ amount_cents: 100_001 }],
+    [{ pack: 'gold' }],
+  ])('refuses %j', (req) => {
     try {
       priceCheckout(ctx, req);
       expect.unreachable();
@@ -38,9 +44,12 @@ describe('SVC_CREDIT_PACKS', () => {
     expect(c.billing.packs).toEqual([{ id: 'big', name: 'Big', price_cents: 10000, credit_cents: 12000 }]);
   });
 
-  it.each(['not json', '[]', '[{"id":"x","name":"X","price_cents":1.5,"credit_cents":2}]'])('refuses %s at start', (raw) => {
-    expect(() => loadConfig({ SVC_CREDIT_PACKS: raw })).toThrow(ConfigError);
-  });
+  it.each(['not json', '[]', '[{"id":"x","name":"X","price_cents":1.5,"credit_cents":2}]'])(
+    'refuses %s at start',
+    (raw) => {
+      expect(() => loadConfig({ SVC_CREDIT_PACKS: raw })).toThrow(ConfigError);
+    },
+  );
 });
 
 describe('payout periods', () => {
@@ -84,12 +93,24 @@ describe('test-payments mode', () => {
 
 describe('fake Stripe form decoding', () => {
   it('nests bracketed keys as the SDK encodes them', () => {
-    expect(decodeForm('metadata%5Bpayment_id%5D=pay_1&line_items%5B0%5D%5Bquantity%5D=1&mode=payment')).toEqual({ metadata: { payment_id: 'pay_1' }, line_items: { 0: { quantity: '1' } }, mode: 'payment' });
+    expect(decodeForm('metadata%5Bpayment_id%5D=pay_1&line_items%5B0%5D%5Bquantity%5D=1&mode=payment')).toEqual({
+      metadata: { payment_id: 'pay_1' },
+      line_items: { 0: { quantity: '1' } },
+      mode: 'payment',
+    });
   });
 });
 
 describe('test payments in production', () => {
-  const input = { paymentId: 'pay_1', orgId: 'org_1', customerId: 'cus_1', amountCents: 500, creditCents: 500, description: 'x', baseUrl: 'http://x' };
+  const input = {
+    paymentId: 'pay_1',
+    orgId: 'org_1',
+    customerId: 'cus_1',
+    amountCents: 500,
+    creditCents: 500,
+    description: 'x',
+    baseUrl: 'http://x',
+  };
 
   it('are refused without SVC_STRIPE_SECRET_KEY unless explicitly allowed', async () => {
     const off = createPaymentsBackend(loadConfig({ SVC_ENV: 'production' }), randomBytes(32));

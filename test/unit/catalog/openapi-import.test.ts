@@ -3,14 +3,38 @@ import { importOpenApi, parseDocumentText } from '../../../control/catalog/opena
 import { boundedJson } from '../../../control/catalog/bounded-json.js';
 import { fixture } from '../../helpers/catalog.js';
 
-const minimal = (extra: Record<string, unknown>) => ({ openapi: '3.0.0', info: { title: 'T', version: '1' }, paths: { '/a': { get: { responses: { '200': { description: 'ok' } } } } }, ...extra });
+const minimal = (extra: Record<string, unknown>) => ({
+  openapi: '3.0.0',
+  info: { title: 'T', version: '1' },
+  paths: { '/a': { get: { responses: { '200': { description: 'ok' } } } } },
+  ...extra,
+});
 
 describe('importOpenApi', () => {
   it.each([
-    ['server variables take their defaults', minimal({ servers: [{ url: '{scheme}://api.example.com/{v}', variables: { scheme: { default: 'https' }, v: { default: 'v2' } } }] }), 'https://api.example.com/v2'],
+    [
+      'server variables take their defaults',
+      minimal({
+        servers: [
+          { url: '{scheme}://api.example.com/{v}', variables: { scheme: { default: 'https' }, v: { default: 'v2' } } },
+        ],
+      }),
+      'https://api.example.com/v2',
+    ],
     ['a relative server URL gives no base URL', minimal({ servers: [{ url: '/api' }] }), null],
     ['no servers gives no base URL', minimal({}), null],
-    ['Swagger 2 prefers https', { swagger: '2.0', info: { title: 'T', version: '1' }, host: 'h.example', basePath: '/b/', schemes: ['http', 'https'], paths: { '/a': { get: { responses: { '200': { description: 'ok' } } } } } }, 'https://h.example/b'],
+    [
+      'Swagger 2 prefers https',
+      {
+        swagger: '2.0',
+        info: { title: 'T', version: '1' },
+        host: 'h.example',
+        basePath: '/b/',
+        schemes: ['http', 'https'],
+        paths: { '/a': { get: { responses: { '200': { description: 'ok' } } } } },
+      },
+      'https://h.example/b',
+    ],
   ])('%s', async (_n, doc, base) => {
     expect((await importOpenApi(doc as Record<string, unknown>)).baseUrl).toBe(base);
   });
@@ -19,18 +43,35 @@ describe('importOpenApi', () => {
     const doc = minimal({
       paths: {
         '/u/{id}': {
-          parameters: [{ name: 'id', in: 'path', schema: { type: 'string' } }, { name: 'v', in: 'query', schema: { type: 'string' } }],
-          get: { parameters: [{ name: 'v', in: 'query', required: true, schema: { type: 'integer' } }], responses: { '200': { description: 'ok' } } },
+          parameters: [
+            { name: 'id', in: 'path', schema: { type: 'string' } },
+            { name: 'v', in: 'query', schema: { type: 'string' } },
+          ],
+          get: {
+            parameters: [{ name: 'v', in: 'query', required: true, schema: { type: 'integer' } }],
+            responses: { '200': { description: 'ok' } },
+          },
         },
       },
     });
     const api = await importOpenApi(doc);
-    const params = JSON.parse(api.endpoints[0]!.parametersJson) as { name: string; required: boolean; schema: { type: string } }[];
-    expect(params).toEqual([expect.objectContaining({ name: 'id', required: true }), expect.objectContaining({ name: 'v', required: true, schema: { type: 'integer' } })]);
+    const params = JSON.parse(api.endpoints[0]!.parametersJson) as {
+      name: string;
+      required: boolean;
+      schema: { type: string };
+    }[];
+    expect(params).toEqual([
+      expect.objectContaining({ name: 'id', required: true }),
+      expect.objectContaining({ name: 'v', required: true, schema: { type: 'integer' } }),
+    ]);
   });
 
   it('reads every operation of the vendored fixtures', async () => {
-    expect((await importOpenApi(fixture('uspto-v3.json'))).endpoints.map((e) => `${e.method} ${e.path}`)).toEqual(['GET /', 'GET /{dataset}/{version}/fields', 'POST /{dataset}/{version}/records']);
+    expect((await importOpenApi(fixture('uspto-v3.json'))).endpoints.map((e) => `${e.method} ${e.path}`)).toEqual([
+      'GET /',
+      'GET /{dataset}/{version}/fields',
+      'POST /{dataset}/{version}/records',
+    ]);
     const v2 = await importOpenApi(fixture('petstore-v2.json'));
     expect(JSON.parse(v2.endpoints[0]!.responseSchemaJson!).schema.items.properties.name.type).toBe('string');
   });
@@ -47,7 +88,12 @@ describe('importOpenApi', () => {
 describe('parseDocumentText', () => {
   it('refuses a YAML alias bomb', () => {
     const lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
-    for (let i = 1; i < 12; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill('*' + String.fromCharCode(96 + i)).join(',')}]`);
+    for (let i = 1; i < 12; i++)
+      lines.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill('*' + String.fromCharCode(96 + i))
+          .join(',')}]`,
+      );
     expect(() => parseDocumentText(lines.join('\n'))).toThrow();
   });
   it('refuses a scalar document', () => {

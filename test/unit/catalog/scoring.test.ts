@@ -3,7 +3,15 @@ import { diversity, scoreListing, wilsonLower } from '../../../control/market/le
 import { isIncrease } from '../../../control/pricing/pricing.service.js';
 import { ftsQuery } from '../../../control/catalog/search.service.js';
 
-const org = (calls: number, gross: number, ok = calls) => ({ api_id: 'a', org_id: Math.random().toString(36), calls, ok, gross, calls7: calls, prev7: 0 });
+const org = (calls: number, gross: number, ok = calls) => ({
+  api_id: 'a',
+  org_id: Math.random().toString(36),
+  calls,
+  ok,
+  gross,
+  calls7: calls,
+  prev7: 0,
+});
 
 describe('leaderboard scoring', () => {
   it('diversity reaches full credit at five orgs', () => {
@@ -15,8 +23,14 @@ describe('leaderboard scoring', () => {
   });
   it('square-root per org: three orgs spending 100x cannot beat twenty small consumers by a wide margin', () => {
     const now = Date.now();
-    const sybil = scoreListing({ orgs: [org(1000, 10_000), org(1000, 10_000), org(1000, 10_000)], verifyOk: 1, refundRate: 0, publishedAt: now }, now);
-    const crowd = scoreListing({ orgs: Array.from({ length: 20 }, () => org(10, 100)), verifyOk: 1, refundRate: 0, publishedAt: now }, now);
+    const sybil = scoreListing(
+      { orgs: [org(1000, 10_000), org(1000, 10_000), org(1000, 10_000)], verifyOk: 1, refundRate: 0, publishedAt: now },
+      now,
+    );
+    const crowd = scoreListing(
+      { orgs: Array.from({ length: 20 }, () => org(10, 100)), verifyOk: 1, refundRate: 0, publishedAt: now },
+      now,
+    );
     expect(crowd.top_grossing!).toBeGreaterThan(sybil.top_grossing!);
   });
   it('refunds and failed verification discount the score; single-org listings are not eligible', () => {
@@ -33,21 +47,45 @@ describe('leaderboard scoring', () => {
 
 describe('trending, new_rising and best_value', () => {
   const now = Date.now();
-  const o = (calls7: number, prev7: number, gross = 0) => ({ api_id: 'a', org_id: Math.random().toString(36), calls: calls7 + prev7, ok: calls7 + prev7, gross, calls7, prev7 });
+  const o = (calls7: number, prev7: number, gross = 0) => ({
+    api_id: 'a',
+    org_id: Math.random().toString(36),
+    calls: calls7 + prev7,
+    ok: calls7 + prev7,
+    gross,
+    calls7,
+    prev7,
+  });
   it('trending rewards growth across orgs and ignores shrinking listings', () => {
-    const growing = scoreListing({ orgs: [o(20, 2), o(20, 2), o(20, 2), o(20, 2)], verifyOk: 1, refundRate: 0, publishedAt: null }, now);
-    const shrinking = scoreListing({ orgs: [o(2, 20), o(2, 20), o(2, 20), o(2, 20)], verifyOk: 1, refundRate: 0, publishedAt: null }, now);
+    const growing = scoreListing(
+      { orgs: [o(20, 2), o(20, 2), o(20, 2), o(20, 2)], verifyOk: 1, refundRate: 0, publishedAt: null },
+      now,
+    );
+    const shrinking = scoreListing(
+      { orgs: [o(2, 20), o(2, 20), o(2, 20), o(2, 20)], verifyOk: 1, refundRate: 0, publishedAt: null },
+      now,
+    );
     expect(growing.trending!).toBeGreaterThan(0);
     expect(shrinking.trending).toBeUndefined();
   });
   it('new_rising only lists listings published in the last 30 days', () => {
     const orgs = [o(10, 0), o(10, 0), o(10, 0)];
-    expect(scoreListing({ orgs, verifyOk: 1, refundRate: 0, publishedAt: now - 86_400_000 }, now).new_rising).toBeGreaterThan(0);
-    expect(scoreListing({ orgs, verifyOk: 1, refundRate: 0, publishedAt: now - 40 * 86_400_000 }, now).new_rising).toBeUndefined();
+    expect(
+      scoreListing({ orgs, verifyOk: 1, refundRate: 0, publishedAt: now - 86_400_000 }, now).new_rising,
+    ).toBeGreaterThan(0);
+    expect(
+      scoreListing({ orgs, verifyOk: 1, refundRate: 0, publishedAt: now - 40 * 86_400_000 }, now).new_rising,
+    ).toBeUndefined();
   });
   it('best_value prefers the cheaper of two equally used, equally reliable listings', () => {
-    const cheap = scoreListing({ orgs: [o(10, 0, 10), o(10, 0, 10), o(10, 0, 10)], verifyOk: 1, refundRate: 0, publishedAt: null }, now);
-    const dear = scoreListing({ orgs: [o(10, 0, 500), o(10, 0, 500), o(10, 0, 500)], verifyOk: 1, refundRate: 0, publishedAt: null }, now);
+    const cheap = scoreListing(
+      { orgs: [o(10, 0, 10), o(10, 0, 10), o(10, 0, 10)], verifyOk: 1, refundRate: 0, publishedAt: null },
+      now,
+    );
+    const dear = scoreListing(
+      { orgs: [o(10, 0, 500), o(10, 0, 500), o(10, 0, 500)], verifyOk: 1, refundRate: 0, publishedAt: null },
+      now,
+    );
     expect(cheap.best_value!).toBeGreaterThan(dear.best_value!);
   });
 });

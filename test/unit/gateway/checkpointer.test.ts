@@ -17,9 +17,11 @@ function walFile(rows: number) {
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
   const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
   const append = (n: number) =>
-    db.transaction(() => {
-      for (let i = 0; i < n; i++) insert.run('x'.repeat(200));
-    }).immediate();
+    db
+      .transaction(() => {
+        for (let i = 0; i < n; i++) insert.run('x'.repeat(200));
+      })
+      .immediate();
   append(rows);
   return { data, file, db, insert, append };
 }
@@ -41,7 +43,14 @@ describe('gateway checkpoint thread', () => {
     const { data, file, db } = fileWithBigWal();
     const before = walSize(file);
     expect(before).toBeGreaterThan(4 * 1024 * 1024);
-    const stop = startBackground({ file, checkpointMs: 20, walLimitBytes: 1024 * 1024, holderId: null, heartbeatMs: 60_000, onReaped: () => {} });
+    const stop = startBackground({
+      file,
+      checkpointMs: 20,
+      walLimitBytes: 1024 * 1024,
+      holderId: null,
+      heartbeatMs: 60_000,
+      onReaped: () => {},
+    });
     try {
       const framesAfterOneWrite = () => {
         db.prepare('INSERT INTO t (v) VALUES (?)').run('y');
@@ -63,7 +72,14 @@ describe('gateway checkpoint thread', () => {
   it('under the limit only backfills: PASSIVE never shrinks the WAL file', async () => {
     const { data, file, db } = fileWithBigWal();
     const before = walSize(file);
-    const stop = startBackground({ file, checkpointMs: 20, walLimitBytes: 1024 * 1024 * 1024, holderId: null, heartbeatMs: 60_000, onReaped: () => {} });
+    const stop = startBackground({
+      file,
+      checkpointMs: 20,
+      walLimitBytes: 1024 * 1024 * 1024,
+      holderId: null,
+      heartbeatMs: 60_000,
+      onReaped: () => {},
+    });
     try {
       await new Promise((r) => setTimeout(r, 300));
       expect(walSize(file)).toBe(before);
@@ -78,7 +94,16 @@ describe('gateway checkpoint thread', () => {
     const { data, file, db, insert, append } = walFile(0);
     const passes: CheckpointReport[] = [];
     // An interval of a minute: any pass within this test is one the frame count started.
-    const stop = startBackground({ file, checkpointMs: 60_000, checkpointFrames: 100, walLimitBytes: 1024 * 1024 * 1024, holderId: null, heartbeatMs: 60_000, onReaped: () => {}, onCheckpoint: (c) => passes.push(c) });
+    const stop = startBackground({
+      file,
+      checkpointMs: 60_000,
+      checkpointFrames: 100,
+      walLimitBytes: 1024 * 1024 * 1024,
+      holderId: null,
+      heartbeatMs: 60_000,
+      onReaped: () => {},
+      onCheckpoint: (c) => passes.push(c),
+    });
     try {
       for (let i = 0; i < 20; i++) insert.run('x'.repeat(200)); // 20 frames: under the threshold
       await new Promise((r) => setTimeout(r, 200));
@@ -103,7 +128,16 @@ describe('gateway checkpoint thread', () => {
     reader.exec('BEGIN');
     reader.prepare('SELECT COUNT(*) FROM t').pluck().get();
     const passes: CheckpointReport[] = [];
-    const stop = startBackground({ file, checkpointMs: 300, checkpointFrames: 50, walLimitBytes: 64 * 1024, holderId: null, heartbeatMs: 60_000, onReaped: () => {}, onCheckpoint: (c) => passes.push(c) });
+    const stop = startBackground({
+      file,
+      checkpointMs: 300,
+      checkpointFrames: 50,
+      walLimitBytes: 64 * 1024,
+      holderId: null,
+      heartbeatMs: 60_000,
+      onReaped: () => {},
+      onCheckpoint: (c) => passes.push(c),
+    });
     db.pragma('busy_timeout = 0'); // as the gateway's writer: a held lock is an error, retried later
     let commits = 0;
     let busy = 0;

@@ -5,19 +5,36 @@ import { upstreamHeaders, upstreamPath } from '../../../gateway/steps/forward.js
 import { KeyRateLimiter } from '../../../gateway/rate-limiter.js';
 
 function ep(method: string, path: string, id = path): EndpointRec {
-  const segments = path.split('/').slice(1).map((s) => (/^\{[^}]+\}$/.test(s) ? null : s));
+  const segments = path
+    .split('/')
+    .slice(1)
+    .map((s) => (/^\{[^}]+\}$/.test(s) ? null : s));
   return { id, method, segments, literals: segments.filter((s) => s !== null).length, priceCents: 1, tiers: [] };
 }
 
 function listing(endpoints: EndpointRec[], extra: Partial<Listing> = {}): Listing {
   return {
-    apiId: 'api_1', slug: 's', providerOrgId: 'org_p', origin: 'http://u', basePath: '', injection: 'none', injectionName: null,
-    secret: null, endpoints: [...endpoints].sort((a, b) => b.literals - a.literals), requiredTermsDocId: null, ...extra,
+    apiId: 'api_1',
+    slug: 's',
+    providerOrgId: 'org_p',
+    origin: 'http://u',
+    basePath: '',
+    injection: 'none',
+    injectionName: null,
+    secret: null,
+    endpoints: [...endpoints].sort((a, b) => b.literals - a.literals),
+    requiredTermsDocId: null,
+    ...extra,
   };
 }
 
 describe('matchEndpoint', () => {
-  const l = listing([ep('GET', '/users/{id}'), ep('GET', '/users/me'), ep('POST', '/users'), ep('GET', '/a/{x}/b/{y}')]);
+  const l = listing([
+    ep('GET', '/users/{id}'),
+    ep('GET', '/users/me'),
+    ep('POST', '/users'),
+    ep('GET', '/a/{x}/b/{y}'),
+  ]);
   it.each([
     ['GET', '/users/7', '/users/{id}'],
     ['GET', '/users/me', '/users/me'],
@@ -43,15 +60,34 @@ describe('splitSlug', () => {
 
 describe('upstream request hygiene', () => {
   const req = {
-    method: 'GET', path: '/x', query: 'a=1', requestId: 'req_1', body: null,
-    headers: [['authorization', 'Bearer svc_live_consumer'], ['cookie', 'sid=1'], ['x-svc-key', 'k'], ['x-svc-max-price-cents', '3'], ['connection', 'keep-alive'], ['accept', 'application/json'], ['idempotency-key', 'i']] as [string, string][],
+    method: 'GET',
+    path: '/x',
+    query: 'a=1',
+    requestId: 'req_1',
+    body: null,
+    headers: [
+      ['authorization', 'Bearer svc_live_consumer'],
+      ['cookie', 'sid=1'],
+      ['x-svc-key', 'k'],
+      ['x-svc-max-price-cents', '3'],
+      ['connection', 'keep-alive'],
+      ['accept', 'application/json'],
+      ['idempotency-key', 'i'],
+    ] as [string, string][],
   };
   it('drops the consumer key, cookies, hop-by-hop and x-svc-* headers', () => {
     const h = upstreamHeaders(listing([]), req);
     expect(h).toEqual({ accept: 'application/json', 'x-svc-request-id': 'req_1' });
   });
   it('drops headers named in Connection', () => {
-    const h = upstreamHeaders(listing([]), { ...req, headers: [['connection', 'close, X-Private'], ['x-private', '1'], ['x-kept', '2']] });
+    const h = upstreamHeaders(listing([]), {
+      ...req,
+      headers: [
+        ['connection', 'close, X-Private'],
+        ['x-private', '1'],
+        ['x-kept', '2'],
+      ],
+    });
     expect(h).toEqual({ 'x-kept': '2', 'x-svc-request-id': 'req_1' });
   });
   it.each([

@@ -52,7 +52,12 @@ describe('pipeline under a write lock held elsewhere', () => {
     const provider = await seedOrg(h);
     const consumer = await seedOrg(h);
     await grantCredits(h, consumer.orgId, 100);
-    await seedListing(h, { orgId: provider.orgId, slug: 'locked', baseUrl: 'http://127.0.0.1:1', endpoints: [{ method: 'POST', path: '/x', priceCents: 5 }] });
+    await seedListing(h, {
+      orgId: provider.orgId,
+      slug: 'locked',
+      baseUrl: 'http://127.0.0.1:1',
+      endpoints: [{ method: 'POST', path: '/x', priceCents: 5 }],
+    });
     const cfg = loadGatewayConfig({ SVC_DATA_DIR: dir, SVC_GATEWAY_LOCK_WAIT_MS: '200' });
     const inst = new Instances(h.sqlite, Date.now());
     const idem = new IdempotencyStore(h.sqlite, inst.id, 60_000, (e) => {
@@ -61,16 +66,36 @@ describe('pipeline under a write lock held elsewhere', () => {
     // A lease manager whose database transaction always finds the lock taken (as when another process holds it).
     const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
     Object.setPrototypeOf(busy, Sqlite.SqliteError.prototype);
-    const leases = { reserve: () => { throw busy; } } as unknown as LeaseManager;
+    const leases = {
+      reserve: () => {
+        throw busy;
+      },
+    } as unknown as LeaseManager;
     const pipeline = new Pipeline({
-      cfg, clock: systemClock, keys: new KeyCache(h.sqlite), listings: new ListingCache(h.sqlite, null), leases,
-      writer: new SettleWriter(h.sqlite, { holderId: inst.id, platformFeeBps: 0 }), idem, limiter: new KeyRateLimiter(1),
-      agent: new Agent(), signalPressure: () => {},
+      cfg,
+      clock: systemClock,
+      keys: new KeyCache(h.sqlite),
+      listings: new ListingCache(h.sqlite, null),
+      leases,
+      writer: new SettleWriter(h.sqlite, { holderId: inst.id, platformFeeBps: 0 }),
+      idem,
+      limiter: new KeyRateLimiter(1),
+      agent: new Agent(),
+      signalPressure: () => {},
     });
     const call = (requestId: string) => {
       const sink = new RecordingSink();
-      const headers: Headers = [['authorization', `Bearer ${consumer.key}`], ['idempotency-key', 'retry-me']];
-      return { sink, done: pipeline.handle({ method: 'POST', url: '/locked/x', query: '', headers, body: Buffer.from('{}'), requestId }, sink) };
+      const headers: Headers = [
+        ['authorization', `Bearer ${consumer.key}`],
+        ['idempotency-key', 'retry-me'],
+      ];
+      return {
+        sink,
+        done: pipeline.handle(
+          { method: 'POST', url: '/locked/x', query: '', headers, body: Buffer.from('{}'), requestId },
+          sink,
+        ),
+      };
     };
     const first = call('req_first');
     await expect(first.done).rejects.toThrow(/locked/);
@@ -81,6 +106,14 @@ describe('pipeline under a write lock held elsewhere', () => {
     await expect(second.done).rejects.toThrow(/locked/);
     expect(second.sink.answers).toEqual([]);
     expect(await h.db.selectFrom('usage_events').select('id').execute()).toEqual([]);
-    expect((await h.db.selectFrom('balances').select('credit_cents').where('org_id', '=', consumer.orgId).executeTakeFirstOrThrow()).credit_cents).toBe(100);
+    expect(
+      (
+        await h.db
+          .selectFrom('balances')
+          .select('credit_cents')
+          .where('org_id', '=', consumer.orgId)
+          .executeTakeFirstOrThrow()
+      ).credit_cents,
+    ).toBe(100);
   }, 20_000);
 });

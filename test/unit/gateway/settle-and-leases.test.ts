@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { useMigratedTempDb, seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
+import {
+  useMigratedTempDb,
+  seedOrg,
+  seedKey,
+  grantCredits,
+  seedListing,
+  expectLedgerConsistent,
+} from '../../helpers/db.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { SettleWriter, HolderReapedError, type SettleRecord } from '../../../gateway/settle-writer.js';
 import { LeaseManager } from '../../../gateway/leases.js';
@@ -49,17 +56,46 @@ async function arrange(credit: number, keyOpts: Parameters<typeof seedKey>[2] = 
   const c = await seedOrg(h);
   if (credit) await grantCredits(h, c.orgId, credit);
   const k = await seedKey(h, c.orgId, keyOpts);
-  const { apiId, endpointIds } = await seedListing(h, { orgId: provider.orgId, slug: `u-${Math.random().toString(36).slice(2, 8)}`, baseUrl: 'http://127.0.0.1:1', endpoints: [{ method: 'GET', path: '/x', priceCents: 5 }] });
+  const { apiId, endpointIds } = await seedListing(h, {
+    orgId: provider.orgId,
+    slug: `u-${Math.random().toString(36).slice(2, 8)}`,
+    baseUrl: 'http://127.0.0.1:1',
+    endpoints: [{ method: 'GET', path: '/x', priceCents: 5 }],
+  });
   const now = Date.now();
   const inst = new Instances(h.sqlite, now);
   const leases = new LeaseManager(h.sqlite, inst.id, { workers: 2, maxChunkCents: 20, idleMs: 1000 });
-  const writer = new SettleWriter(h.sqlite, { holderId: inst.id, platformFeeBps: 2000, onCommitted: (rs) => rs.forEach((r) => r.leaseId && leases.committed(r.leaseId, r.chargedCents)) });
-  const key = new KeyCache(h.sqlite).byHash((await h.db.selectFrom('api_keys').select('key_hash').where('id', '=', k.keyId).executeTakeFirstOrThrow()).key_hash)!;
-  const rec = (leaseId: string | null, charged: number, i: number): SettleRecord => ({
-    requestId: `req_${i}`, orgId: c.orgId, keyId: k.keyId, apiId, endpointId: endpointIds[0]!, providerOrgId: provider.orgId, method: 'GET',
-    status: 200, latencyMs: 1, priceCents: 5, chargedCents: charged, errorCode: null, createdAt: now, leaseId, day: utcDay(now),
+  const writer = new SettleWriter(h.sqlite, {
+    holderId: inst.id,
+    platformFeeBps: 2000,
+    onCommitted: (rs) => rs.forEach((r) => r.leaseId && leases.committed(r.leaseId, r.chargedCents)),
   });
-  const bal = () => h.db.selectFrom('balances').select(['credit_cents', 'reserved_cents']).where('org_id', '=', c.orgId).executeTakeFirstOrThrow();
+  const key = new KeyCache(h.sqlite).byHash(
+    (await h.db.selectFrom('api_keys').select('key_hash').where('id', '=', k.keyId).executeTakeFirstOrThrow()).key_hash,
+  )!;
+  const rec = (leaseId: string | null, charged: number, i: number): SettleRecord => ({
+    requestId: `req_${i}`,
+    orgId: c.orgId,
+    keyId: k.keyId,
+    apiId,
+    endpointId: endpointIds[0]!,
+    providerOrgId: provider.orgId,
+    method: 'GET',
+    status: 200,
+    latencyMs: 1,
+    priceCents: 5,
+    chargedCents: charged,
+    errorCode: null,
+    createdAt: now,
+    leaseId,
+    day: utcDay(now),
+  });
+  const bal = () =>
+    h.db
+      .selectFrom('balances')
+      .select(['credit_cents', 'reserved_cents'])
+      .where('org_id', '=', c.orgId)
+      .executeTakeFirstOrThrow();
   return { c, k, key, inst, leases, writer, rec, bal, now, provider };
 }
 
@@ -76,12 +112,27 @@ describe('SettleWriter (group commit)', () => {
     expect(a.writer.written).toBe(3);
     expect((await a.bal()).credit_cents).toBe(85);
     // Three usage rows; the money as one ledger entry and one provider earning for the commit.
-    expect(await h.db.selectFrom('usage_events').select('id').orderBy('id').execute()).toEqual([{ id: 'req_0' }, { id: 'req_1' }, { id: 'req_2' }]);
+    expect(await h.db.selectFrom('usage_events').select('id').orderBy('id').execute()).toEqual([
+      { id: 'req_0' },
+      { id: 'req_1' },
+      { id: 'req_2' },
+    ]);
     const entries = await h.db.selectFrom('ledger_entries').selectAll().where('kind', '=', 'call_charge').execute();
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ org_id: a.c.orgId, key_id: a.k.keyId, amount_cents: -15, reason: '3 calls', ref_type: 'usage_batch' });
-    const earn = await h.db.selectFrom('provider_earnings').select(['provider_org_id', 'gross_cents', 'fee_cents', 'net_cents', 'ref_id']).execute();
-    expect(earn).toEqual([{ provider_org_id: a.provider.orgId, gross_cents: 15, fee_cents: 3, net_cents: 12, ref_id: entries[0]!.ref_id }]);
+    expect(entries[0]).toMatchObject({
+      org_id: a.c.orgId,
+      key_id: a.k.keyId,
+      amount_cents: -15,
+      reason: '3 calls',
+      ref_type: 'usage_batch',
+    });
+    const earn = await h.db
+      .selectFrom('provider_earnings')
+      .select(['provider_org_id', 'gross_cents', 'fee_cents', 'net_cents', 'ref_id'])
+      .execute();
+    expect(earn).toEqual([
+      { provider_org_id: a.provider.orgId, gross_cents: 15, fee_cents: 3, net_cents: 12, ref_id: entries[0]!.ref_id },
+    ]);
     await expectLedgerConsistent(h);
     a.leases.releaseAll(Date.now());
     expect((await a.bal()).reserved_cents).toBe(0);
@@ -92,23 +143,46 @@ describe('SettleWriter (group commit)', () => {
     // 20 % of 4 cents is 0.8: each call's fee rounds down to 0, whether the calls commit together or apart.
     await Promise.all([0, 1, 2].map((i) => a.writer.settle({ ...a.rec(null, 4, i), priceCents: 4 })));
     await a.writer.settle({ ...a.rec(null, 4, 3), priceCents: 4 });
-    const earn = await h.db.selectFrom('provider_earnings').select(['gross_cents', 'fee_cents', 'net_cents']).orderBy('gross_cents').execute();
-    expect(earn).toEqual([{ gross_cents: 4, fee_cents: 0, net_cents: 4 }, { gross_cents: 12, fee_cents: 0, net_cents: 12 }]);
+    const earn = await h.db
+      .selectFrom('provider_earnings')
+      .select(['gross_cents', 'fee_cents', 'net_cents'])
+      .orderBy('gross_cents')
+      .execute();
+    expect(earn).toEqual([
+      { gross_cents: 4, fee_cents: 0, net_cents: 4 },
+      { gross_cents: 12, fee_cents: 0, net_cents: 12 },
+    ]);
     await expectLedgerConsistent(h);
   });
 
   it('books each provider its own earning, even for calls to the same API id in one commit', async () => {
     const a = await arrange(100);
     const other = await seedOrg(h);
-    await Promise.all([a.writer.settle(a.rec(null, 5, 1)), a.writer.settle({ ...a.rec(null, 5, 2), providerOrgId: other.orgId })]);
-    const earn = await h.db.selectFrom('provider_earnings').select(['provider_org_id', 'gross_cents']).orderBy('provider_org_id').execute();
-    expect(earn).toEqual([{ provider_org_id: a.provider.orgId, gross_cents: 5 }, { provider_org_id: other.orgId, gross_cents: 5 }].sort((x, y) => x.provider_org_id.localeCompare(y.provider_org_id)));
+    await Promise.all([
+      a.writer.settle(a.rec(null, 5, 1)),
+      a.writer.settle({ ...a.rec(null, 5, 2), providerOrgId: other.orgId }),
+    ]);
+    const earn = await h.db
+      .selectFrom('provider_earnings')
+      .select(['provider_org_id', 'gross_cents'])
+      .orderBy('provider_org_id')
+      .execute();
+    expect(earn).toEqual(
+      [
+        { provider_org_id: a.provider.orgId, gross_cents: 5 },
+        { provider_org_id: other.orgId, gross_cents: 5 },
+      ].sort((x, y) => x.provider_org_id.localeCompare(y.provider_org_id)),
+    );
     await expectLedgerConsistent(h);
   });
 
   it('isolates a bad record: its neighbours in the batch still commit', async () => {
     const a = await arrange(100);
-    const results = await Promise.allSettled([a.writer.settle(a.rec(null, 5, 1)), a.writer.settle(a.rec('lease_missing', 5, 2)), a.writer.settle(a.rec(null, 0, 3))]);
+    const results = await Promise.allSettled([
+      a.writer.settle(a.rec(null, 5, 1)),
+      a.writer.settle(a.rec('lease_missing', 5, 2)),
+      a.writer.settle(a.rec(null, 0, 3)),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((await a.bal()).credit_cents).toBe(95);
     await expectLedgerConsistent(h);
@@ -156,7 +230,12 @@ describe('lock contention never sleeps on the event loop', () => {
     const writer = new SettleWriter(h.sqlite, { holderId: a.inst.id, platformFeeBps: 2000, lockWaitLimitMs: 200 });
     const other = holdWriteLock();
     try {
-      const outcomes = [1, 2, 3].map((i) => writer.settle(a.rec(lease.id, 5, i)).then(() => 'committed', (e: unknown) => (isBusy(e) ? 'busy' : String(e))));
+      const outcomes = [1, 2, 3].map((i) =>
+        writer.settle(a.rec(lease.id, 5, i)).then(
+          () => 'committed',
+          (e: unknown) => (isBusy(e) ? 'busy' : String(e)),
+        ),
+      );
       const gap = await longestTimerGap(400);
       expect(await Promise.all(outcomes)).toEqual(['busy', 'busy', 'busy']);
       expect(gap).toBeLessThan(100);
@@ -182,7 +261,7 @@ describe('lock contention never sleeps on the event loop', () => {
     other.close();
   });
 
-  it('a neverWait connection (the gateway worker\'s) refuses at once without toggling its timeout; only waitingForLock waits', async () => {
+  it("a neverWait connection (the gateway worker's) refuses at once without toggling its timeout; only waitingForLock waits", async () => {
     const a = await arrange(100);
     neverWait(h.sqlite);
     expect(h.sqlite.pragma('busy_timeout', { simple: true })).toBe(0);
@@ -208,7 +287,11 @@ describe('LeaseManager', () => {
     const credit = await arrange(12);
     expect(credit.leases.reserve(credit.key, day, 5, credit.now).ok).toBe(true);
     expect(credit.leases.reserve(credit.key, day, 5, credit.now).ok).toBe(true);
-    expect(credit.leases.reserve(credit.key, day, 5, credit.now)).toMatchObject({ ok: false, code: 'insufficient_credits', headroom: 2 });
+    expect(credit.leases.reserve(credit.key, day, 5, credit.now)).toMatchObject({
+      ok: false,
+      code: 'insufficient_credits',
+      headroom: 2,
+    });
     expect((await credit.bal()).reserved_cents).toBeLessThanOrEqual(12);
 
     const budget = await arrange(1000, { budgetCents: 7 });
@@ -221,7 +304,7 @@ describe('LeaseManager', () => {
     expect(daily.leases.reserve(daily.key, day + 1, 5, daily.now).ok).toBe(true);
   });
 
-  it('shrinks to what is in flight under pressure, and a reaper returns a dead holder\'s unspent slice', async () => {
+  it("shrinks to what is in flight under pressure, and a reaper returns a dead holder's unspent slice", async () => {
     const a = await arrange(400);
     const day = utcDay(a.now);
     const r = a.leases.reserve(a.key, day, 5, a.now);
