@@ -15,16 +15,20 @@ import { openPortal, setAutoReload, startCardSetup } from './cards.service.js';
 import { handleStripeWebhook } from './webhooks.service.js';
 import { connectOnboard, getConnectAccount, toConnectResource } from './connect.service.js';
 import { earningsSummary, toPayoutResource } from './payouts.service.js';
-import { testPagesRoutes } from './test-pages.routes.js';
 import type { Row } from '../db/database.js';
+import type { Config } from '../config.js';
 
 export const billingRoutes = newRouter();
 
 /** Public origin for return pages and test-mode pages: SVC_PUBLIC_URL, else the address this request reached. */
 export function publicBase(c: Context<AppEnv>): string {
-  const { config } = c.get('ctx');
+  return publicBaseFor(c.get('ctx').config, c.req.url);
+}
+
+/** publicBase for callers that hold the config and the request URL (the web pages). */
+export function publicBaseFor(config: Readonly<Config>, requestUrl: string): string {
   // Port 0 (tests) has no meaningful configured URL: use the origin this request reached.
-  if (config.urls.control.endsWith(':0')) return new URL(c.req.url).origin;
+  if (config.urls.control.endsWith(':0')) return new URL(requestUrl).origin;
   return config.urls.control.replace(/\/$/, '');
 }
 
@@ -393,5 +397,3 @@ billingRoutes.openapi(
     );
   },
 );
-
-billingRoutes.route('/', testPagesRoutes);

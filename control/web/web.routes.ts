@@ -6,6 +6,13 @@ import { assetsRoutes } from './assets/assets.routes.js';
 import { csrfProtection } from './csrf.js';
 import { webOnError } from './error-page.js';
 import { dashboardRoutes } from './pages/dashboard.js';
+import { keysPages } from './pages/keys.js';
+import { billingPages } from './pages/billing.js';
+import { usagePages } from './pages/usage.js';
+import { termsPages } from './pages/terms.js';
+import { catalogPages } from './pages/catalog.js';
+import { listingPages } from './pages/listing.js';
+import { testPaymentsPages } from './pages/test-payments.js';
 import { homeRoutes } from './pages/home.js';
 import { loginRoutes } from './pages/login.js';
 import { securityHeaders } from './security-headers.js';
@@ -14,7 +21,18 @@ import { newWebRouter, type WebEnv } from './web-env.js';
 import { loadWebSession } from './web-session.js';
 
 /** Page routers, in mount order. Feature owners add theirs here (e.g. the CLI login confirm, OAuth consent). */
-const PAGES = [homeRoutes, loginRoutes, dashboardRoutes];
+const PAGES = [
+  homeRoutes,
+  loginRoutes,
+  dashboardRoutes,
+  keysPages,
+  billingPages,
+  usagePages,
+  termsPages,
+  catalogPages,
+  listingPages,
+  testPaymentsPages,
+];
 
 /** Paths that belong to the REST API and probes, not to pages: page middleware never touches them. */
 function isApiPath(path: string): boolean {

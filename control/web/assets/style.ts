@@ -52,6 +52,8 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .prose{max-width:44rem}.prose img{max-width:100%}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}
 details{margin:.5rem 0}summary{cursor:pointer;font-weight:600}
+.subnav ul{list-style:none;padding:0;margin:0 0 1rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;border-bottom:1px solid var(--line);padding-bottom:.5rem}.subnav a[aria-current]{font-weight:700;text-decoration:none;color:var(--fg)}
+.row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 @media (min-width:48rem){main{padding:1.5rem 2rem}h1{font-size:1.9rem}}
 `;

@@ -4,6 +4,7 @@ import { formatCents } from '../../lib/money.js';
 import { renderPage } from '../layout.js';
 import { newWebRouter } from '../web-env.js';
 import { requireWebSession } from '../web-session.js';
+import { DashNav } from './dashboard-nav.js';
 
 export const dashboardRoutes = newWebRouter();
 
@@ -15,6 +16,7 @@ dashboardRoutes.get('/dashboard', async (c) => {
     c,
     { title: 'Dashboard' },
     <>
+      <DashNav current="/dashboard" />
       <dl class="facts">
         <dt>Signed in as</dt>
         <dd>{session.email}</dd>

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
+import { csrfOf, WebClient } from '../../helpers/web-client.js';
 import { chargeLikeGateway, expectLedgerConsistent, openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import type { DbHandles } from '../../../control/db/database.js';
 import { postEntry } from '../../../control/ledger/ledger.service.js';
@@ -20,16 +21,13 @@ afterAll(async () => {
   await h?.stop();
 });
 
+/** Opens a test-payments page, or submits its card form like a browser (cookie + CSRF token from the site). */
 async function page(url: string, card?: string): Promise<{ status: number; html: string }> {
-  const res =
-    card === undefined
-      ? await fetch(url)
-      : await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ card, exp: '12/34', cvc: '123' }).toString(),
-        });
-  return { status: res.status, html: await res.text() };
+  const web = new WebClient(new URL(url).origin);
+  const path = url.slice(new URL(url).origin.length);
+  if (card === undefined) return web.get(path);
+  const csrf_token = csrfOf((await web.get('/login')).html);
+  return web.post(path, { card, exp: '12/34', cvc: '123', csrf_token });
 }
 
 async function balance(org: SeededOrg) {
@@ -255,7 +253,10 @@ describe('local test-payments mode', () => {
     });
     const shown = await page(first.body.onboarding_url);
     expect(shown.html).toContain('TEST MODE - no real money');
-    const res = await fetch(first.body.onboarding_url, { method: 'POST' });
+    const web = new WebClient(h.control.url);
+    const onboarding = first.body.onboarding_url.slice(h.control.url.length);
+    expect((await web.post(onboarding, {})).status).toBe(403); // no CSRF token: refused, nothing changes
+    const res = await web.post(onboarding, { csrf_token: csrfOf((await web.get(onboarding)).html) });
     expect(res.status).toBe(200);
     const again = await call(h.control.url, 'POST', '/v1/provider/connect', { token: org.key });
     expect(again.body).toMatchObject({

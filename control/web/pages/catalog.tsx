@@ -1,0 +1,126 @@
+/** The public catalog: search with filters (query, category, sort, max price, free only) and paging. */
+import { z } from 'zod';
+import { listingSummaries, toListingSummary } from '../../catalog/listing-summary.js';
+import { categoriesWithCounts, searchListingIds, SORTS } from '../../catalog/search.service.js';
+import { formatCents } from '../../lib/money.js';
+import { dollarsToCents } from '../form.js';
+import { renderPage } from '../layout.js';
+import { newWebRouter } from '../web-env.js';
+
+export const catalogPages = newWebRouter();
+
+export const CATALOG_PAGE_SIZE = 20;
+
+const Filters = z.object({
+  q: z.string().trim().max(200).optional().catch(undefined),
+  category: z.string().trim().max(40).optional().catch(undefined),
+  sort: z.enum(SORTS).optional().catch(undefined),
+  max_price: z.string().trim().max(12).optional().catch(undefined),
+  free: z.literal('1').optional().catch(undefined),
+  page: z.coerce.number().int().min(1).max(10_000).optional().catch(undefined),
+});
+
+function priceText(min: number | null, max: number | null): string {
+  if (min === null) return 'no endpoints';
+  if (max === 0) return 'free';
+  return min === max ? `${formatCents(min)} per call` : `${formatCents(min)}–${formatCents(max ?? min)} per call`;
+}
+
+catalogPages.get('/catalog', async (c) => {
+  const { db } = c.get('ctx');
+  const f = Filters.parse(c.req.query());
+  let maxPrice: number | undefined;
+  try {
+    maxPrice = f.free ? 0 : (dollarsToCents('max_price', f.max_price) ?? undefined);
+  } catch {
+    maxPrice = undefined;
+  }
+  const page = f.page ?? 1;
+  const [{ ids, total }, categories] = await Promise.all([
+    searchListingIds(db, {
+      query: f.q || undefined,
+      category: f.category || undefined,
+      sort: f.sort,
+      max_price_cents: maxPrice,
+      limit: CATALOG_PAGE_SIZE,
+      offset: (page - 1) * CATALOG_PAGE_SIZE,
+    }),
+    categoriesWithCounts(db),
+  ]);
+  const shown = ids.slice(0, CATALOG_PAGE_SIZE);
+  const listings = (await listingSummaries(db, { apiIds: shown })).map(toListingSummary);
+  const link = (p: number) => {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries({ ...f, page: String(p) })) if (v) qs.set(k, String(v));
+    return `/catalog?${qs}`;
+  };
+  return renderPage(
+    c,
+    { title: 'API catalog', description: 'Search the APIs listed on svc.' },
+    <>
+      <form class="filters" method="get" action="/catalog" role="search">
+        <label>
+          Search
+          <input type="search" name="q" value={f.q ?? ''} placeholder="weather, translate…" />
+        </label>
+        <label>
+          Category
+          <select name="category">
+            <option value="">All</option>
+            {categories.map((cat) => (
+              <option value={cat.category} selected={cat.category === f.category}>
+                {cat.category} ({cat.count})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Sort
+          <select name="sort">
+            {SORTS.map((s) => (
+              <option value={s} selected={s === (f.sort ?? 'relevance')}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Max price per call ($)
+          <input name="max_price" inputmode="decimal" value={f.max_price ?? ''} />
+        </label>
+        <label class="check">
+          <input type="checkbox" name="free" value="1" checked={f.free === '1'} /> Free endpoints only
+        </label>
+        <div>
+          <button type="submit">Search</button>
+        </div>
+      </form>
+      <p role="status">
+        {total} {total === 1 ? 'API' : 'APIs'} found
+      </p>
+      <ul class="cards">
+        {listings.map((l) => (
+          <li class="card">
+            <h3>
+              <a href={`/apis/${encodeURIComponent(l.slug)}`}>{l.name}</a>
+            </h3>
+            <p>{l.summary}</p>
+            <p class="meta">
+              <span class="tag">{l.category}</span> {priceText(l.min_price_cents, l.max_price_cents)} ·{' '}
+              {l.endpoint_count} endpoints
+              {l.provider ? ` · by ${l.provider.display_name}` : ''}
+              {l.success_rate_30d !== null ? ` · ${(l.success_rate_30d * 100).toFixed(1)}% ok (30 d)` : ''}
+            </p>
+          </li>
+        ))}
+      </ul>
+      <nav class="pager" aria-label="Pages">
+        {page > 1 ? <a href={link(page - 1)}>← Previous</a> : null}
+        {ids.length > CATALOG_PAGE_SIZE ? <a href={link(page + 1)}>Next →</a> : null}
+      </nav>
+      <p>
+        Missing an API? <a href="/catalog/request">Request it</a>.
+      </p>
+    </>,
+  );
+});

@@ -1,0 +1,229 @@
+/**
+ * A listing's public page: summary, provider, endpoints with prices and pending increases, schemas, stats with
+ * charts, ranks, terms (markdown, with accept for an org owner/admin) and copy-ready snippets (curl, svc, MCP).
+ */
+import type { Context } from 'hono';
+import { getVisibleListing } from '../../catalog/listings.repo.js';
+import { listingDetail, listingRanks, listingSchema, listingStats } from '../../catalog/inspect.service.js';
+import { acceptanceOf, acceptTerms, activeDocument } from '../../terms/terms.service.js';
+import { SvcError } from '../../lib/errors.js';
+import { formatCents } from '../../lib/money.js';
+import { renderChart } from '../chart.js';
+import { csrfField } from '../csrf.js';
+import { formString } from '../form.js';
+import { renderPage } from '../layout.js';
+import { renderMarkdown } from '../markdown.js';
+import { newWebRouter, type WebEnv } from '../web-env.js';
+import { requireWebSession } from '../web-session.js';
+
+export const listingPages = newWebRouter();
+
+const json = (v: unknown) => (v === null || v === undefined ? 'none' : JSON.stringify(v, null, 2));
+
+async function TermsSection(props: { c: Context<WebEnv>; apiId: string; slug: string }) {
+  const { c } = props;
+  const { db } = c.get('ctx');
+  const doc = await activeDocument(db, props.apiId);
+  if (!doc) return <p>No terms: calling this API needs no acceptance.</p>;
+  const session = c.get('webSession');
+  const accepted = session ? await acceptanceOf(db, session.principal.orgId, doc.id) : undefined;
+  const canAccept = session && (session.principal.role === 'owner' || session.principal.role === 'admin');
+  return (
+    <>
+      <p>
+        Version {doc.version} · acceptance {doc.acceptance_mode}
+        {accepted ? ` · accepted by your org on ${new Date(accepted.accepted_at).toISOString().slice(0, 10)}` : ''}
+      </p>
+      <details open={doc.acceptance_mode === 'required' && !accepted}>
+        <summary>Read the terms</summary>
+        {renderMarkdown(doc.markdown)}
+      </details>
+      {accepted ? null : !session ? (
+        <p>
+          <a href={`/login?next=${encodeURIComponent(`/apis/${props.slug}#terms`)}`}>Sign in</a> to accept these terms
+          for your organization.
+        </p>
+      ) : canAccept ? (
+        <form method="post" action={`/apis/${props.slug}/terms/accept`}>
+          {csrfField(c)}
+          <input type="hidden" name="document_id" value={doc.id} />
+          <button type="submit">
+            Accept version {doc.version} for {session.orgName}
+          </button>
+        </form>
+      ) : (
+        <p>Only an owner or admin of your organization can accept terms.</p>
+      )}
+    </>
+  );
+}
+
+listingPages.get('/apis/:slug', async (c) => {
+  const ctx = c.get('ctx');
+  const viewer = c.get('webSession')?.principal.orgId;
+  const api = await getVisibleListing(ctx.db, c.req.param('slug'), viewer);
+  const [d, schema, stats, ranks] = await Promise.all([
+    listingDetail(ctx.db, api),
+    listingSchema(ctx.db, api),
+    listingStats(ctx.db, api, ctx.clock.now()),
+    listingRanks(ctx.db, api),
+  ]);
+  const first = d.endpoints[0];
+  const gw = ctx.config.urls.gateway;
+  const firstPath = first?.path.replace(/\{[^}]+\}/g, '1') ?? '/';
+  const windows = [
+    ['7 days', stats.last_7d],
+    ['30 days', stats.last_30d],
+  ] as const;
+  return renderPage(
+    c,
+    { title: d.name, description: d.summary },
+    <>
+      <p>{d.summary}</p>
+      <dl class="facts">
+        <dt>Provider</dt>
+        <dd>{d.provider ? <a href={`/providers/${d.provider.slug}`}>{d.provider.display_name}</a> : 'unknown'}</dd>
+        <dt>Category</dt>
+        <dd>{d.category}</dd>
+        <dt>Status</dt>
+        <dd class={`state-${d.status}`}>{d.status}</dd>
+        {d.tags.length ? (
+          <>
+            <dt>Tags</dt>
+            <dd>{d.tags.join(', ')}</dd>
+          </>
+        ) : null}
+      </dl>
+      {d.description ? renderMarkdown(d.description) : null}
+      <h2>Endpoints and prices</h2>
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Endpoint</th>
+              <th scope="col" class="num">
+                Price per call
+              </th>
+              <th scope="col">Scheduled change</th>
+            </tr>
+          </thead>
+          <tbody>
+            {d.endpoints.map((e) => (
+              <tr>
+                <td>
+                  <code>
+                    {e.method} {e.path}
+                  </code>
+                  {e.summary ? <div class="hint">{e.summary}</div> : null}
+                </td>
+                <td class="num">{e.price_cents === 0 ? 'free' : formatCents(e.price_cents)}</td>
+                <td>
+                  {e.pending_price
+                    ? `${formatCents(e.pending_price.new_price_cents)} from ${String(e.pending_price.effective_at).slice(0, 10)}`
+                    : '—'}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <h2>Call it</h2>
+      <h3>curl</h3>
+      <pre>
+        <code>{`curl -H "Authorization: Bearer $SVC_API_KEY" \\\n  "${gw}/${d.slug}${firstPath}"`}</code>
+      </pre>
+      <h3>svc</h3>
+      <pre>
+        <code>{`svc call ${d.slug} ${first?.path ?? '/'}`}</code>
+      </pre>
+      <h3>MCP</h3>
+      <pre>
+        <code>
+          {`call_api { "slug": "${d.slug}", "endpoint": "${first?.path ?? '/'}", "method": "${first?.method ?? 'GET'}" }`}
+        </code>
+      </pre>
+      <h2>Schemas</h2>
+      {schema.endpoints.map((e) => (
+        <details>
+          <summary>
+            {e.method} {e.path}
+          </summary>
+          {e.description ? <p>{e.description}</p> : null}
+          <h3>Parameters</h3>
+          <pre>
+            <code>{json(e.parameters)}</code>
+          </pre>
+          <h3>Request body</h3>
+          <pre>
+            <code>{json(e.request)}</code>
+          </pre>
+          <h3>Response</h3>
+          <pre>
+            <code>{json(e.response)}</code>
+          </pre>
+        </details>
+      ))}
+      <h2>Stats</h2>
+      <p>
+        {windows.map(([label, w]) => (
+          <>
+            {label}: {w.calls} calls from {w.distinct_orgs} orgs
+            {w.success_rate !== null ? `, ${(w.success_rate * 100).toFixed(1)}% succeeded` : ''}.{' '}
+          </>
+        ))}
+      </p>
+      {renderChart({
+        title: 'Latency (ms), p50 and p95, last 7 and 30 days',
+        categories: windows.map(([l]) => l),
+        series: [
+          { name: 'p50', data: windows.map(([, w]) => w.p50_latency_ms ?? 0) },
+          { name: 'p95', data: windows.map(([, w]) => w.p95_latency_ms ?? 0) },
+        ],
+        unit: 'ms',
+        height: 200,
+      })}
+      {renderChart({
+        title: 'Success rate (%), last 7 and 30 days',
+        categories: windows.map(([l]) => l),
+        series: [
+          {
+            name: 'success',
+            data: windows.map(([, w]) => (w.success_rate === null ? 0 : Math.round(w.success_rate * 1000) / 10)),
+          },
+        ],
+        unit: 'percent',
+        height: 200,
+      })}
+      <h2>Ranks</h2>
+      {ranks.ranks.length ? (
+        <ul>
+          {ranks.ranks.map((r) => (
+            <li>
+              #{r.rank} in <a href={`/leaderboards/${r.board}`}>{r.board.replace(/_/g, ' ')}</a>
+              {r.category ? ` (${r.category})` : ''}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p>Not ranked yet.</p>
+      )}
+      <h2 id="terms">Terms</h2>
+      <TermsSection c={c} apiId={api.id} slug={d.slug} />
+    </>,
+  );
+});
+
+listingPages.post('/apis/:slug/terms/accept', async (c) => {
+  const p = requireWebSession(c, `/apis/${c.req.param('slug')}#terms`);
+  if (p.role !== 'owner' && p.role !== 'admin')
+    throw new SvcError('forbidden', 'Only an owner or admin of your organization can accept terms');
+  const ctx = c.get('ctx');
+  const api = await getVisibleListing(ctx.db, c.req.param('slug'), p.orgId);
+  await acceptTerms(
+    ctx,
+    { orgId: p.orgId, userId: p.userId! },
+    api.id,
+    (await formString(c, 'document_id')) || undefined,
+  );
+  return c.redirect(`/apis/${api.slug}#terms`, 303);
+});
