@@ -17,6 +17,18 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   return defaultLinkOpen(tokens, idx, options, env, self);
 };
 
+// Provider headings sit under the page's own h1/h2: shift them down two levels (h1 -> h3, capped at h6).
+md.renderer.rules.heading_open = (tokens, idx, options, _env, self) => {
+  const t = tokens[idx]!;
+  t.tag = `h${Math.min(6, Number(t.tag.slice(1)) + 2)}`;
+  return self.renderToken(tokens, idx, options);
+};
+md.renderer.rules.heading_close = (tokens, idx, options, _env, self) => {
+  const t = tokens[idx]!;
+  t.tag = `h${Math.min(6, Number(t.tag.slice(1)) + 2)}`;
+  return self.renderToken(tokens, idx, options);
+};
+
 export function renderMarkdown(source: string): HtmlEscapedString {
   return raw(`<div class="prose">${md.render(source)}</div>`);
 }

@@ -6,7 +6,7 @@ export const STYLE_CSS = `
 :root{--fg:#1b1f24;--muted:#57606a;--bg:#fff;--line:#d0d7de;--accent:#0b5cad;--accent-bg:#eaf2fb;--ok:#116329;--warn-bg:#fff3cd;--warn:#7a5a00;--err:#a40e26;--err-bg:#ffebe9;color-scheme:light}
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
-body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+body{overflow-wrap:break-word;margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 a{color:var(--accent)}
 a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible,textarea:focus-visible,summary:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 .skip{position:absolute;left:-999px}.skip:focus{left:.5rem;top:.5rem;background:var(--bg);padding:.5rem;z-index:2}
@@ -48,9 +48,9 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .state-live{color:var(--ok)}.state-draft{color:var(--warn)}
 .filters{display:grid;gap:.5rem;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));align-items:end;margin-bottom:1rem}
 .pager{display:flex;gap:1rem;margin:1rem 0}
-.chart{max-width:100%;overflow-x:auto}.chart svg{max-width:100%;height:auto}
+.chart{max-width:100%;overflow-x:auto;margin:1rem 0}.chart svg{max-width:100%;height:auto}
 .prose{max-width:44rem}.prose img{max-width:100%}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;min-width:0}
 details{margin:.5rem 0}summary{cursor:pointer;font-weight:600}
 .subnav ul{list-style:none;padding:0;margin:0 0 1rem;display:flex;flex-wrap:wrap;gap:.25rem 1rem;border-bottom:1px solid var(--line);padding-bottom:.5rem}.subnav a[aria-current]{font-weight:700;text-decoration:none;color:var(--fg)}
 .row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}
