@@ -106,7 +106,7 @@ const tags = ['provider'];
 
 /** Imports fetch and parse documents (CPU and outbound HTTP): 60 per minute per org is plenty for a human or an agent. */
 const importLimiter = new WindowLimiter(60, 60_000);
-function takeImport(ctx: AppContext, orgId: string): void {
+export function takeImport(ctx: Pick<AppContext, 'clock'>, orgId: string): void {
   const wait = importLimiter.take(orgId, ctx.clock.now());
   if (wait)
     throw new SvcError('rate_limited', 'Too many imports for this organization; try again shortly', {

@@ -13,6 +13,7 @@ import { termsPages } from './pages/terms.js';
 import { catalogPages } from './pages/catalog.js';
 import { listingPages } from './pages/listing.js';
 import { testPaymentsPages } from './pages/test-payments.js';
+import { providerPages } from './pages/provider.js';
 import { homeRoutes } from './pages/home.js';
 import { loginRoutes } from './pages/login.js';
 import { securityHeaders } from './security-headers.js';
@@ -32,6 +33,7 @@ const PAGES = [
   catalogPages,
   listingPages,
   testPaymentsPages,
+  providerPages,
 ];
 
 /** Paths that belong to the REST API and probes, not to pages: page middleware never touches them. */
