@@ -6,8 +6,6 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { PaginationQuery, pageOf } from '../lib/pagination.js';
-import { newId } from '../lib/ids.js';
-import { WindowLimiter } from '../lib/rate-limit.js';
 import { SvcError } from '../lib/errors.js';
 import { clientIp } from '../lib/client-ip.js';
 import { catalogReader } from './catalog-access.js';
@@ -22,6 +20,7 @@ import {
   listingSchema,
   listingStats,
 } from './inspect.service.js';
+import { recordCatalogRequest } from './catalog-requests.service.js';
 import { BOARDS } from '../market/leaderboards.service.js';
 import { leaderboard } from '../market/market.service.js';
 
@@ -273,7 +272,6 @@ const RequestBody = z
     notes: z.string().max(2000).optional(),
   })
   .strict();
-const requestLimiter = new WindowLimiter(10, 60_000);
 
 catalogRoutes.openapi(
   createRoute({
@@ -285,30 +283,7 @@ catalogRoutes.openapi(
   }),
   async (c) => {
     const p = catalogReader(c);
-    const ctx = c.get('ctx');
-    const now = ctx.clock.now();
-    const who = p?.orgId ?? `ip:${clientIp(c)}`;
-    const wait = requestLimiter.take(who, now);
-    if (wait) throw new SvcError('rate_limited', 'Too many catalog requests; try again later', { retryAfter: wait });
-    const b = c.req.valid('json');
-    const row = {
-      id: newId('creq', now),
-      org_id: p?.orgId ?? null,
-      query: b.query,
-      email: b.email ?? null,
-      notes: b.notes ?? null,
-      created_at: now,
-    };
-    await ctx.db.insertInto('catalog_requests').values(row).execute();
-    return c.json(
-      {
-        request_id: row.id,
-        query: row.query,
-        email: row.email,
-        notes: row.notes,
-        created_at: new Date(now).toISOString(),
-      },
-      201,
-    );
+    const who = { orgId: p?.orgId ?? null, limitKey: p?.orgId ?? `ip:${clientIp(c)}` };
+    return c.json(await recordCatalogRequest(c.get('ctx'), who, c.req.valid('json')), 201);
   },
 );

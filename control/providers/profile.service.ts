@@ -2,7 +2,9 @@
  * Provider profiles: created on first publish (or first update), edited by the org, listed in the public directory.
  * A new profile is announced in the activity feed once.
  */
+import { sql } from 'kysely';
 import type { AppContext } from '../context.js';
+import { pageOf } from '../lib/pagination.js';
 import type { Db, Row } from '../db/database.js';
 import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
@@ -112,4 +114,37 @@ export async function updateMyProfile(ctx: AppContext, orgId: string, patch: Pro
   };
   await ctx.db.updateTable('providers').set(set).where('org_id', '=', orgId).execute();
   return { ...current, ...set };
+}
+
+/** The public provider directory: most live listings first, optional text filter on name, slug and bio. */
+export async function listProviders(db: Db, p: { query?: string | undefined; limit: number; offset: number }) {
+  let q = db
+    .selectFrom('providers')
+    .leftJoin('apis', (j) =>
+      j
+        .onRef('apis.org_id', '=', 'providers.org_id')
+        .on('apis.status', '=', 'live')
+        .on('apis.suspended_at', 'is', null),
+    )
+    .selectAll('providers')
+    .select(sql<number>`count(apis.id)`.as('live_listings'))
+    .groupBy('providers.org_id');
+  if (p.query) {
+    const like = `%${p.query.replace(/[%_\\]/g, (m) => '\\' + m)}%`;
+    q = q.where((eb) =>
+      eb.or([
+        sql<boolean>`providers.display_name LIKE ${like} ESCAPE '\\'`,
+        sql<boolean>`providers.slug LIKE ${like} ESCAPE '\\'`,
+        sql<boolean>`coalesce(providers.bio, '') LIKE ${like} ESCAPE '\\'`,
+      ]),
+    );
+  }
+  const rows = await q
+    .orderBy('live_listings', 'desc')
+    .orderBy('providers.created_at')
+    .limit(p.limit + 1)
+    .offset(p.offset)
+    .execute();
+  const page = pageOf(rows, p.limit, p.offset);
+  return { ...page, data: page.data.map((r) => toProfile(r, Number(r.live_listings))) };
 }

@@ -3,18 +3,17 @@
  * provider directory (`/v1/providers`, open like the catalog: docs/catalog.md).
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import { sql } from 'kysely';
 import { newRouter } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/principal.js';
-import { PaginationQuery, pageOf } from '../lib/pagination.js';
+import { PaginationQuery } from '../lib/pagination.js';
 import { DAY_MS } from '../lib/clock.js';
 import { SvcError } from '../lib/errors.js';
 import { catalogReader } from '../catalog/catalog-access.js';
 import { toListingSummary, listingSummaries } from '../catalog/listing-summary.js';
 import { apisRoutes } from './apis.routes.js';
 import { providerAnalytics } from './analytics.service.js';
-import { getMyProfile, toProfile, updateMyProfile } from './profile.service.js';
+import { getMyProfile, listProviders, toProfile, updateMyProfile } from './profile.service.js';
 
 export const providersRoutes = newRouter();
 providersRoutes.route('/', apisRoutes);
@@ -106,35 +105,8 @@ providersRoutes.openapi(
     catalogReader(c);
     const { db } = c.get('ctx');
     const { query, limit, offset } = c.req.valid('query');
-    let q = db
-      .selectFrom('providers')
-      .leftJoin('apis', (j) =>
-        j
-          .onRef('apis.org_id', '=', 'providers.org_id')
-          .on('apis.status', '=', 'live')
-          .on('apis.suspended_at', 'is', null),
-      )
-      .selectAll('providers')
-      .select(sql<number>`count(apis.id)`.as('live_listings'))
-      .groupBy('providers.org_id');
-    if (query) {
-      const like = `%${query.replace(/[%_\\]/g, (m) => '\\' + m)}%`;
-      q = q.where((eb) =>
-        eb.or([
-          sql<boolean>`providers.display_name LIKE ${like} ESCAPE '\\'`,
-          sql<boolean>`providers.slug LIKE ${like} ESCAPE '\\'`,
-          sql<boolean>`coalesce(providers.bio, '') LIKE ${like} ESCAPE '\\'`,
-        ]),
-      );
-    }
-    const rows = await q
-      .orderBy('live_listings', 'desc')
-      .orderBy('providers.created_at')
-      .limit(limit + 1)
-      .offset(offset)
-      .execute();
-    const page = pageOf(rows, limit, offset);
-    return c.json({ ...page, data: page.data.map((r) => toProfile(r, Number(r.live_listings))) }, 200);
+    const page = await listProviders(db, { query, limit, offset });
+    return c.json(page, 200);
   },
 );
 

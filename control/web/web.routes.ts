@@ -14,6 +14,8 @@ import { catalogPages } from './pages/catalog.js';
 import { listingPages } from './pages/listing.js';
 import { testPaymentsPages } from './pages/test-payments.js';
 import { providerPages } from './pages/provider.js';
+import { marketPages } from './pages/market.js';
+import { providersPages } from './pages/providers.js';
 import { homeRoutes } from './pages/home.js';
 import { loginRoutes } from './pages/login.js';
 import { securityHeaders } from './security-headers.js';
@@ -34,6 +36,8 @@ const PAGES = [
   listingPages,
   testPaymentsPages,
   providerPages,
+  marketPages,
+  providersPages,
 ];
 
 /** Paths that belong to the REST API and probes, not to pages: page middleware never touches them. */

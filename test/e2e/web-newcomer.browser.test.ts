@@ -189,8 +189,46 @@ describe('a newcomer in the browser', () => {
     expect(await page.content()).toContain('&lt;script&gt;window.__xss=1&lt;/script&gt;');
   });
 
+  it('serves the public market pages and the catalog request form, each passing axe-core', async () => {
+    const { page } = browser;
+    const base = h.control.url;
+    const detail = await call(base, 'GET', `/v1/apis/${listing.slug}`);
+    const providerPath = `/providers/${detail.body.provider.slug}`;
+    for (const path of [
+      '/leaderboards',
+      '/leaderboards/most_used',
+      '/market',
+      '/activity',
+      '/providers',
+      providerPath,
+    ]) {
+      const res = await page.goto(base + path);
+      expect({ path, status: res?.status() }).toEqual({ path, status: 200 });
+      await expectAccessible(path);
+    }
+    await shots('market');
+    await page.goto(`${base}/catalog/request`);
+    await expectAccessible('/catalog/request');
+    await page.getByLabel('What should it do?').fill('Tide tables for Lisbon');
+    await page.getByRole('button', { name: 'Send request' }).click();
+    await page.getByText('your request is recorded').waitFor();
+    const row = await db.db.selectFrom('catalog_requests').select('query').executeTakeFirst();
+    expect(row?.query).toBe('Tide tables for Lisbon');
+  });
+
   it('keeps every public and dashboard page under 100 KB on first load', async () => {
-    for (const path of ['/', '/catalog', `/apis/${listing.slug}`, '/dashboard', '/dashboard/usage', '/login'])
+    for (const path of [
+      '/',
+      '/catalog',
+      `/apis/${listing.slug}`,
+      '/dashboard',
+      '/dashboard/usage',
+      '/dashboard/keys',
+      '/dashboard/billing',
+      '/provider',
+      '/market',
+      '/login',
+    ])
       expect({ path, bytes: (await firstLoadBytes(browser, h.control.url + path)) < 100 * 1024 }).toEqual({
         path,
         bytes: true,
