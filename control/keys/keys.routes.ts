@@ -117,7 +117,7 @@ keysRoutes.openapi(
   async (c) => {
     const p = requireScope(c, 'keys:write');
     const { db, clock } = c.get('ctx');
-    return c.json(await patchKey(db, p.orgId, c.req.valid('param').id, c.req.valid('json'), clock.now()), 200);
+    return c.json(await patchKey(db, p, c.req.valid('param').id, c.req.valid('json'), clock.now()), 200);
   },
 );
 
@@ -136,6 +136,6 @@ keysRoutes.openapi(
   async (c) => {
     const p = requireScope(c, 'keys:write');
     const { db, clock } = c.get('ctx');
-    return c.json(await revokeKey(db, p.orgId, c.req.valid('param').id, clock.now()), 200);
+    return c.json(await revokeKey(db, p, c.req.valid('param').id, clock.now()), 200);
   },
 );

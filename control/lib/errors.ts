@@ -31,6 +31,7 @@ export const CODES = {
   key_revoked: { status: 403, title: 'API key revoked' },
   org_suspended: { status: 403, title: 'Organization suspended' },
   free_only_key: { status: 403, title: 'This key may call free endpoints only' },
+  cap_escalation: { status: 403, title: 'A capped key cannot give itself or another key more power' },
   // 404
   not_found: { status: 404, title: 'Not found' },
   listing_not_found: { status: 404, title: 'No live listing with this slug' },
