@@ -51,7 +51,9 @@ const BalanceSchema = z
       .int()
       .openapi({ description: 'Part of credit_cents leased to gateways for in-flight calls' }),
     available_cents: z.number().int(),
-    payments_mode: z.enum(['stripe', 'test']),
+    payments_mode: z.enum(['stripe', 'test', 'disabled']).openapi({
+      description: 'disabled: no Stripe key and test payments refused (production without SVC_TEST_PAYMENTS)',
+    }),
     card_on_file: z.boolean(),
     card: z.object({ brand: z.string().nullable(), last4: z.string().nullable() }).nullable(),
     auto_reload: z.object({
