@@ -15,19 +15,26 @@ import { endSession, requestLoginCode, verifyLoginCode } from '../sessions/sessi
 export const identityRoutes = newRouter();
 
 // Per-process limiters, created lazily from config on first use.
-let limiters:
-  | { register: WindowLimiter; signupIp: WindowLimiter; loginEmail: WindowLimiter; loginIp: WindowLimiter }
-  | undefined;
-function limit(c: Context<AppEnv>, which: keyof NonNullable<typeof limiters>, key: string): void {
-  const { config, clock } = c.get('ctx');
+// Per-email login limits live in sessions.service.ts (soft, so nobody can lock a person out); these are per address.
+type Limiters = Record<'register' | 'signupIp' | 'loginEmail' | 'loginIp' | 'verifyFailIp', WindowLimiter>;
+let limiters: Limiters | undefined;
+function limiter(c: Context<AppEnv>, which: keyof Limiters): WindowLimiter {
+  const { config } = c.get('ctx');
   limiters ??= {
     register: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
     signupIp: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
     loginEmail: new WindowLimiter(config.rateLimits.loginPerHour, 3600_000),
     loginIp: new WindowLimiter(config.rateLimits.loginPerHour * 10, 3600_000),
+    verifyFailIp: new WindowLimiter(config.rateLimits.loginPerHour * 6, 3600_000),
   };
-  const retryAfter = limiters[which].take(key, clock.now());
-  if (retryAfter > 0) throw new SvcError('rate_limited', `Too many requests; retry in ${retryAfter} s`, { retryAfter });
+  return limiters[which];
+}
+function tooMany(retryAfter: number): SvcError {
+  return new SvcError('rate_limited', `Too many requests; retry in ${retryAfter} s`, { retryAfter });
+}
+function limit(c: Context<AppEnv>, which: keyof Limiters, key: string): void {
+  const retryAfter = limiter(c, which).take(key, c.get('ctx').clock.now());
+  if (retryAfter > 0) throw tooMany(retryAfter);
 }
 
 const Email = z.string().trim().toLowerCase().email().max(254);
@@ -157,7 +164,6 @@ identityRoutes.openapi(
   async (c) => {
     const { email } = c.req.valid('json');
     limit(c, 'loginIp', clientIp(c));
-    limit(c, 'loginEmail', email);
     await requestLoginCode(c.get('ctx'), email);
     return c.json(
       {
@@ -192,7 +198,16 @@ identityRoutes.openapi(
   }),
   async (c) => {
     const { email, code } = c.req.valid('json');
-    const result = await verifyLoginCode(c.get('ctx'), email, code);
+    // Wrong codes count per address (guessing across many emails) as well as per code (sessions.service.ts).
+    const failures = limiter(c, 'verifyFailIp');
+    const now = c.get('ctx').clock.now();
+    const blocked = failures.blockedFor(clientIp(c), now);
+    if (blocked > 0) throw tooMany(blocked);
+    const result = await verifyLoginCode(c.get('ctx'), email, code).catch((e: unknown) => {
+      if (e instanceof SvcError && (e.code === 'invalid_code' || e.code === 'too_many_attempts'))
+        failures.take(clientIp(c), now);
+      throw e;
+    });
     c.header('cache-control', 'no-store');
     return c.json(result, 200);
   },
