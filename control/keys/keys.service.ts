@@ -6,6 +6,7 @@ import type { Db, Row, ApprovalMode } from '../db/database.js';
 import { recordChange } from '../db/changes.js';
 import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
+import { pageOf, type Page } from '../lib/pagination.js';
 import { formatScopes, parseScopes, type Scope } from '../auth/scopes.js';
 import type { Principal } from '../auth/principal.js';
 import { mintApiKey } from './key-format.js';
@@ -157,15 +158,18 @@ async function _principalKey(db: Db, p: Principal): Promise<Row<'api_keys'> | un
   return orgKey(db, p.orgId, p.keyId);
 }
 
-export async function listKeys(db: Db, orgId: string): Promise<KeyResource[]> {
+/** Newest first, one page (pagination.ts rules). */
+export async function listKeys(db: Db, orgId: string, limit: number, offset: number): Promise<Page<KeyResource>> {
   const rows = await db
     .selectFrom('api_keys')
     .selectAll()
     .where('org_id', '=', orgId)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .offset(offset)
     .execute();
-  return rows.map(toKeyResource);
+  return pageOf(rows.map(toKeyResource), limit, offset);
 }
 
 async function orgKey(db: Db, orgId: string, keyId: string): Promise<Row<'api_keys'>> {
