@@ -64,6 +64,18 @@ describe('signup and email verification', () => {
     await check.close();
   });
 
+  it('development checks a challenge token that is sent: only none or the test token pass', async () => {
+    const bad = await call(h.control.url, 'POST', '/v1/signup', {
+      body: { email: email('bot'), challenge_token: 'anything-at-all' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('challenge_failed');
+    const test = await call(h.control.url, 'POST', '/v1/signup', {
+      body: { email: email('widget'), challenge_token: 'XXXX.DUMMY.TOKEN.XXXX' },
+    });
+    expect(test.status).toBe(202);
+  });
+
   it('answers /v1/auth/signup the same for an existing email and creates nothing', async () => {
     const addr = email('dup');
     const first = await call(h.control.url, 'POST', '/v1/auth/signup', { body: { email: addr } });
