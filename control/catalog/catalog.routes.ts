@@ -303,7 +303,8 @@ catalogRoutes.openapi(
     await ctx.db.insertInto('catalog_requests').values(row).execute();
     return c.json(
       {
-        request_id: row.id,
+        // Not `request_id`: that name means the X-Svc-Request-Id of a call everywhere else.
+        catalog_request_id: row.id,
         query: row.query,
         email: row.email,
         notes: row.notes,

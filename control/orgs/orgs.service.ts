@@ -75,7 +75,7 @@ async function issueVerification(
   await db
     .insertInto('email_verifications')
     .values({
-      id: newId('evt', now),
+      id: newId('emv', now),
       org_id: input.orgId,
       user_id: input.userId,
       email: input.email,

@@ -224,6 +224,8 @@ describe('provider analytics, profile, directory, activity, catalog requests', (
       body: { query: 'satellite imagery', email: 'me@example.com', notes: 'daily tiles' },
     });
     expect(a.status).toBe(201);
+    expect(a.body.catalog_request_id).toMatch(/^creq_/);
+    expect(a.body.request_id).toBeUndefined();
     const b = await call(h.control.url, 'POST', '/v1/catalog/requests', {
       token: consumer.key,
       body: { query: 'tide tables' },
