@@ -10,7 +10,7 @@ import { newId, sixDigitCode } from '../lib/ids.js';
 import { safeEqualHex } from '../lib/crypto.js';
 import { postEntry } from '../ledger/ledger.service.js';
 import { mintSessionToken } from '../keys/key-format.js';
-import { insertOrg } from '../orgs/orgs.service.js';
+import { insertOrg, markOrgEmailVerified } from '../orgs/orgs.service.js';
 
 export const LOGIN_CODE_TTL_MS = 10 * 60_000;
 export const LOGIN_CODE_MAX_ATTEMPTS = 5;
@@ -148,12 +148,19 @@ export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: s
       };
       await trx.insertInto('users').values(user).execute();
     }
-    // Receiving the code proves the mailbox: the email counts as verified from now on.
+    // Receiving the code proves the mailbox: the email counts as verified from now on, for the user and its org
+    // (which releases a web signup's withheld credit, as the verification token would have).
     await trx
       .updateTable('users')
       .set({ last_login_at: now, email_verified_at: user.email_verified_at ?? now })
       .where('id', '=', user.id)
       .execute();
+    const org = await trx
+      .selectFrom('orgs')
+      .select('email_verified_at')
+      .where('id', '=', user.org_id)
+      .executeTakeFirst();
+    if (org && org.email_verified_at === null) await markOrgEmailVerified(trx, user.org_id, email, now);
     let starter = 0;
     if (ctx.config.credits.starterCents > 0) {
       const r = await postEntry(
