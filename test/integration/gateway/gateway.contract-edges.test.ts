@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, gw, balanceOf, feedApplied, type World } from './fixture.js';
+import { makeWorld, gw, balanceOf, activateRequiredTerms, retireTerms, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
-import { recordChange } from '../../../control/db/changes.js';
 import { newId } from '../../../control/lib/ids.js';
 
 let w: World;
@@ -71,38 +70,13 @@ describe('provider privacy', () => {
 
 describe('terms', () => {
   it('a provider calls its own listing without accepting its own required terms; others still get 428', async () => {
-    const docId = newId('doc');
-    const now = Date.now();
-    await w.h.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('legal_documents')
-        .values({
-          id: docId,
-          org_id: w.provider.orgId,
-          api_id: w.apiId,
-          kind: 'terms',
-          source: 'hosted',
-          version: '1.0.0',
-          markdown: '# Terms',
-          acceptance_mode: 'required',
-          status: 'activated',
-          created_at: now,
-          activated_at: now,
-        })
-        .execute();
-      await recordChange(trx, 'terms', w.apiId, now);
-    });
-    await feedApplied(w.h, g.url);
+    const docId = await activateRequiredTerms(w, g.url);
     try {
       expect((await gw(g.url, 'GET', `/${w.slug}/free`, { key: w.provider.key })).status).toBe(200);
       const other = await seedOrg(w.h);
       expect((await gw(g.url, 'GET', `/${w.slug}/free`, { key: other.key })).code).toBe('terms_not_accepted');
     } finally {
-      await w.h.db.transaction().execute(async (trx) => {
-        await trx.updateTable('legal_documents').set({ acceptance_mode: 'optional' }).where('id', '=', docId).execute();
-        await recordChange(trx, 'terms', w.apiId, Date.now());
-      });
-      await feedApplied(w.h, g.url);
+      await retireTerms(w, g.url, docId);
     }
   });
 });
