@@ -32,6 +32,7 @@ export const CODES = {
   org_suspended: { status: 403, title: 'Organization suspended' },
   free_only_key: { status: 403, title: 'This key may call free endpoints only' },
   cap_escalation: { status: 403, title: 'A capped key cannot give itself or another key more power' },
+  csrf_failed: { status: 403, title: 'Form security token missing or wrong' },
   // 404
   not_found: { status: 404, title: 'Not found' },
   listing_not_found: { status: 404, title: 'No live listing with this slug' },

@@ -3,8 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { SvcError } from '../lib/errors.js';
-import { WindowLimiter } from '../lib/rate-limit.js';
+import { takeAbuseLimit, withLoginVerifyLimit, type AbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
 import { requireAuth, requireScope, requireSession } from '../auth/principal.js';
 import { verifyChallenge } from '../auth/challenge.js';
@@ -14,27 +13,8 @@ import { endSession, requestLoginCode, verifyLoginCode } from '../sessions/sessi
 
 export const identityRoutes = newRouter();
 
-// Per-process limiters, created lazily from config on first use.
-// Per-email login limits live in sessions.service.ts (soft, so nobody can lock a person out); these are per address.
-type Limiters = Record<'register' | 'signupIp' | 'loginEmail' | 'loginIp' | 'verifyFailIp', WindowLimiter>;
-let limiters: Limiters | undefined;
-function limiter(c: Context<AppEnv>, which: keyof Limiters): WindowLimiter {
-  const { config } = c.get('ctx');
-  limiters ??= {
-    register: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
-    signupIp: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
-    loginEmail: new WindowLimiter(config.rateLimits.loginPerHour, 3600_000),
-    loginIp: new WindowLimiter(config.rateLimits.loginPerHour * 10, 3600_000),
-    verifyFailIp: new WindowLimiter(config.rateLimits.loginPerHour * 6, 3600_000),
-  };
-  return limiters[which];
-}
-function tooMany(retryAfter: number): SvcError {
-  return new SvcError('rate_limited', `Too many requests; retry in ${retryAfter} s`, { retryAfter });
-}
-function limit(c: Context<AppEnv>, which: keyof Limiters, key: string): void {
-  const retryAfter = limiter(c, which).take(key, c.get('ctx').clock.now());
-  if (retryAfter > 0) throw tooMany(retryAfter);
+function limit(c: Context<AppEnv>, which: AbuseLimit, key: string): void {
+  takeAbuseLimit(c.get('ctx'), which, key);
 }
 
 const Email = z.string().trim().toLowerCase().email().max(254);
@@ -198,16 +178,9 @@ identityRoutes.openapi(
   }),
   async (c) => {
     const { email, code } = c.req.valid('json');
-    // Wrong codes count per address (guessing across many emails) as well as per code (sessions.service.ts).
-    const failures = limiter(c, 'verifyFailIp');
-    const now = c.get('ctx').clock.now();
-    const blocked = failures.blockedFor(clientIp(c), now);
-    if (blocked > 0) throw tooMany(blocked);
-    const result = await verifyLoginCode(c.get('ctx'), email, code).catch((e: unknown) => {
-      if (e instanceof SvcError && (e.code === 'invalid_code' || e.code === 'too_many_attempts'))
-        failures.take(clientIp(c), now);
-      throw e;
-    });
+    const result = await withLoginVerifyLimit(c.get('ctx'), clientIp(c), () =>
+      verifyLoginCode(c.get('ctx'), email, code),
+    );
     c.header('cache-control', 'no-store');
     return c.json(result, 200);
   },
