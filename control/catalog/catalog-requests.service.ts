@@ -31,7 +31,8 @@ export async function recordCatalogRequest(
   };
   await ctx.db.insertInto('catalog_requests').values(row).execute();
   return {
-    request_id: row.id,
+    // Not `request_id`: that name means the X-Svc-Request-Id of a call everywhere else.
+    catalog_request_id: row.id,
     query: row.query,
     email: row.email,
     notes: row.notes,

@@ -65,7 +65,8 @@ async function keysPage(
   extra: { created?: { plaintext: string; key: KeyResource }; error?: string; status?: ContentfulStatusCode } = {},
 ) {
   const p = requireWebSession(c);
-  const keys = await listKeys(c.get('ctx').db, p.orgId);
+  // One page of 100 keys, newest first: more than a person manages by hand.
+  const keys = (await listKeys(c.get('ctx').db, p.orgId, 100, 0)).data;
   return renderPage(
     c,
     { title: 'API keys', status: extra.status ?? 200 },
@@ -156,7 +157,7 @@ keysPages.post('/dashboard/keys/:id', async (c) => {
   const p = requireWebSession(c);
   const { db, clock } = c.get('ctx');
   try {
-    await patchKey(db, p.orgId, c.req.param('id'), await capsFrom(c), clock.now());
+    await patchKey(db, p, c.req.param('id'), await capsFrom(c), clock.now());
   } catch (e) {
     if (e instanceof SvcError && e.status < 500)
       return keysPage(c, { error: e.detail, status: e.status as ContentfulStatusCode });
@@ -168,6 +169,6 @@ keysPages.post('/dashboard/keys/:id', async (c) => {
 keysPages.post('/dashboard/keys/:id/revoke', async (c) => {
   const p = requireWebSession(c);
   const { db, clock } = c.get('ctx');
-  await revokeKey(db, p.orgId, c.req.param('id'), clock.now());
+  await revokeKey(db, p, c.req.param('id'), clock.now());
   return c.redirect('/dashboard/keys', 303);
 });
