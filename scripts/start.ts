@@ -94,6 +94,7 @@ try {
     [
       '',
       `svc is running (${config.env}, data in ${config.dataDir})`,
+      `  web            ${control.url}/   (catalog, sign-in, dashboard, provider area)`,
       `  control plane  ${control.url}/v1   (OpenAPI: ${control.url}/v1/openapi.json)`,
       `  gateway        ${gateway.url}`,
       `  MCP            ${mcp.url}/mcp`,
