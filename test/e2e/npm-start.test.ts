@@ -33,6 +33,9 @@ describe('npm start', () => {
         process: 'control',
       });
       expect((await call(urls.gateway!, 'GET', '/healthz')).status).toBe(200);
+      // The web pages are served by the control plane at its root.
+      for (const page of ['/', '/catalog', '/login', '/market', '/leaderboards', '/providers', '/activity'])
+        expect({ page, status: (await fetch(urls['control plane']! + page)).status }).toEqual({ page, status: 200 });
       expect((await call(urls.MCP!, 'GET', '/healthz')).body).toMatchObject({ ok: true, process: 'mcp' });
       // One shared file: a key registered on the control plane is known to the gateway (401 would mean unknown).
       const reg = (await call(urls['control plane']!, 'POST', '/v1/register')).body;

@@ -17,7 +17,7 @@ import {
 import { openTestDb, seedOrg, type SeededOrg } from '../helpers/db.js';
 import { call } from '../helpers/http.js';
 import {
-  axeViolations,
+  expectAccessible as expectPageAccessible,
   DESKTOP,
   firstLoadBytes,
   openBrowser,
@@ -79,10 +79,7 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-async function expectAccessible(label: string): Promise<void> {
-  const violations = await axeViolations(browser.page);
-  expect({ page: label, violations }).toEqual({ page: label, violations: [] });
-}
+const expectAccessible = (label: string) => expectPageAccessible(browser.page, label);
 
 async function shots(name: string): Promise<void> {
   const { page } = browser;

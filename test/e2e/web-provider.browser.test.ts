@@ -9,7 +9,14 @@ import {
   type LocalServer,
   type StubUpstream,
 } from '../helpers/catalog.js';
-import { axeViolations, DESKTOP, openBrowser, PHONE, screenshot, type BrowserSession } from '../helpers/browser.js';
+import {
+  expectAccessible as expectPageAccessible,
+  DESKTOP,
+  openBrowser,
+  PHONE,
+  screenshot,
+  type BrowserSession,
+} from '../helpers/browser.js';
 import { call } from '../helpers/http.js';
 
 let h: ControlHarness;
@@ -35,9 +42,7 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-async function expectAccessible(label: string): Promise<void> {
-  expect({ page: label, violations: await axeViolations(browser.page) }).toEqual({ page: label, violations: [] });
-}
+const expectAccessible = (label: string) => expectPageAccessible(browser.page, label);
 
 describe('a provider in the browser', () => {
   it('imports an OpenAPI document, prices it, creates and activates terms, and publishes', async () => {

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { ROOT } from './processes.js';
 
 export const CHROMIUM_PATH = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
@@ -78,6 +79,11 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   )
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.flatMap((n) => n.target).slice(0, 5) }));
+}
+
+/** Fails the test with the page label and the violations when axe-core finds serious or critical ones. */
+export async function expectAccessible(page: Page, label: string): Promise<void> {
+  expect({ page: label, violations: await axeViolations(page) }).toEqual({ page: label, violations: [] });
 }
 
 /**

@@ -9,6 +9,7 @@ import { acceptanceOf, acceptTerms, activeDocument } from '../../terms/terms.ser
 import { SvcError } from '../../lib/errors.js';
 import { formatCents } from '../../lib/money.js';
 import { renderChart } from '../chart.js';
+import { pendingPriceText } from '../format.js';
 import { csrfField } from '../csrf.js';
 import { formString } from '../form.js';
 import { renderPage } from '../layout.js';
@@ -117,11 +118,7 @@ listingPages.get('/apis/:slug', async (c) => {
                   {e.summary ? <div class="hint">{e.summary}</div> : null}
                 </td>
                 <td class="num">{e.price_cents === 0 ? 'free' : formatCents(e.price_cents)}</td>
-                <td>
-                  {e.pending_price
-                    ? `${formatCents(e.pending_price.new_price_cents)} from ${String(e.pending_price.effective_at).slice(0, 10)}`
-                    : '—'}
-                </td>
+                <td>{pendingPriceText(e.pending_price)}</td>
               </tr>
             ))}
           </tbody>

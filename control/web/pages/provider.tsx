@@ -19,6 +19,7 @@ import { parseDocumentText } from '../../catalog/openapi-import.js';
 import { SvcError } from '../../lib/errors.js';
 import { formatCents } from '../../lib/money.js';
 import { renderChart } from '../chart.js';
+import { pendingPriceText } from '../format.js';
 import { csrfField } from '../csrf.js';
 import { centsToDollarsInput, dollarsToCents, formString } from '../form.js';
 import { renderPage } from '../layout.js';
@@ -194,11 +195,7 @@ providerPages.get('/provider/apis/:id', async (c) => {
                         value={centsToDollarsInput(e.price_cents)}
                       />
                     </td>
-                    <td>
-                      {e.pending_price
-                        ? `${formatCents(e.pending_price.new_price_cents)} from ${String(e.pending_price.effective_at).slice(0, 10)}`
-                        : '—'}
-                    </td>
+                    <td>{pendingPriceText(e.pending_price)}</td>
                   </tr>
                 ))}
             </tbody>
