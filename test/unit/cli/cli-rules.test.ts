@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import type { ArgsDef } from 'citty';
 import { describe, expect, it } from 'vitest';
 import { parseStrict } from '../../../cli/args.js';
 import { upsertToml } from '../../../cli/connect/edit-toml.js';
@@ -32,12 +33,12 @@ describe('the CLI package', () => {
 });
 
 describe('strict argument parsing', () => {
-  const def = {
+  const def: ArgsDef = {
     slug: { type: 'positional' },
     query: { type: 'string' },
     quote: { type: 'boolean' },
     sort: { type: 'enum', options: ['price', 'newest'] },
-  } as const;
+  };
   it.each([
     [['s', '--qurey', 'x'], /Unknown option '--qurey'/],
     [[], /missing argument <slug>/],
