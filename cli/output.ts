@@ -61,6 +61,11 @@ export function note(line: string): void {
   if (!jsonMode) process.stderr.write(`${line}\n`);
 }
 
+/** A line the person must act on (a URL to open, a code to type): on stderr even with --json, never on stdout. */
+export function instruct(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
 export function dollars(cents: number | null | undefined): string {
   if (cents === null || cents === undefined) return '-';
   const sign = cents < 0 ? '-' : '';

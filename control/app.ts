@@ -14,6 +14,8 @@ import { termsRoutes } from './terms/terms.routes.js';
 import { billingRoutes } from './billing/billing.routes.js';
 import { marketRoutes } from './market/market.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
+import { cliLoginRoutes } from './sessions/cli-login.routes.js';
+import { cliLoginPages } from './web/cli-login.page.js';
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
 
@@ -49,9 +51,12 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     billingRoutes,
     marketRoutes,
     usageRoutes,
+    cliLoginRoutes,
   ]) {
     app.route('/', routes);
   }
+
+  app.route('/', cliLoginPages);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

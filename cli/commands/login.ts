@@ -1,6 +1,6 @@
 /**
- * `svc login`: a pasted key (`--key -` reads stdin), a one-time code by mail (`--email`, then `--code`), or, with
- * no flag on a terminal, the same code flow prompted step by step.
+ * `svc login`: in the browser by default (login-browser.ts), a pasted key (`--key -` reads stdin), or a one-time
+ * code by mail (`--email`, then `--code`; on a terminal the code is prompted for).
  */
 import { api, config, reloadConfig } from '../client.js';
 import { str, svcCommand } from '../command.js';
@@ -12,13 +12,19 @@ import { readStdin } from '../read-stdin.js';
 const KEY_FORMAT = /^svc_live_[A-Za-z0-9]{24}$/;
 
 export default svcCommand({
-  meta: { name: 'login', description: 'Log in: paste a key (--key -), or a one-time code by mail (--email, --code)' },
+  meta: {
+    name: 'login',
+    description: 'Log in in the browser, or paste a key (--key -), or use a mailed code (--email)',
+  },
   args: {
     key: { type: 'string', description: "An API key to store; '-' reads it from stdin (keeps it out of history)" },
     email: { type: 'string', description: 'Mail a 6-digit login code to this address' },
     code: { type: 'string', description: 'The 6-digit code from the mail (with --email)' },
+    'no-browser': { type: 'boolean', description: 'Show a code to enter in any browser instead (SSH, CI)' },
   },
   examples: [
+    'svc login',
+    'svc login --no-browser',
     'printf %s "$SVC_KEY" | svc login --key -',
     'svc login --email ada@example.com',
     'svc login --email ada@example.com --code 123456',
@@ -26,16 +32,17 @@ export default svcCommand({
   async run({ args }) {
     const key = str(args, 'key');
     if (key !== undefined) return loginWithKey(key === '-' ? (await readStdin()).toString('utf8').trim() : key);
-    let email = str(args, 'email');
+    const email = str(args, 'email');
     let code = str(args, 'code');
     if (code && !email) throw usageError('--code needs --email');
     if (!email) {
-      if (!interactive())
-        throw usageError('say how to log in: --key -, or --email <address>', 'svc login --email <address>');
-      const p = await import('@clack/prompts');
-      const v = await p.text({ message: 'Email for the login code' });
-      if (p.isCancel(v) || !v) throw usageError('cancelled');
-      email = v.trim();
+      const flow = await import('../login-browser.js');
+      const s = args['no-browser'] || flow.noBrowserHere() ? await flow.deviceLogin() : await flow.loopbackLogin();
+      saveConfig({ sessionToken: s.session_token });
+      return {
+        data: { org_id: s.org_id, expires_at: s.expires_at },
+        human: `Logged in (org ${s.org_id}); session stored in ${config().file}`,
+      };
     }
     if (!code) {
       await api('POST', '/v1/auth/login/request', { auth: 'none', body: { email } });
