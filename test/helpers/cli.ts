@@ -5,11 +5,13 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ROOT, baseEnv, tempDataDir } from './processes.js';
 
-export const SVC_BIN = join(ROOT, 'dist/cli/main.js');
+/** The repository root, also when this helper runs compiled from dist/ (the CLI bench imports it). */
+export const REPO = ROOT.endsWith(`${sep}dist`) ? dirname(ROOT) : ROOT;
+export const SVC_BIN = join(REPO, 'dist/cli/main.js');
 
 export interface SvcRun {
   code: number | null;
@@ -85,7 +87,7 @@ export function runSvc(
 export async function startStack(extra: Record<string, string> = {}): Promise<Stack> {
   const data = tempDataDir();
   const env = baseEnv(data.dir, { SVC_DEMO: 'true', ...extra });
-  const child = spawn(process.execPath, [join(ROOT, 'dist/scripts/start.js')], {
+  const child = spawn(process.execPath, [join(REPO, 'dist/scripts/start.js')], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
