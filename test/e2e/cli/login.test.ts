@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SVC_BIN, type Stack, runSvc, startStack, tempHome } from '../../helpers/cli.js';
 import { call } from '../../helpers/http.js';
 import { type SmtpSink, loginCodeOf, startSmtpSink } from '../../helpers/smtp-sink.js';
+import { WebClient, csrfOf } from '../../helpers/web-client.js';
 
 /** Starts `svc login …` and hands back its stderr as it grows and its exit. */
 function startLogin(args: string[], home: string, stack: Stack) {
@@ -42,7 +43,7 @@ function startLogin(args: string[], home: string, stack: Stack) {
 
 const hiddenFields = (html: string) =>
   Object.fromEntries(
-    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
+    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/?>/g)].map((m) => [
       m[1]!,
       m[2]!.replace(/&amp;/g, '&'),
     ]),
@@ -51,12 +52,13 @@ const hiddenFields = (html: string) =>
 describe('svc login in the browser', () => {
   let stack: Stack;
   let smtp: SmtpSink;
-  let cookie = '';
+  let web: WebClient;
   const { home, cleanup } = tempHome();
 
   beforeAll(async () => {
     smtp = await startSmtpSink();
     stack = await startStack({ SVC_SMTP_URL: smtp.url });
+    web = new WebClient(stack.control);
   }, 60_000);
   afterAll(async () => {
     await stack?.stop();
@@ -64,42 +66,40 @@ describe('svc login in the browser', () => {
     cleanup();
   });
 
-  const form = (path: string, fields: Record<string, string>) =>
-    fetch(stack.control + path, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
-      body: new URLSearchParams(fields),
-    });
-
   it('signs in by email code on the page, confirms, and the CLI stores a session from the loopback callback', async () => {
     const login = startLogin([], home, stack);
-    const url = (await login.waitStderr(/Open: (\S+)/))[1]!;
-    expect(url).toMatch(
-      /\/cli\/login\?redirect_uri=http%3A%2F%2F127\.0\.0\.1%3A\d+%2Fcallback&state=.+&code_challenge=.+&code_challenge_method=S256/,
+    const url = new URL((await login.waitStderr(/Open: (\S+)/))[1]!);
+    expect(url.pathname + url.search).toMatch(
+      /^\/cli\/login\?redirect_uri=http%3A%2F%2F127\.0\.0\.1%3A\d+%2Fcallback&state=.+&code_challenge=.+&code_challenge_method=S256$/,
     );
 
-    const signIn = await (await fetch(url)).text();
-    expect(signIn).toContain('Email me a code');
-    const next = hiddenFields(signIn).next!;
-    await form('/cli/signin', { next, email: 'cli@example.com' });
+    // Not signed in: the page sends the person to sign in and back.
+    const first = await web.get(url.pathname + url.search);
+    expect(first.status).toBe(303);
+    expect(first.location).toMatch(/^\/login\?next=/);
+    const signIn = await web.get(first.location!);
+    const next = hiddenFields(signIn.html).next!;
+    await web.post('/login', { email: 'cli@example.com', next, csrf_token: csrfOf(signIn.html) });
     const code = loginCodeOf(await smtp.waitFor('cli@example.com'));
-    const signedIn = await form('/cli/signin', { next, email: 'cli@example.com', code });
+    const signedIn = await web.post('/login/verify', {
+      email: 'cli@example.com',
+      code,
+      next,
+      csrf_token: csrfOf(signIn.html),
+    });
     expect(signedIn.status).toBe(303);
-    cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
-    expect(signedIn.headers.get('set-cookie')).toMatch(/HttpOnly/i);
+    expect(signedIn.location).toBe(url.pathname + url.search);
 
-    const confirmPage = await (
-      await fetch(stack.control + signedIn.headers.get('location')!, { headers: { cookie } })
-    ).text();
-    expect(confirmPage).toContain('Sign in the svc CLI on this computer?');
-    const fields = hiddenFields(confirmPage);
-    const { csrf: _csrf, ...withoutCsrf } = fields;
-    expect((await form('/cli/login/confirm', withoutCsrf)).status).toBe(403);
+    const confirmPage = await web.get(signedIn.location!);
+    expect(confirmPage.html).toContain('Sign in the svc CLI on this computer?');
+    expect(confirmPage.headers.get('content-security-policy')).toMatch(/form-action 'self' http:\/\/127\.0\.0\.1:\d+/);
+    const fields = hiddenFields(confirmPage.html);
+    const { csrf_token: _csrf, ...withoutCsrf } = fields;
+    expect((await web.post('/cli/login', withoutCsrf)).status).toBe(403);
 
-    const confirmed = await form('/cli/login/confirm', fields);
+    const confirmed = await web.post('/cli/login', fields);
     expect(confirmed.status).toBe(303);
-    const callback = new URL(confirmed.headers.get('location')!);
+    const callback = new URL(confirmed.location!);
     expect(callback.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(callback.searchParams.get('state')).toBe(fields.state);
     expect((await fetch(callback)).status).toBe(200);
@@ -124,13 +124,11 @@ describe('svc login in the browser', () => {
   });
 
   it('refuses a redirect_uri that is not loopback http', async () => {
-    const bad = await call(
-      stack.control,
-      'GET',
+    const bad = await web.get(
       `/cli/login?redirect_uri=${encodeURIComponent('https://evil.example/callback')}&state=abcdefghij&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`,
     );
     expect(bad.status).toBe(400);
-    expect(bad.body.code).toBe('validation_failed');
+    expect(bad.html).toContain('validation_failed');
   });
 
   it('--no-browser shows a code to enter on /cli/device and polls until the person confirms', async () => {
@@ -147,10 +145,11 @@ describe('svc login in the browser', () => {
       });
       expect(early.body.code).toBe('authorization_pending');
 
-      const page = await (await fetch(uri!, { headers: { cookie } })).text();
-      const wrong = await form('/cli/device', { ...hiddenFields(page), user_code: 'ZZZZ-ZZZZ' });
+      const page = await web.get(new URL(uri!).pathname);
+      expect(page.status).toBe(200);
+      const wrong = await web.post('/cli/device', { csrf_token: csrfOf(page.html), user_code: 'ZZZZ-ZZZZ' });
       expect(wrong.status).toBe(400);
-      const ok = await form('/cli/device', { ...hiddenFields(page), user_code: userCode!.toLowerCase() });
+      const ok = await web.post('/cli/device', { csrf_token: csrfOf(page.html), user_code: userCode!.toLowerCase() });
       expect(ok.status).toBe(200);
       const done = await login.exit;
       expect(done.code).toBe(0);
