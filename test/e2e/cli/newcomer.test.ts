@@ -134,6 +134,24 @@ describe('svc, a newcomer', () => {
     expect(overridden.json().data.org.id).not.toBe(who.json().data.org.id);
   });
 
+  it('logout --all forgets the key; login --key - stores a pasted key read from stdin after checking it', async () => {
+    const file = join(home, '.svc', 'config.json');
+    const key = JSON.parse(readFileSync(file, 'utf8')).apiKey as string;
+    const out = await svc('logout', '--all', '--json');
+    expect(out.json().data).toEqual({ session_ended: false, key_cleared: true });
+    expect(JSON.parse(readFileSync(file, 'utf8')).apiKey).toBeUndefined();
+    const typo = await runSvc(['login', '--key', '-', '--json'], { home, stack, input: `${key.slice(0, -1)}\n` });
+    expect(typo.code).toBe(2);
+    const bad = await runSvc(['login', '--key', '-', '--json'], { home, stack, input: `svc_live_${'x'.repeat(24)}\n` });
+    expect(bad.code).toBe(1);
+    expect(bad.json().error.code).toBe('unauthorized');
+    expect(JSON.parse(readFileSync(file, 'utf8')).apiKey).toBeUndefined();
+    const ok = await runSvc(['login', '--key', '-', '--json'], { home, stack, input: `${key}\n` });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8')).apiKey).toBe(key);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
   it('prints help with an example, the version, and completion scripts', async () => {
     const help = await svc('call', '--help');
     expect(help.code).toBe(0);
