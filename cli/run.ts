@@ -46,7 +46,7 @@ export async function run(argv: string[]): Promise<number> {
     const f =
       e instanceof CliFailure ? e : new CliFailure('api', 'internal', e instanceof Error ? e.message : String(e));
     emitFailure(f);
-    if (f.kind === 'usage' && !json && cmd) process.stderr.write(`usage: ${path.join(' ')} --help\n`);
+    if (f.kind === 'usage' && !json && cmd && !f.next) process.stderr.write(`usage: ${path.join(' ')} --help\n`);
     return f.kind === 'usage' ? 2 : 1;
   }
 }
