@@ -3,7 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { takeAbuseLimit, type AbuseLimit } from '../auth/abuse-limits.js';
+import { takeAbuseLimit, withLoginVerifyLimit, type AbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
 import { requireAuth, requireScope, requireSession } from '../auth/principal.js';
 import { verifyChallenge } from '../auth/challenge.js';
@@ -144,7 +144,6 @@ identityRoutes.openapi(
   async (c) => {
     const { email } = c.req.valid('json');
     limit(c, 'loginIp', clientIp(c));
-    limit(c, 'loginEmail', email);
     await requestLoginCode(c.get('ctx'), email);
     return c.json(
       {
@@ -179,7 +178,9 @@ identityRoutes.openapi(
   }),
   async (c) => {
     const { email, code } = c.req.valid('json');
-    const result = await verifyLoginCode(c.get('ctx'), email, code);
+    const result = await withLoginVerifyLimit(c.get('ctx'), clientIp(c), () =>
+      verifyLoginCode(c.get('ctx'), email, code),
+    );
     c.header('cache-control', 'no-store');
     return c.json(result, 200);
   },
