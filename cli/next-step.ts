@@ -19,6 +19,7 @@ const BY_ACTION: Record<string, (h: NextHint) => string> = {
 const BY_CODE: Record<string, (h: NextHint) => string> = {
   unauthorized: () => 'svc login   (or `svc register` for an anonymous agent key)',
   session_required: () => 'svc login',
+  challenge_required: () => 'svc login   (signup needs the web page in production)',
   api_key_required: () => 'svc provision',
   key_revoked: () => 'svc login --key -   (paste a live key)',
   insufficient_credits: () => 'svc billing checkout --pack starter',
