@@ -1,6 +1,8 @@
 /** REST side of `svc login` by browser: the token exchange (loopback code or device code) and the device start. */
 import { createRoute, z } from '@hono/zod-openapi';
 import { publicBase } from '../billing/billing.routes.js';
+import { takeAbuseLimit } from '../auth/abuse-limits.js';
+import { clientIp } from '../lib/client-ip.js';
 import { SvcError } from '../lib/errors.js';
 import { newRouter } from '../lib/http.js';
 import { jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
@@ -68,6 +70,8 @@ cliLoginRoutes.openapi(
     },
   }),
   async (c) => {
+    // Anyone may start one, so it spends the per-address login budget (each start is a row and a code to guess).
+    takeAbuseLimit(c.get('ctx'), 'loginIp', clientIp(c));
     c.header('cache-control', 'no-store');
     return c.json(await startDeviceLogin(c.get('ctx'), publicBase(c)), 201);
   },

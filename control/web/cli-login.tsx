@@ -5,6 +5,9 @@
  * sessions/cli-login.service.ts; sign-in and CSRF come from the web layer.
  */
 import type { Context } from 'hono';
+import { withLoginVerifyLimit } from '../auth/abuse-limits.js';
+import { clientIp } from '../lib/client-ip.js';
+import { SvcError } from '../lib/errors.js';
 import { assertLoginRequest, confirmDevice, issueCliCode } from '../sessions/cli-login.service.js';
 import { csrfField } from './csrf.js';
 import { formString } from './form.js';
@@ -107,14 +110,22 @@ cliLoginPages.get('/cli/device', (c) => {
 
 cliLoginPages.post('/cli/device', async (c) => {
   const p = requireWebSession(c, '/cli/device');
+  const ctx = c.get('ctx');
   const code = (await formString(c, 'user_code')) ?? '';
-  const ok = await confirmDevice(c.get('ctx'), { orgId: p.orgId, userId: p.userId! }, code);
-  if (!ok)
+  try {
+    // Wrong user codes count against the address like wrong login codes do, so guessing one is rate limited.
+    await withLoginVerifyLimit(ctx, clientIp(c), async () => {
+      if (!(await confirmDevice(ctx, { orgId: p.orgId, userId: p.userId! }, code)))
+        throw new SvcError('invalid_code', 'That code is wrong or expired');
+    });
+  } catch (e) {
+    if (!(e instanceof SvcError && e.code === 'invalid_code')) throw e;
     return renderPage(
       c,
       { title: 'Connect the svc CLI', status: 400 },
       <DeviceForm c={c} error="That code is wrong or expired: check the terminal." />,
     );
+  }
   return renderPage(
     c,
     { title: 'The svc CLI is signed in' },
