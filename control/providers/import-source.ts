@@ -5,6 +5,7 @@
 import type { AppContext } from '../context.js';
 import { SvcError } from '../lib/errors.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
+import { egressPolicy } from '../../core/egress.js';
 import { importOpenApi, parseDocumentText, MAX_DOCUMENT_BYTES, type ImportedApi } from '../catalog/openapi-import.js';
 
 export interface ImportSourceInput {
@@ -47,7 +48,7 @@ async function fetchDocument(ctx: AppContext, url: string): Promise<string> {
   let res;
   try {
     res = await safeFetch(url, {
-      production: ctx.config.isProduction,
+      egress: egressPolicy(ctx.config),
       timeoutMs: 10_000,
       maxBytes: MAX_DOCUMENT_BYTES,
       headers: { accept: 'application/json, application/yaml, text/yaml, */*' },

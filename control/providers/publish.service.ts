@@ -9,6 +9,7 @@ import { decryptSecret } from '../lib/crypto.js';
 import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
+import { egressPolicy } from '../../core/egress.js';
 import { getOwnedApi, listEndpoints } from './apis.repo.js';
 import { ensureProviderProfile } from './profile.service.js';
 
@@ -80,7 +81,9 @@ export async function verifyApi(ctx: AppContext, orgId: string, apiId: string): 
     const { url, headers } = buildUpstreamRequest(ctx, api, t.path);
     try {
       const res = await safeFetch(url, {
-        production: ctx.config.isProduction,
+        egress: egressPolicy(ctx.config),
+        // A 3xx answer proves the upstream is there; following it would carry the secret elsewhere.
+        maxRedirects: 0,
         headers,
         timeoutMs: 5_000,
         maxBytes: 1024 * 1024,

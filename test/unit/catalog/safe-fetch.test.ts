@@ -1,5 +1,12 @@
-import { describe, expect, it } from 'vitest';
-import { assertFetchableUrl, isNonPublicAddress } from '../../../control/catalog/safe-fetch.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, LookupFunction } from 'node:net';
+import { assertFetchableUrl, isNonPublicAddress, safeFetch } from '../../../control/catalog/safe-fetch.js';
+import { egressPolicy } from '../../../core/egress.js';
+import { SvcError } from '../../../control/lib/errors.js';
+
+const dev = egressPolicy({ isProduction: false, egressAllow: [] });
+const prod = (allow: string[] = []) => egressPolicy({ isProduction: true, egressAllow: allow });
 import { expandedSize } from '../../../control/catalog/ref-budget.js';
 
 describe('isNonPublicAddress', () => {
@@ -31,13 +38,19 @@ describe('assertFetchableUrl', () => {
   it.each(['file:///etc/passwd', 'gopher://x', 'ftp://example.com/a', 'not a url', 'http://user:pw@example.com/'])(
     'refuses %s',
     (u) => {
-      expect(() => assertFetchableUrl(u, false)).toThrow(/./);
+      expect(() => assertFetchableUrl(u, dev)).toThrow(/./);
     },
   );
   it('allows loopback in development only', () => {
-    expect(assertFetchableUrl('http://127.0.0.1:4010/x', false).port).toBe('4010');
-    expect(() => assertFetchableUrl('http://127.0.0.1:4010/x', true)).toThrow(/loopback|private/);
-    expect(() => assertFetchableUrl('http://svc.localhost/x', true)).toThrow();
+    expect(assertFetchableUrl('http://127.0.0.1:4010/x', dev).port).toBe('4010');
+    expect(() => assertFetchableUrl('http://127.0.0.1:4010/x', prod())).toThrow(/loopback|private/);
+    expect(() => assertFetchableUrl('http://svc.localhost/x', prod())).toThrow();
+    expect(() => assertFetchableUrl('http://localhost./x', prod())).toThrow(/loopback|private/);
+    expect(() => assertFetchableUrl('http://[::127.0.0.1]/x', prod())).toThrow(/loopback|private/);
+  });
+  it('lets an operator-allowed private host through in production', () => {
+    expect(assertFetchableUrl('http://billing.internal:8080/x', prod(['billing.internal'])).port).toBe('8080');
+    expect(() => assertFetchableUrl('http://other.internal/x', prod(['billing.internal']))).toThrow();
   });
 });
 
@@ -52,5 +65,82 @@ describe('expandedSize', () => {
     const defs: Record<string, unknown> = { L0: { type: 'string' } };
     for (let i = 1; i <= 40; i++) defs[`L${i}`] = { a: { $ref: `#/defs/L${i - 1}` }, b: { $ref: `#/defs/L${i - 1}` } };
     expect(expandedSize({ top: { $ref: '#/defs/L40' }, defs }, 1000)).toBe(1001);
+  });
+});
+
+/** The importer's fetch: every hop checked at connect time, the names resolved by a test resolver (all loopback). */
+describe('safeFetch egress and redirects', () => {
+  let server: Server;
+  let port = 0;
+  const seen: string[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      seen.push(`${req.headers.host} ${req.url} auth=${req.headers.authorization ?? '-'}`);
+      const to = new URL(req.url ?? '/', 'http://x').searchParams.get('to');
+      if (to) {
+        res.writeHead(302, { location: to.replace('PORT', String(port)) });
+        return res.end();
+      }
+      res.end('{"openapi":"3.0.0"}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+  const loopback: LookupFunction = (_h, o, cb) =>
+    o.all
+      ? (cb as unknown as (e: null, l: object[]) => void)(null, [{ address: '127.0.0.1', family: 4 }])
+      : cb(null, '127.0.0.1', 4);
+  const codeOf = (p: Promise<unknown>) =>
+    p.then(
+      () => 'ok',
+      (e: unknown) => (e instanceof SvcError ? e.code : String(e)),
+    );
+
+  it('refuses a name that resolves to loopback (connect time), reaching nothing', async () => {
+    seen.length = 0;
+    const r = safeFetch(`http://docs.example.test:${port}/doc.json`, { egress: prod(), lookup: loopback });
+    expect(await codeOf(r)).toBe('url_not_allowed');
+    expect(seen).toEqual([]);
+  });
+
+  it.each([
+    ['a loopback IP literal', 'http://127.0.0.1:PORT/secret'],
+    ['a loopback IPv6-compatible literal', 'http://[::127.0.0.1]:PORT/secret'],
+    ['a name that resolves to loopback', 'http://inner.example.test:PORT/secret'],
+  ])('checks every redirect hop: a redirect to %s is refused', async (_n, to) => {
+    seen.length = 0;
+    const r = safeFetch(`http://docs.example.test:${port}/doc.json?to=${encodeURIComponent(to)}`, {
+      egress: prod(['docs.example.test']),
+      lookup: loopback,
+    });
+    expect(await codeOf(r)).toBe('url_not_allowed');
+    expect(seen.filter((l) => l.includes('/secret'))).toEqual([]);
+  });
+
+  it('follows an allowed redirect, dropping credentials across origins; verify (maxRedirects 0) follows none', async () => {
+    seen.length = 0;
+    const egress = prod(['docs.example.test', 'mirror.example.test']);
+    const to = encodeURIComponent('http://mirror.example.test:PORT/final.json');
+    const r = await safeFetch(`http://docs.example.test:${port}/doc.json?to=${to}`, {
+      egress,
+      lookup: loopback,
+      headers: { authorization: 'Bearer s3cret' },
+    });
+    expect(r.status).toBe(200);
+    expect(seen).toEqual([
+      `docs.example.test:${port} /doc.json?to=${to} auth=Bearer s3cret`,
+      `mirror.example.test:${port} /final.json auth=-`,
+    ]);
+    const v = await safeFetch(`http://docs.example.test:${port}/doc.json?to=${to}`, {
+      egress,
+      lookup: loopback,
+      maxRedirects: 0,
+    });
+    expect(v.status).toBe(302);
+    expect(seen).toHaveLength(3);
   });
 });
