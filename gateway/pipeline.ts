@@ -17,7 +17,7 @@ import type { IdempotencyStore } from './idempotency.js';
 import type { KeyRateLimiter } from './rate-limiter.js';
 import type { ClientSink, Headers } from './respond.js';
 import { authenticate } from './steps/authenticate.js';
-import { checkCall, monthStartOf, priceOf, resolveListing, type Resolved } from './steps/checks.js';
+import { checkCall, monthStartOf, parseMaxPrice, priceOf, resolveListing, type Resolved } from './steps/checks.js';
 import { SMALL_BODY, capDetail, header, responseHeaders } from './steps/relay-util.js';
 import { passThrough } from './steps/pass-through.js';
 import { forward, type ForwardRequest } from './steps/forward.js';
@@ -79,10 +79,15 @@ export class Pipeline {
     if (!resolved.ok) return refuse(resolved.code, resolved.detail);
     const price = priceOf(d.listings, key.orgId, resolved.endpoint, now);
     ids.push(['x-svc-price-cents', String(price)]);
-    const maxRaw = header(p.headers, 'x-svc-max-price-cents');
-    const maxPrice = maxRaw === '' ? null : Number(maxRaw);
-    if (maxPrice !== null && !(Number.isSafeInteger(maxPrice) && maxPrice >= 0)) {
-      return refuse('validation_failed', 'X-Svc-Max-Price-Cents must be a non-negative integer.');
+    const maxPrice = parseMaxPrice(p.headers);
+    if (maxPrice !== null && typeof maxPrice === 'object') {
+      const message = `X-Svc-Max-Price-Cents ${maxPrice.invalid}.`;
+      const path = 'header:X-Svc-Max-Price-Cents';
+      return sink.problem(
+        new SvcError('validation_failed', message, { errors: [{ path, message }] }),
+        p.requestId,
+        ids,
+      );
     }
     const refusal = checkCall(d.listings, key, resolved, price, maxPrice);
     if (isQuote) return quote(d, sink, p.requestId, key, auth.org.emailVerified, resolved, price, refusal, now);
