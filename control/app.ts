@@ -29,7 +29,12 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     '*',
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
-      onError: (c) => problemResponse(c, new SvcError('payload_too_large', `Body over ${MAX_BODY_BYTES} bytes`)),
+      // The rest of the upload is not read: say so, so the client does not reuse a socket that is about to close.
+      onError: (c) => {
+        const res = problemResponse(c, new SvcError('payload_too_large', `Body over ${MAX_BODY_BYTES} bytes`));
+        res.headers.set('connection', 'close');
+        return res;
+      },
     }),
   );
   app.use('/v1/*', authenticate());

@@ -1,6 +1,7 @@
 /** Control-plane process: migrate the shared SQLite file, serve REST on SVC_CONTROL_PORT, stop cleanly on signals. */
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { loadConfigOrExit } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -12,6 +13,7 @@ import { loadSecretKey, type AppContext } from './context.js';
 import { createPaymentsBackend } from './billing/payments.js';
 import { startBackgroundJobs } from './jobs.js';
 import { seedDemo } from './demo-seed.js';
+import { answerClientErrors } from './lib/client-error.js';
 
 const config = loadConfigOrExit();
 const log = createLogger('control', config.logLevel);
@@ -41,6 +43,8 @@ const server = serve({ fetch: app.fetch, port: config.ports.control, hostname: c
   process.stdout.write(JSON.stringify({ ready: 'control', url, port: info.port }) + '\n');
   log.info('control plane listening', { url, env: config.env, mail: ctx.mailer.kind, payments: ctx.payments.kind });
 });
+
+answerClientErrors(server as Server);
 
 let stopping = false;
 function shutdown(signal: string): void {

@@ -22,7 +22,11 @@ export interface Principal {
 
 export function authenticate(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const token = bearerToken(c.req.header('authorization'));
+    const header = c.req.header('authorization');
+    const token = bearerToken(header);
+    // A credential that is sent must be valid, even on public routes: a malformed one is not anonymous.
+    if (token === undefined && header !== undefined)
+      throw new SvcError('unauthorized', 'Authorization must be `Bearer <svc_live_… key or sess_… token>`');
     if (token !== undefined) c.set('principal', await resolvePrincipal(c, token));
     await next();
   };

@@ -11,6 +11,8 @@ import { newId } from '../lib/ids.js';
 import type { ImportedEndpoint } from '../catalog/openapi-import.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
 import { egressPolicy } from '../../core/egress.js';
+import { assertLinkUrls } from '../lib/link-url.js';
+import { assertInjectable } from './credential-rules.js';
 import { getOwnedApi, slugify, uniqueApiSlug } from './apis.repo.js';
 import { resolveImport, type ImportSourceInput } from './import-source.js';
 
@@ -32,6 +34,7 @@ export async function createApi(
   orgId: string,
   input: ImportSourceInput & ListingMetadata,
 ): Promise<{ apiId: string; warnings: string[] }> {
+  assertLinkUrls({ docs_url: input.docs_url, logo_url: input.logo_url }, ctx.config.isProduction);
   const imported = await resolveImport(ctx, input);
   const api = imported.api;
   const baseUrl = input.base_url ?? api.baseUrl;
@@ -184,6 +187,7 @@ async function syncEndpoints(
 
 export async function patchApi(ctx: AppContext, orgId: string, apiId: string, patch: ListingMetadata): Promise<void> {
   const api = await getOwnedApi(ctx.db, orgId, apiId);
+  assertLinkUrls({ docs_url: patch.docs_url, logo_url: patch.logo_url }, ctx.config.isProduction);
   const now = ctx.clock.now();
   const set: RowPatch<'apis'> = { updated_at: now };
   if (patch.name !== undefined) set.name = patch.name;
@@ -217,6 +221,7 @@ export async function setCredentials(
   input: { secret: string; injection?: Exclude<Injection, 'none'> | undefined; injection_name?: string | undefined },
 ): Promise<void> {
   await getOwnedApi(ctx.db, orgId, apiId);
+  assertInjectable(input.secret, input.injection ?? 'bearer', input.injection_name);
   const injection = input.injection ?? 'bearer';
   if ((injection === 'header' || injection === 'query') && !input.injection_name) {
     throw new SvcError(
