@@ -174,6 +174,14 @@ describe('answers for requests too large for the app or the parser', () => {
     expect(p.request_id).toMatch(/^req_/);
   });
 
+  it('conflicting Content-Length values are a 400 problem, then close', async () => {
+    const text = await rawExchange(
+      'POST /v1/catalog/search HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde',
+    );
+    expect(text.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+    expect(JSON.parse(text.split('\r\n\r\n')[1] ?? '').code).toBe('validation_failed');
+  });
+
   it('a malformed request line is a 400 problem, then close', async () => {
     const text = await rawExchange('GARBAGE\r\n\r\n');
     expect(text.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');

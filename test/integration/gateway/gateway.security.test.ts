@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
-import { makeWorld, gw, balanceOf, type World } from './fixture.js';
+import { makeWorld, gw, balanceOf, until, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, grantCredits } from '../../helpers/db.js';
 
@@ -188,5 +188,19 @@ describe('request framing and requests uWS cannot route', () => {
     const r = await raw(g.port, `${m} /${w.slug}/users/1 HTTP/1.1\r\nHost: x\r\n\r\n`);
     expect(r.closed).toBe(true);
     expect(r.text).toBe('');
+  });
+});
+
+describe('a gateway that dies while the upstream serves a call (docs/gateway.md)', () => {
+  it('leaves no usage row and charges nothing for that call', async () => {
+    const doomed = await startGateway(w.dataDir);
+    const c = await paidOrg();
+    const before = w.upstream.seen.length;
+    const answer = gw(doomed.url, 'GET', `/${w.slug}/slow`, { key: c.key }).catch(() => null);
+    expect(await until(async () => w.upstream.seen.length > before, 5000)).toBe(true);
+    await doomed.stop('SIGKILL');
+    expect(await answer).toBeNull();
+    expect(await usageRows(c.orgId)).toBe(0);
+    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(100);
   });
 });
