@@ -16,8 +16,6 @@ import {
   type EgressPolicy,
 } from '../../core/egress.js';
 
-export { isNonPublicAddress };
-
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Import sources may sit behind a redirect or two (raw file hosts, moved docs); more than this is refused. */
 export const MAX_REDIRECTS = 5;

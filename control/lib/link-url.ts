@@ -9,6 +9,11 @@ import { SvcError, type FieldError } from './errors.js';
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** C0 controls and DEL: CR/LF split headers and log lines, NUL truncates, none belongs in a URL or a secret. */
+export function hasControlCharacters(value: string): boolean {
+  return CONTROL.test(value);
+}
+
 /**
  * The request-schema half of the rule. The control-character check must see the raw value: zod's url() returns the
  * WHATWG-normalised URL, which silently drops CR, LF and tab.

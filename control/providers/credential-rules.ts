@@ -5,6 +5,7 @@
  */
 import { SvcError, type FieldError } from '../lib/errors.js';
 import type { Injection } from '../db/database.js';
+import { hasControlCharacters } from '../lib/link-url.js';
 
 const RESERVED_HEADERS = new Set([
   'host',
@@ -28,8 +29,7 @@ const RESERVED_HEADERS = new Set([
 
 export function assertInjectable(secret: string, injection: Injection, name: string | undefined): void {
   const errors: FieldError[] = [];
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
-  if (/[\u0000-\u001f\u007f]/.test(secret))
+  if (hasControlCharacters(secret))
     errors.push({ path: 'secret', message: 'must not contain control characters (CR, LF, NUL, tab…)' });
   if (injection === 'header' && name !== undefined) {
     const n = name.toLowerCase();

@@ -1,38 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
-import { assertFetchableUrl, isNonPublicAddress, safeFetch } from '../../../control/catalog/safe-fetch.js';
+import { assertFetchableUrl, safeFetch } from '../../../control/catalog/safe-fetch.js';
 import { egressPolicy } from '../../../core/egress.js';
 import { SvcError } from '../../../control/lib/errors.js';
 
 const dev = egressPolicy({ isProduction: false, egressAllow: [] });
 const prod = (allow: string[] = []) => egressPolicy({ isProduction: true, egressAllow: allow });
 import { expandedSize } from '../../../control/catalog/ref-budget.js';
-
-describe('isNonPublicAddress', () => {
-  it.each([
-    ['127.0.0.1', true],
-    ['10.0.0.8', true],
-    ['172.16.5.4', true],
-    ['172.32.0.1', false],
-    ['192.168.1.1', true],
-    ['169.254.169.254', true],
-    ['100.64.0.1', true],
-    ['0.0.0.0', true],
-    ['224.0.0.1', true],
-    ['8.8.8.8', false],
-    ['::1', true],
-    ['::', true],
-    ['fe80::1', true],
-    ['fd00::1', true],
-    ['::ffff:127.0.0.1', true],
-    ['::ffff:8.8.8.8', false],
-    ['2606:4700::1111', false],
-    ['not-an-ip', true],
-  ])('%s -> %s', (ip, expected) => {
-    expect(isNonPublicAddress(ip)).toBe(expected);
-  });
-});
 
 describe('assertFetchableUrl', () => {
   it.each(['file:///etc/passwd', 'gopher://x', 'ftp://example.com/a', 'not a url', 'http://user:pw@example.com/'])(
