@@ -24,6 +24,7 @@ import { forward, type ForwardRequest } from './steps/forward.js';
 import { quote } from './steps/quote.js';
 import { RequestBody, collectBody } from './request-body.js';
 import { isBusy, retryWhileBusy } from './no-wait.js';
+import { isEgressRefusal } from '../core/egress.js';
 
 export interface ProxyRequest {
   method: string;
@@ -404,7 +405,11 @@ export class Pipeline {
           ids,
           idemKey,
           key,
-          kind === 'too_large' ? 'The upstream answer exceeds the gateway size limit; nothing was charged.' : undefined,
+          kind === 'too_large'
+            ? 'The upstream answer exceeds the gateway size limit; nothing was charged.'
+            : isEgressRefusal(err)
+              ? "The upstream's address is not a public address (egress rule, docs/security.md); nothing was charged."
+              : undefined,
           err,
         );
       },
