@@ -5,7 +5,7 @@ import type { AppContext } from './context.js';
 import { SvcError } from './lib/errors.js';
 import { newId } from './lib/ids.js';
 import { onError, problemResponse, type AppEnv } from './lib/http.js';
-import { authenticate } from './auth/principal.js';
+import { authenticate, refuseMalformedAuthorization } from './auth/principal.js';
 import { identityRoutes } from './orgs/identity.routes.js';
 import { keysRoutes } from './keys/keys.routes.js';
 import { catalogRoutes } from './catalog/catalog.routes.js';
@@ -37,7 +37,7 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
       },
     }),
   );
-  app.use('/v1/*', authenticate());
+  app.use('/v1/*', refuseMalformedAuthorization(), authenticate());
 
   app.get('/healthz', (c) => c.json({ ok: true, process: 'control' }));
   app.get('/readyz', async (c) => {

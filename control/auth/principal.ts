@@ -22,11 +22,7 @@ export interface Principal {
 
 export function authenticate(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const header = c.req.header('authorization');
-    const token = bearerToken(header);
-    // A credential that is sent must be valid, even on public routes: a malformed one is not anonymous.
-    if (token === undefined && header !== undefined)
-      throw new SvcError('unauthorized', 'Authorization must be `Bearer <svc_live_… key or sess_… token>`');
+    const token = bearerToken(c.req.header('authorization'));
     if (token !== undefined) c.set('principal', await resolvePrincipal(c, token));
     await next();
   };
@@ -135,4 +131,17 @@ export function requireOrgAdminSession(c: Context<AppEnv>): Principal {
   if (p.role !== 'owner' && p.role !== 'admin')
     throw new SvcError('forbidden', 'Only an org owner or admin may do this');
   return p;
+}
+
+/**
+ * A credential that is sent must be valid, even on public routes: `Bearer a b`, a bare `Bearer` or `Basic …` is a
+ * 401, not an anonymous request. Runs before `authenticate()`.
+ */
+export function refuseMalformedAuthorization(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const header = c.req.header('authorization');
+    if (header !== undefined && bearerToken(header) === undefined)
+      throw new SvcError('unauthorized', 'Authorization must be `Bearer <svc_live_… key or sess_… token>`');
+    await next();
+  };
 }
