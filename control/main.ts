@@ -1,7 +1,6 @@
 /** Control-plane process: migrate the shared SQLite file, serve REST on SVC_CONTROL_PORT, stop cleanly on signals. */
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { loadConfigOrExit } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -44,8 +43,6 @@ const server = serve({ fetch: app.fetch, port: config.ports.control, hostname: c
   log.info('control plane listening', { url, env: config.env, mail: ctx.mailer.kind, payments: ctx.payments.kind });
 });
 
-answerClientErrors(server as Server);
-
 let stopping = false;
 function shutdown(signal: string): void {
   if (stopping) return;
@@ -59,3 +56,5 @@ function shutdown(signal: string): void {
 }
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));
+// Requests Node's parser refuses get a problem+json answer, not Node's bare status line (docs/security.md).
+answerClientErrors(server);

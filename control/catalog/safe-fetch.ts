@@ -9,6 +9,7 @@ import { Agent, fetch } from 'undici';
 import { SvcError } from '../lib/errors.js';
 import {
   egressConnector,
+  egressPolicy,
   isAllowedHost,
   isEgressRefusal,
   isNonPublicAddress,
@@ -31,7 +32,10 @@ function _agentFor(policy: EgressPolicy, lookup: LookupFunction | undefined): Ag
 }
 
 export interface SafeFetchOptions {
-  egress: EgressPolicy;
+  /** Production turns the egress guard on (core/egress.ts). */
+  production: boolean;
+  /** Hosts the guard lets through although private (`SVC_EGRESS_ALLOW`). */
+  egressAllow?: readonly string[];
   /** Redirects followed, each hop checked again (default MAX_REDIRECTS; 0 returns the 3xx itself). */
   maxRedirects?: number;
   /** Name resolution for the connect-time check (tests map a name to loopback). */
@@ -54,7 +58,11 @@ export interface SafeFetchResult {
  * The save-time check: throws `url_not_allowed` for a non-HTTP(S) URL, embedded credentials, or (egress guard on)
  * a non-public IP literal or a local-only name. Names that resolve privately are caught at connect time.
  */
-export function assertFetchableUrl(raw: string, egress: EgressPolicy): URL {
+export function assertFetchableUrl(raw: string, production: boolean, egressAllow: readonly string[] = []): URL {
+  return _assertFetchable(raw, egressPolicy({ isProduction: production, egressAllow }));
+}
+
+function _assertFetchable(raw: string, egress: EgressPolicy): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -80,10 +88,11 @@ export function assertFetchableUrl(raw: string, egress: EgressPolicy): URL {
 }
 
 export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<SafeFetchResult> {
-  let url = assertFetchableUrl(raw, opts.egress);
+  const egress = egressPolicy({ isProduction: opts.production, egressAllow: opts.egressAllow ?? [] });
+  let url = _assertFetchable(raw, egress);
   const maxBytes = opts.maxBytes ?? 2 * 1024 * 1024;
   const maxRedirects = opts.maxRedirects ?? MAX_REDIRECTS;
-  const dispatcher = _agentFor(opts.egress, opts.lookup);
+  const dispatcher = _agentFor(egress, opts.lookup);
   const signal = AbortSignal.timeout(opts.timeoutMs ?? 10_000);
   const started = performance.now();
   let res;
@@ -113,7 +122,7 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
     await res.body?.cancel();
     if (hop >= maxRedirects)
       throw new SvcError('upstream_error', `${url.host} redirected more than ${maxRedirects} times`);
-    const next = assertFetchableUrl(new URL(location, url).toString(), opts.egress);
+    const next = _assertFetchable(new URL(location, url).toString(), egress);
     // Like a browser: credentials set for one origin never follow a redirect to another; 303 (and 301/302 after a
     // POST) continue as a GET without the body.
     if (next.origin !== url.origin && opts.headers) opts = { ...opts, headers: _withoutCredentials(opts.headers) };

@@ -8,8 +8,9 @@ import { SvcError } from './errors.js';
 import { newId } from './ids.js';
 import { PROBLEM_CONTENT_TYPE, problemOf } from './problem.js';
 
-export function answerClientErrors(server: Pick<Server, 'on'>): void {
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+/** `server` is the node:http server `@hono/node-server` returns (typed there as http or http2). */
+export function answerClientErrors(server: unknown): void {
+  (server as Server).on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
       return void socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');

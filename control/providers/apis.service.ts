@@ -10,7 +10,6 @@ import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { ImportedEndpoint } from '../catalog/openapi-import.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
-import { egressPolicy } from '../../core/egress.js';
 import { assertLinkUrls } from '../lib/link-url.js';
 import { assertInjectable } from './credential-rules.js';
 import { getOwnedApi, slugify, uniqueApiSlug } from './apis.repo.js';
@@ -38,7 +37,7 @@ export async function createApi(
   const imported = await resolveImport(ctx, input);
   const api = imported.api;
   const baseUrl = input.base_url ?? api.baseUrl;
-  if (baseUrl) assertFetchableUrl(baseUrl, egressPolicy(ctx.config));
+  if (baseUrl) assertFetchableUrl(baseUrl, ctx.config.isProduction, ctx.config.egressAllow);
   const now = ctx.clock.now();
   const apiId = newId('api', now);
   const name = input.name ?? api.title;
@@ -199,7 +198,7 @@ export async function patchApi(ctx: AppContext, orgId: string, apiId: string, pa
   if (patch.logo_url !== undefined) set.logo_url = patch.logo_url;
   if (patch.health_path !== undefined) set.health_path = patch.health_path;
   if (patch.base_url !== undefined) {
-    if (patch.base_url !== null) assertFetchableUrl(patch.base_url, egressPolicy(ctx.config));
+    if (patch.base_url !== null) assertFetchableUrl(patch.base_url, ctx.config.isProduction, ctx.config.egressAllow);
     set.base_url = patch.base_url === null ? null : patch.base_url.replace(/\/+$/, '');
   }
   await ctx.db.transaction().execute(async (trx) => {

@@ -5,7 +5,6 @@
 import type { AppContext } from '../context.js';
 import { SvcError } from '../lib/errors.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
-import { egressPolicy } from '../../core/egress.js';
 import { importOpenApi, parseDocumentText, MAX_DOCUMENT_BYTES, type ImportedApi } from '../catalog/openapi-import.js';
 
 export interface ImportSourceInput {
@@ -48,7 +47,8 @@ async function fetchDocument(ctx: AppContext, url: string): Promise<string> {
   let res;
   try {
     res = await safeFetch(url, {
-      egress: egressPolicy(ctx.config),
+      production: ctx.config.isProduction,
+      egressAllow: ctx.config.egressAllow,
       timeoutMs: 10_000,
       maxBytes: MAX_DOCUMENT_BYTES,
       headers: { accept: 'application/json, application/yaml, text/yaml, */*' },

@@ -9,7 +9,6 @@ import { decryptSecret } from '../lib/crypto.js';
 import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
-import { egressPolicy } from '../../core/egress.js';
 import { getOwnedApi, listEndpoints } from './apis.repo.js';
 import { ensureProviderProfile } from './profile.service.js';
 
@@ -81,7 +80,8 @@ export async function verifyApi(ctx: AppContext, orgId: string, apiId: string): 
     const { url, headers } = buildUpstreamRequest(ctx, api, t.path);
     try {
       const res = await safeFetch(url, {
-        egress: egressPolicy(ctx.config),
+        production: ctx.config.isProduction,
+        egressAllow: ctx.config.egressAllow,
         // A 3xx answer proves the upstream is there; following it would carry the secret elsewhere.
         maxRedirects: 0,
         headers,

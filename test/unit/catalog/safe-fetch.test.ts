@@ -2,30 +2,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { assertFetchableUrl, safeFetch } from '../../../control/catalog/safe-fetch.js';
-import { egressPolicy } from '../../../core/egress.js';
 import { SvcError } from '../../../control/lib/errors.js';
-
-const dev = egressPolicy({ isProduction: false, egressAllow: [] });
-const prod = (allow: string[] = []) => egressPolicy({ isProduction: true, egressAllow: allow });
 import { expandedSize } from '../../../control/catalog/ref-budget.js';
 
 describe('assertFetchableUrl', () => {
   it.each(['file:///etc/passwd', 'gopher://x', 'ftp://example.com/a', 'not a url', 'http://user:pw@example.com/'])(
     'refuses %s',
     (u) => {
-      expect(() => assertFetchableUrl(u, dev)).toThrow(/./);
+      expect(() => assertFetchableUrl(u, false)).toThrow(/./);
     },
   );
   it('allows loopback in development only', () => {
-    expect(assertFetchableUrl('http://127.0.0.1:4010/x', dev).port).toBe('4010');
-    expect(() => assertFetchableUrl('http://127.0.0.1:4010/x', prod())).toThrow(/loopback|private/);
-    expect(() => assertFetchableUrl('http://svc.localhost/x', prod())).toThrow();
-    expect(() => assertFetchableUrl('http://localhost./x', prod())).toThrow(/loopback|private/);
-    expect(() => assertFetchableUrl('http://[::127.0.0.1]/x', prod())).toThrow(/loopback|private/);
+    expect(assertFetchableUrl('http://127.0.0.1:4010/x', false).port).toBe('4010');
+    expect(() => assertFetchableUrl('http://127.0.0.1:4010/x', true)).toThrow(/loopback|private/);
+    expect(() => assertFetchableUrl('http://svc.localhost/x', true)).toThrow();
+    expect(() => assertFetchableUrl('http://localhost./x', true)).toThrow(/loopback|private/);
+    expect(() => assertFetchableUrl('http://[::127.0.0.1]/x', true)).toThrow(/loopback|private/);
   });
   it('lets an operator-allowed private host through in production', () => {
-    expect(assertFetchableUrl('http://billing.internal:8080/x', prod(['billing.internal'])).port).toBe('8080');
-    expect(() => assertFetchableUrl('http://other.internal/x', prod(['billing.internal']))).toThrow();
+    expect(assertFetchableUrl('http://billing.internal:8080/x', true, ['billing.internal']).port).toBe('8080');
+    expect(() => assertFetchableUrl('http://other.internal/x', true, ['billing.internal'])).toThrow();
   });
 });
 
@@ -77,7 +73,7 @@ describe('safeFetch egress and redirects', () => {
 
   it('refuses a name that resolves to loopback (connect time), reaching nothing', async () => {
     seen.length = 0;
-    const r = safeFetch(`http://docs.example.test:${port}/doc.json`, { egress: prod(), lookup: loopback });
+    const r = safeFetch(`http://docs.example.test:${port}/doc.json`, { production: true, lookup: loopback });
     expect(await codeOf(r)).toBe('url_not_allowed');
     expect(seen).toEqual([]);
   });
@@ -89,7 +85,8 @@ describe('safeFetch egress and redirects', () => {
   ])('checks every redirect hop: a redirect to %s is refused', async (_n, to) => {
     seen.length = 0;
     const r = safeFetch(`http://docs.example.test:${port}/doc.json?to=${encodeURIComponent(to)}`, {
-      egress: prod(['docs.example.test']),
+      production: true,
+      egressAllow: ['docs.example.test'],
       lookup: loopback,
     });
     expect(await codeOf(r)).toBe('url_not_allowed');
@@ -98,10 +95,10 @@ describe('safeFetch egress and redirects', () => {
 
   it('follows an allowed redirect, dropping credentials across origins; verify (maxRedirects 0) follows none', async () => {
     seen.length = 0;
-    const egress = prod(['docs.example.test', 'mirror.example.test']);
+    const egress = { production: true, egressAllow: ['docs.example.test', 'mirror.example.test'] };
     const to = encodeURIComponent('http://mirror.example.test:PORT/final.json');
     const r = await safeFetch(`http://docs.example.test:${port}/doc.json?to=${to}`, {
-      egress,
+      ...egress,
       lookup: loopback,
       headers: { authorization: 'Bearer s3cret' },
     });
@@ -111,7 +108,7 @@ describe('safeFetch egress and redirects', () => {
       `mirror.example.test:${port} /final.json auth=-`,
     ]);
     const v = await safeFetch(`http://docs.example.test:${port}/doc.json?to=${to}`, {
-      egress,
+      ...egress,
       lookup: loopback,
       maxRedirects: 0,
     });
