@@ -3,6 +3,8 @@
  * upstream credentials. Every write a gateway caches records an 'api' change in the same transaction.
  */
 import type { AppContext } from '../context.js';
+import { assertLinkUrls } from '../lib/link-url.js';
+import { assertInjectable } from './credential-rules.js';
 import type { Db, Injection, Row, RowPatch } from '../db/database.js';
 import { recordChange } from '../db/changes.js';
 import { encryptSecret, fingerprint } from '../lib/crypto.js';
@@ -10,8 +12,6 @@ import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { ImportedEndpoint } from '../catalog/openapi-import.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
-import { assertLinkUrls } from '../lib/link-url.js';
-import { assertInjectable } from './credential-rules.js';
 import { getOwnedApi, slugify, uniqueApiSlug } from './apis.repo.js';
 import { resolveImport, type ImportSourceInput } from './import-source.js';
 
