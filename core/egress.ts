@@ -88,18 +88,40 @@ export function normalizeHost(host: string): string {
 export interface EgressPolicy {
   /** On in production: only public addresses, except the allowed hosts. Off in development (loopback upstreams). */
   guard: boolean;
-  /** Host names (or IP literals) an operator lets through although they are private (`SVC_EGRESS_ALLOW`). */
+  /** Allowed although private: `host` (any port) or `host port` entries (`SVC_EGRESS_ALLOW`, the demo upstream). */
   allow: ReadonlySet<string>;
 }
 
-/** The policy of a process's config: guard on in production, `SVC_EGRESS_ALLOW` hosts let through. */
-export function egressPolicy(config: { isProduction: boolean; egressAllow: readonly string[] }): EgressPolicy {
-  return { guard: config.isProduction, allow: new Set(config.egressAllow.map(normalizeHost).filter(Boolean)) };
+/** An allow-list entry as stored: `api.internal`, `api.internal:8443` → `api.internal 8443`, `[fd00::5]:80` → `fd00::5 80`. */
+function _allowEntry(raw: string): string {
+  const e = raw.trim();
+  const v6 = /^\[([^\]]+)\]:(\d+)$/.exec(e);
+  if (v6) return `${normalizeHost(v6[1]!)} ${v6[2]}`;
+  const named = /^([^:]+):(\d+)$/.exec(e);
+  if (named) return `${normalizeHost(named[1]!)} ${named[2]}`;
+  return normalizeHost(e);
 }
 
-/** True when the policy lets this host through without looking at its addresses. */
-export function isAllowedHost(policy: EgressPolicy, host: string): boolean {
-  return !policy.guard || policy.allow.has(normalizeHost(host));
+/**
+ * The policy of a process's config: guard on in production, `SVC_EGRESS_ALLOW` entries let through, and with the
+ * demo on, its loopback upstream (that one port only), which the operator started on this machine.
+ */
+export function egressPolicy(config: {
+  isProduction: boolean;
+  egressAllow: readonly string[];
+  demo?: boolean;
+  ports?: { demoUpstream: number };
+}): EgressPolicy {
+  const allow = new Set(config.egressAllow.map(_allowEntry).filter(Boolean));
+  if (config.demo && config.ports) allow.add(`127.0.0.1 ${config.ports.demoUpstream}`);
+  return { guard: config.isProduction, allow };
+}
+
+/** True when the policy lets this host (and port, when known) through without looking at its addresses. */
+export function isAllowedHost(policy: EgressPolicy, host: string, port?: string): boolean {
+  if (!policy.guard) return true;
+  const h = normalizeHost(host);
+  return policy.allow.has(h) || (port !== undefined && policy.allow.has(`${h} ${port}`));
 }
 
 /** The error a refused connection fails with (`code` EEGRESS); it never names the resolved address to the caller. */
@@ -151,7 +173,8 @@ export function egressConnector(opts: EgressConnectOptions): buildConnector.conn
   const guarded = buildConnector({ timeout: opts.timeout, lookup: publicOnlyLookup(base) });
   return (o, callback) => {
     const host = normalizeHost(o.hostname);
-    if (isAllowedHost(opts.policy, host)) return open(o, callback);
+    const port = o.port || (o.protocol === 'https:' ? '443' : '80');
+    if (isAllowedHost(opts.policy, host, port)) return open(o, callback);
     if (isIP(host)) return isNonPublicAddress(host) ? callback(new EgressRefusedError(host), null) : open(o, callback);
     return guarded(o, callback);
   };

@@ -75,8 +75,9 @@ function _assertFetchable(raw: string, egress: EgressPolicy): URL {
   if (url.username || url.password)
     throw new SvcError('url_not_allowed', 'URLs with embedded credentials are not allowed');
   const host = normalizeHost(url.hostname);
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   if (
-    !isAllowedHost(egress, host) &&
+    !isAllowedHost(egress, host, port) &&
     (isIP(host) ? isNonPublicAddress(host) : /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i.test(host))
   ) {
     throw new SvcError(

@@ -96,6 +96,28 @@ describe('production egress rule on the upstream pool (connect time)', () => {
   });
 });
 
+describe('the demo upstream under the production egress rule (docs/security.md)', () => {
+  it('is let through on its own port when the demo is on, and refused with the demo off', async () => {
+    const port = new URL(w.upstream.url).port;
+    for (const [demo, want] of [
+      ['true', 200],
+      ['false', 502],
+    ] as const) {
+      const prod = await startGateway(w.dataDir, {
+        SVC_ENV: 'production',
+        SVC_DEMO: demo,
+        SVC_DEMO_UPSTREAM_PORT: port,
+      });
+      try {
+        const c = await paidOrg();
+        expect((await gw(prod.url, 'GET', `/${w.slug}/users/1`, { key: c.key })).status).toBe(want);
+      } finally {
+        await prod.stop();
+      }
+    }
+  });
+});
+
 describe('path rule: a {param} never leaves the endpoint template', () => {
   it.each([
     ['..', '..'],

@@ -5,6 +5,7 @@ import { Agent, request } from 'undici';
 import {
   egressConnector,
   egressPolicy,
+  isAllowedHost,
   isEgressRefusal,
   isNonPublicAddress,
   normalizeHost,
@@ -68,6 +69,23 @@ describe('egressPolicy', () => {
     expect(p.guard).toBe(true);
     expect([...p.allow]).toEqual(['billing.internal', 'fd00::5']);
     expect(normalizeHost('LOCALHOST..')).toBe('localhost');
+  });
+
+  it('takes host:port entries, and lets the demo upstream (its port only) through when the demo is on', () => {
+    const p = egressPolicy({
+      isProduction: true,
+      egressAllow: ['api.internal:8443', '[fd00::5]:80'],
+      demo: true,
+      ports: { demoUpstream: 4010 },
+    });
+    expect([...p.allow]).toEqual(['api.internal 8443', 'fd00::5 80', '127.0.0.1 4010']);
+    expect(isAllowedHost(p, '127.0.0.1', '4010')).toBe(true);
+    expect(isAllowedHost(p, '127.0.0.1', '4011')).toBe(false);
+    expect(isAllowedHost(p, 'API.internal.', '8443')).toBe(true);
+    expect(isAllowedHost(p, 'api.internal', '443')).toBe(false);
+    expect(
+      isAllowedHost(egressPolicy({ ...p, isProduction: true, egressAllow: [], demo: false }), '127.0.0.1', '4010'),
+    ).toBe(false);
   });
 });
 
@@ -144,6 +162,17 @@ describe('the gateway upstream pool refuses non-public upstreams at connect time
     expect(await get(agent, origin())).toMatchObject({ refused: true });
     expect(served).toBe(before);
     await agent.close();
+  });
+
+  it('lets an allowed host:port through, and only on that port', async () => {
+    const right = agentFor(production([`127.0.0.1:${port}`]));
+    expect(await get(right, `http://127.0.0.1:${port}`)).toEqual({ status: 200 });
+    await right.close();
+    const before = served;
+    const wrong = agentFor(production([`127.0.0.1:${port + 1}`]));
+    expect(await get(wrong, `http://127.0.0.1:${port}`)).toMatchObject({ refused: true });
+    expect(served).toBe(before);
+    await wrong.close();
   });
 
   it('lets a host named in SVC_EGRESS_ALLOW through, and development through', async () => {
