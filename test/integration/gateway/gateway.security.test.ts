@@ -2,22 +2,17 @@
  * The gateway's edges as an attacker probes them: the production egress rule on the upstream pool, the path rule for
  * `{param}` segments, the X-Svc-Max-Price-Cents grammar and request framing it must refuse. Nothing here is charged.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
-import { makeWorld, gw, balanceOf, until, type World } from './fixture.js';
+import { gw, balanceOf, until, useGatewayWorld, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, grantCredits } from '../../helpers/db.js';
 
 let w: World;
 let g: RunningGateway;
-
-beforeAll(async () => {
-  w = await makeWorld();
-  g = await startGateway(w.dataDir);
-});
-afterAll(async () => {
-  await g?.stop();
-  await w?.cleanup();
+useGatewayWorld((world, gateway) => {
+  w = world;
+  g = gateway;
 });
 
 async function paidOrg(cents = 100) {
