@@ -14,6 +14,7 @@ import { termsRoutes } from './terms/terms.routes.js';
 import { billingRoutes } from './billing/billing.routes.js';
 import { marketRoutes } from './market/market.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
+import { cliLoginRoutes } from './sessions/cli-login.routes.js';
 import { createWebRoutes } from './web/web.routes.js';
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
@@ -55,6 +56,7 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     billingRoutes,
     marketRoutes,
     usageRoutes,
+    cliLoginRoutes,
   ]) {
     app.route('/', routes);
   }
