@@ -3,6 +3,7 @@
  * CSRF check on every page route, then the pages. Pages call the domain services directly, never the REST API.
  */
 import { assetsRoutes } from './assets/assets.routes.js';
+import { cliLoginPages } from './cli-login.js';
 import { csrfProtection } from './csrf.js';
 import { webOnError } from './error-page.js';
 import { dashboardRoutes } from './pages/dashboard.js';
@@ -38,6 +39,7 @@ const PAGES = [
   providerPages,
   marketPages,
   providersPages,
+  cliLoginPages,
 ];
 
 /** Paths that belong to the REST API and probes, not to pages: page middleware never touches them. */
