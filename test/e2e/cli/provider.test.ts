@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Stack, runSvc, startStack, tempHome } from '../../helpers/cli.js';
 import { type SmtpSink, loginCodeOf, startSmtpSink } from '../../helpers/smtp-sink.js';
+import { csrfOf, WebClient } from '../../helpers/web-client.js';
 
 /** Every byte value, so a relay that decodes or re-encodes anything shows up. */
 const BYTES = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
@@ -160,12 +161,15 @@ describe('svc, a provider', () => {
     expect(checkout.code).toBe(0);
     const url = checkout.json().data.checkout_url as string;
     // Complete the test page as a person would: open it, fill the card form, submit.
-    const page = await (await fetch(url)).text();
+    const web = new WebClient(new URL(url).origin);
+    const page = (await web.get(new URL(url).pathname)).html;
     expect(page).toContain('<form');
-    const action = new URL(/action="([^"]+)"/.exec(page)![1]!, url).toString();
-    const paid = await fetch(action, {
-      method: 'POST',
-      body: new URLSearchParams({ card: '4242424242424242', exp: '12/34', cvc: '123' }),
+    const action = /<form[^>]*action="([^"]+)"/.exec(page)![1]!;
+    const paid = await web.post(action, {
+      card: '4242424242424242',
+      exp: '12/34',
+      cvc: '123',
+      csrf_token: csrfOf(page),
     });
     expect(paid.status).toBe(200);
     expect((await svc('balance', '--json')).json().data.credit_cents).toBe(before + 500);
