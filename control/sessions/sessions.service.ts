@@ -220,3 +220,14 @@ export async function endSession(ctx: AppContext, sessionId: string): Promise<vo
     .where('ended_at', 'is', null)
     .execute();
 }
+
+/** Ends every live session of a user (the dashboard's "sign out everywhere"): browsers, CLI logins, all of them. */
+export async function endAllSessions(ctx: AppContext, userId: string): Promise<number> {
+  const r = await ctx.db
+    .updateTable('sessions')
+    .set({ ended_at: ctx.clock.now() })
+    .where('user_id', '=', userId)
+    .where('ended_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}

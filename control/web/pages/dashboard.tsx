@@ -2,6 +2,7 @@
 import { getBalance } from '../../ledger/ledger.service.js';
 import { formatCents } from '../../lib/money.js';
 import { renderPage } from '../layout.js';
+import { csrfField } from '../csrf.js';
 import { newWebRouter } from '../web-env.js';
 import { requireWebSession } from '../web-session.js';
 import { DashNav } from './dashboard-nav.js';
@@ -27,6 +28,14 @@ dashboardRoutes.get('/dashboard', async (c) => {
         <dt>Balance</dt>
         <dd>{formatCents(balance.credit_cents)}</dd>
       </dl>
+      <h2>Sessions</h2>
+      <form method="post" action="/logout/all">
+        {csrfField(c)}
+        <button class="secondary" type="submit">
+          Sign out everywhere
+        </button>
+      </form>
+      <p class="hint">Ends every session of your account: other browsers and `svc login` on other machines.</p>
     </>,
   );
 });

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { takeAbuseLimit, withLoginVerifyLimit } from '../../auth/abuse-limits.js';
 import { clientIp } from '../../lib/client-ip.js';
 import { SvcError } from '../../lib/errors.js';
-import { endSession, requestLoginCode, verifyLoginCode } from '../../sessions/sessions.service.js';
+import { endAllSessions, endSession, requestLoginCode, verifyLoginCode } from '../../sessions/sessions.service.js';
 import { csrfField } from '../csrf.js';
 import { renderPage, type PageOptions } from '../layout.js';
 import { formString } from '../form.js';
@@ -144,6 +144,13 @@ loginRoutes.post('/login/verify', async (c) => {
 loginRoutes.post('/logout', async (c) => {
   const session = c.get('webSession');
   if (session?.principal.sessionId) await endSession(c.get('ctx'), session.principal.sessionId);
+  clearSessionCookie(c);
+  return c.redirect('/', 303);
+});
+
+loginRoutes.post('/logout/all', async (c) => {
+  const session = c.get('webSession');
+  if (session?.principal.userId) await endAllSessions(c.get('ctx'), session.principal.userId);
   clearSessionCookie(c);
   return c.redirect('/', 303);
 });

@@ -127,6 +127,20 @@ describe('web sign-in by email code', () => {
   );
 });
 
+describe('sign out everywhere', () => {
+  it('ends every session of the person, in other browsers too, and only theirs', async () => {
+    const { web: a } = await signIn('everywhere@example.com');
+    const { web: b } = await signIn('everywhere@example.com');
+    const { web: other } = await signIn('someone-else@example.com');
+    const dash = await a.get('/dashboard');
+    const out = await a.post('/logout/all', { csrf_token: csrfOf(dash.html) });
+    expect(out.status).toBe(303);
+    expect((await a.get('/dashboard')).status).toBe(303);
+    expect((await b.get('/dashboard')).status).toBe(303);
+    expect((await other.get('/dashboard')).status).toBe(200);
+  });
+});
+
 describe('web forms are protected against cross-site posting', () => {
   it('refuses a form posted without the CSRF token (403 csrf_failed) and sends no code', async () => {
     const web = new WebClient(h.control.url);
