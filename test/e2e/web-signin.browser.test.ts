@@ -45,7 +45,7 @@ describe('sign-in in a real browser', () => {
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'dashboard-signed-in-375');
 
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.waitForURL(`${h.control.url}/`);
     await page.goto(`${h.control.url}/dashboard`);
     expect(new URL(page.url()).pathname).toBe('/login');
