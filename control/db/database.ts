@@ -194,6 +194,10 @@ export interface ApisTable {
   source_kind: 'openapi_url' | 'rapidapi_url' | 'body' | 'demo';
   source_url: string | null;
   openapi_json: string | null;
+  /** JSON object of named schema components that endpoint schemas reference (core/schema-refs.ts). */
+  schema_components_json: Generated<string>;
+  /** JSON ImportReport of the last import (control/catalog/openapi-import.ts); null for seeded listings. */
+  import_report_json: string | null;
   /** AES-256-GCM ciphertext of the upstream secret (control/lib/crypto.ts); never returned. */
   secret_enc: string | null;
   secret_fingerprint: string | null;

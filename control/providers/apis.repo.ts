@@ -36,11 +36,42 @@ export function slugify(s: string): string {
 }
 
 export async function uniqueApiSlug(db: Db, wanted: string): Promise<string> {
-  const base = slugify(wanted);
-  for (let i = 1; i < 50; i++) {
-    const candidate = i === 1 ? base : `${base}-${i}`;
-    const taken = await db.selectFrom('apis').select('id').where('slug', '=', candidate).executeTakeFirst();
-    if (!taken) return candidate;
-  }
+  return firstFreeSlug(db, [slugify(wanted)]);
+}
+
+/** Titles that say nothing about the API on their own ("API", "SqlManagementClient", "REST service"). */
+const GENERIC_TITLE = /(^|-)(api|apis|rest|swagger|openapi|service|services|client|sdk|v\d+)$|client$/;
+
+/**
+ * A readable, unique slug for an imported listing: the title, prefixed with the provider's name when the title is
+ * generic or taken, then the service name or version, and a counter only when nothing better is left.
+ */
+export async function importedApiSlug(
+  db: Db,
+  o: { name: string; providerName: string | null; serviceName: string | null; version: string },
+): Promise<string> {
+  const title = slugify(o.name);
+  const provider = o.providerName ? slugify(providerLabel(o.providerName)) : null;
+  const prefixed = provider && !title.startsWith(provider) ? slugify(`${provider}-${title}`) : title;
+  const candidates = GENERIC_TITLE.test(title) && provider ? [prefixed] : [title, prefixed];
+  if (o.serviceName) candidates.push(slugify(`${prefixed}-${o.serviceName}`));
+  if (o.version) candidates.push(slugify(`${prefixed}-${o.version}`));
+  return firstFreeSlug(db, [...new Set(candidates)]);
+}
+
+/** `azure.com` → `azure`, `api.stripe.com` → `stripe`: the registrable name without its suffix. */
+function providerLabel(name: string): string {
+  const labels = name.toLowerCase().split(/[.:]/).filter(Boolean);
+  if (labels.length < 2) return name;
+  const suffix = labels.length > 2 && /^(co|com|org|net|gov|ac)$/.test(labels[labels.length - 2]!) ? 2 : 1;
+  return labels[labels.length - 1 - suffix] ?? name;
+}
+
+async function firstFreeSlug(db: Db, candidates: string[]): Promise<string> {
+  const free = async (s: string) =>
+    !(await db.selectFrom('apis').select('id').where('slug', '=', s).executeTakeFirst());
+  for (const c of candidates) if (await free(c)) return c;
+  const base = candidates[candidates.length - 1]!;
+  for (let i = 2; i < 50; i++) if (await free(`${base}-${i}`)) return `${base}-${i}`;
   return `${base}-${Date.now().toString(36)}`;
 }

@@ -54,6 +54,8 @@ export function toProviderApi(a: Row<'apis'>) {
     status: a.status,
     suspended: a.suspended_at !== null,
     source: { kind: a.source_kind, url: a.source_url },
+    /** What the last import found (operations, endpoints, warnings): null for listings not imported. */
+    import_report: a.import_report_json === null ? null : (JSON.parse(a.import_report_json) as unknown),
     credentials: {
       set: a.secret_enc !== null,
       fingerprint: a.secret_fingerprint,

@@ -8,9 +8,10 @@ import { recordChange } from '../db/changes.js';
 import { encryptSecret, fingerprint } from '../lib/crypto.js';
 import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import type { ImportedEndpoint } from '../catalog/openapi-import.js';
+import { marketplaceCategory } from '../catalog/categories.js';
+import { plainText, type ImportedEndpoint, type ImportReport } from '../catalog/openapi-import.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
-import { getOwnedApi, slugify, uniqueApiSlug } from './apis.repo.js';
+import { getOwnedApi, importedApiSlug, slugify } from './apis.repo.js';
 import { resolveImport, type ImportSourceInput } from './import-source.js';
 
 export interface ListingMetadata {
@@ -30,16 +31,20 @@ export async function createApi(
   ctx: AppContext,
   orgId: string,
   input: ImportSourceInput & ListingMetadata,
-): Promise<{ apiId: string; warnings: string[] }> {
+): Promise<{ apiId: string; warnings: string[]; report: ImportReport }> {
   const imported = await resolveImport(ctx, input);
   const api = imported.api;
+  const name = input.name ?? api.title;
+  if (!name)
+    throw new SvcError('import_failed', 'The document has an empty `info.title`: send `name` with the import', {
+      extra: { limit: 'title', value: 0, max: 200, at: '/info/title' },
+    });
   const baseUrl = input.base_url ?? api.baseUrl;
   if (baseUrl) assertFetchableUrl(baseUrl, ctx.config.isProduction);
   const now = ctx.clock.now();
   const apiId = newId('api', now);
-  const name = input.name ?? api.title;
   await ctx.db.transaction().execute(async (trx) => {
-    const slug = input.slug ? await requireFreeSlug(trx, input.slug) : await uniqueApiSlug(trx, name);
+    const slug = input.slug ? await requireFreeSlug(trx, input.slug) : await importedApiSlug(trx, { name, ...api });
     await trx
       .insertInto('apis')
       .values({
@@ -47,9 +52,9 @@ export async function createApi(
         org_id: orgId,
         slug,
         name,
-        summary: input.summary ?? firstSentence(api.description),
+        summary: input.summary ?? firstSentence(plainText(api.description)),
         description: input.description ?? api.description,
-        category: normalizeCategory(input.category ?? api.category ?? 'other'),
+        category: input.category ? normalizeCategory(input.category) : api.category,
         tags: JSON.stringify(input.tags ?? api.tags),
         base_url: baseUrl ?? null,
         docs_url: input.docs_url ?? null,
@@ -60,6 +65,8 @@ export async function createApi(
         source_kind: imported.kind,
         source_url: imported.url,
         openapi_json: api.documentJson,
+        schema_components_json: JSON.stringify(api.components),
+        import_report_json: JSON.stringify(api.report),
         secret_enc: null,
         secret_fingerprint: null,
         injection_name: null,
@@ -74,7 +81,7 @@ export async function createApi(
     await syncEndpoints(trx, apiId, api.endpoints, now);
     await recordChange(trx, 'api', apiId, now);
   });
-  return { apiId, warnings: api.warnings };
+  return { apiId, warnings: api.warnings, report: api.report };
 }
 
 /** Re-import from a new source, or from the stored source URL when none is given. Prices and ids survive. */
@@ -83,7 +90,7 @@ export async function reimportApi(
   orgId: string,
   apiId: string,
   input: ImportSourceInput,
-): Promise<{ warnings: string[]; removed: number; added: number }> {
+): Promise<{ warnings: string[]; removed: number; added: number; report: ImportReport }> {
   const existing = await getOwnedApi(ctx.db, orgId, apiId);
   let source = input;
   if (input.openapi_url === undefined && input.rapidapi_url === undefined && input.body === undefined) {
@@ -106,6 +113,8 @@ export async function reimportApi(
       .updateTable('apis')
       .set({
         openapi_json: imported.api.documentJson,
+        schema_components_json: JSON.stringify(imported.api.components),
+        import_report_json: JSON.stringify(imported.api.report),
         source_kind: imported.kind,
         source_url: imported.url,
         updated_at: now,
@@ -114,7 +123,7 @@ export async function reimportApi(
       .execute();
     await recordChange(trx, 'api', apiId, now);
   });
-  return { warnings: imported.api.warnings, ...result };
+  return { warnings: imported.api.warnings, report: imported.api.report, ...result };
 }
 
 /**
@@ -254,7 +263,10 @@ async function requireFreeSlug(db: Db, wanted: string): Promise<string> {
   return slug;
 }
 
+/** A provider's own category: the marketplace category it names (docs/catalog.md), else kept as written. */
 export function normalizeCategory(c: string): string {
+  const known = marketplaceCategory(c);
+  if (known) return known;
   const v = c
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')

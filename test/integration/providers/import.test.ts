@@ -79,7 +79,7 @@ describe('provider listing import', () => {
     expect(JSON.parse(row.request_schema_json!).schema.properties.name.type).toBe('string');
   });
 
-  it('imports a Swagger 2.0 body (the canonical petstore) with a validation warning', async () => {
+  it('imports a Swagger 2.0 body (the canonical petstore) with its import report', async () => {
     const r = await call(h.control.url, 'POST', '/v1/provider/apis', {
       token: org.key,
       body: { body: fixture('petstore-v2.json'), slug: 'petstore-two' },
@@ -88,7 +88,8 @@ describe('provider listing import', () => {
     expect(r.body.slug).toBe('petstore-two');
     expect(r.body.base_url).toBe('http://petstore.swagger.io/v1');
     expect(r.body.endpoints).toHaveLength(3);
-    expect(r.body.warnings[0]).toMatch(/schema validation/);
+    expect(r.body.import_report).toMatchObject({ operations_found: 3, endpoints_imported: 3, skipped_operations: 0 });
+    expect(r.body.warnings).toEqual(r.body.import_report.warnings);
   });
 
   it('imports YAML and a wrapped marketplace export', async () => {

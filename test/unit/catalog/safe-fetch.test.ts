@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { assertFetchableUrl, isNonPublicAddress } from '../../../control/catalog/safe-fetch.js';
-import { expandedSize } from '../../../control/catalog/ref-budget.js';
 
 describe('isNonPublicAddress', () => {
   it.each([
@@ -38,19 +37,5 @@ describe('assertFetchableUrl', () => {
     expect(assertFetchableUrl('http://127.0.0.1:4010/x', false).port).toBe('4010');
     expect(() => assertFetchableUrl('http://127.0.0.1:4010/x', true)).toThrow(/loopback|private/);
     expect(() => assertFetchableUrl('http://svc.localhost/x', true)).toThrow();
-  });
-});
-
-describe('expandedSize', () => {
-  it('counts shared refs as expanded and cycles once', () => {
-    const doc = { a: { $ref: '#/defs/x' }, b: { $ref: '#/defs/x' }, defs: { x: { p: 1, q: 2 } } };
-    expect(expandedSize(doc)).toBe(1 + 3 + 3 + (1 + 3));
-    const cyc = { root: { $ref: '#/n' }, n: { child: { $ref: '#/n' } } };
-    expect(expandedSize(cyc)).toBeLessThan(10);
-  });
-  it('stops at the cap for an exponential document', () => {
-    const defs: Record<string, unknown> = { L0: { type: 'string' } };
-    for (let i = 1; i <= 40; i++) defs[`L${i}`] = { a: { $ref: `#/defs/L${i - 1}` }, b: { $ref: `#/defs/L${i - 1}` } };
-    expect(expandedSize({ top: { $ref: '#/defs/L40' }, defs }, 1000)).toBe(1001);
   });
 });
