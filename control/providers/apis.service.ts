@@ -3,7 +3,8 @@
  * upstream credentials. Every write a gateway caches records an 'api' change in the same transaction.
  */
 import type { AppContext } from '../context.js';
-import type { Db, Injection, Row, RowPatch } from '../db/database.js';
+import { sql } from 'kysely';
+import type { Db, Injection, NewRow, Row, RowPatch } from '../db/database.js';
 import { recordChange } from '../db/changes.js';
 import { encryptSecret, fingerprint } from '../lib/crypto.js';
 import { SvcError } from '../lib/errors.js';
@@ -78,9 +79,9 @@ export async function createApi(
         updated_at: now,
       })
       .execute();
-    await syncEndpoints(trx, apiId, api.endpoints, now);
-    await recordChange(trx, 'api', apiId, now);
+    await deferSearchPaths(trx, apiId);
   });
+  await insertNewListingEndpoints(ctx, apiId, api.endpoints, now);
   return { apiId, warnings: api.warnings, report: api.report };
 }
 
@@ -108,7 +109,9 @@ export async function reimportApi(
   const now = ctx.clock.now();
   let result = { removed: 0, added: 0 };
   await ctx.db.transaction().execute(async (trx) => {
+    await deferSearchPaths(trx, apiId);
     result = await syncEndpoints(trx, apiId, imported.api.endpoints, now);
+    await refreshSearchPaths(trx, apiId);
     await trx
       .updateTable('apis')
       .set({
@@ -139,7 +142,7 @@ async function syncEndpoints(
   const existing = await trx.selectFrom('endpoints').selectAll().where('api_id', '=', apiId).execute();
   const byKey = new Map(existing.map((e) => [`${e.method} ${e.path}`, e]));
   const seen = new Set<string>();
-  let added = 0;
+  const fresh: { ep: ImportedEndpoint; position: number }[] = [];
   for (const [position, ep] of incoming.entries()) {
     const key = `${ep.method} ${ep.path}`;
     if (seen.has(key)) continue;
@@ -161,22 +164,14 @@ async function syncEndpoints(
         .set({ ...fields, removed_at: null })
         .where('id', '=', old.id)
         .execute();
-    } else {
-      added++;
-      await trx
-        .insertInto('endpoints')
-        .values({
-          id: newId('ep', now),
-          api_id: apiId,
-          method: ep.method,
-          path: ep.path,
-          removed_at: null,
-          created_at: now,
-          ...fields,
-        })
-        .execute();
-    }
+    } else fresh.push({ ep, position });
   }
+  for (let i = 0; i < fresh.length; i += INSERT_BATCH)
+    await trx
+      .insertInto('endpoints')
+      .values(fresh.slice(i, i + INSERT_BATCH).map(({ ep, position }) => endpointRow(apiId, ep, position, now)))
+      .execute();
+  const added = fresh.length;
   const gone = existing.filter((e) => !seen.has(`${e.method} ${e.path}`) && e.removed_at === null);
   for (const e of gone) {
     await trx.updateTable('endpoints').set({ removed_at: now, updated_at: now }).where('id', '=', e.id).execute();
@@ -188,6 +183,80 @@ async function syncEndpoints(
       .execute();
   }
   return { removed: gone.length, added };
+}
+
+/** Rows per multi-row INSERT (13 columns each, far below SQLite's bound-parameter limit). */
+const INSERT_BATCH = 200;
+/** Endpoints a new listing writes per transaction; between them the event loop serves other requests. */
+const NEW_LISTING_CHUNK = 1_000;
+
+function endpointRow(apiId: string, ep: ImportedEndpoint, position: number, now: number): NewRow<'endpoints'> {
+  return {
+    id: newId('ep', now),
+    api_id: apiId,
+    method: ep.method,
+    path: ep.path,
+    operation_id: ep.operationId,
+    summary: ep.summary,
+    description: ep.description,
+    parameters_json: ep.parametersJson,
+    request_schema_json: ep.requestSchemaJson,
+    response_schema_json: ep.responseSchemaJson,
+    position,
+    removed_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/**
+ * A new (draft, so unlisted and unroutable) listing gets its endpoints in short transactions with a turn of the
+ * event loop between them: a 22,000-operation import must not hold the database, which every request shares, for
+ * seconds. If any step fails the listing is deleted again, so a failed import still leaves nothing behind.
+ */
+async function insertNewListingEndpoints(
+  ctx: AppContext,
+  apiId: string,
+  endpoints: ImportedEndpoint[],
+  now: number,
+): Promise<void> {
+  try {
+    for (let i = 0; i < endpoints.length; i += NEW_LISTING_CHUNK) {
+      await new Promise<void>((r) => setImmediate(r));
+      await ctx.db.transaction().execute(async (trx) => {
+        const rows = endpoints.slice(i, i + NEW_LISTING_CHUNK).map((ep, j) => endpointRow(apiId, ep, i + j, now));
+        for (let k = 0; k < rows.length; k += INSERT_BATCH)
+          await trx
+            .insertInto('endpoints')
+            .values(rows.slice(k, k + INSERT_BATCH))
+            .execute();
+      });
+    }
+    await ctx.db.transaction().execute(async (trx) => {
+      await refreshSearchPaths(trx, apiId);
+      await recordChange(trx, 'api', apiId, now);
+    });
+  } catch (e) {
+    await ctx.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('endpoints').where('api_id', '=', apiId).execute();
+      await sql`DELETE FROM fts_deferred WHERE api_id = ${apiId}`.execute(trx);
+      await trx.deleteFrom('apis').where('id', '=', apiId).execute();
+    });
+    throw e;
+  }
+}
+
+/** Stops the per-row search triggers for this listing while its endpoints are written (migration 0006). */
+async function deferSearchPaths(trx: Db, apiId: string): Promise<void> {
+  await sql`INSERT OR IGNORE INTO fts_deferred (api_id) VALUES (${apiId})`.execute(trx);
+}
+
+/** Indexes the listing's endpoint paths for search once, and lets the per-row triggers run again. */
+async function refreshSearchPaths(trx: Db, apiId: string): Promise<void> {
+  await sql`DELETE FROM fts_deferred WHERE api_id = ${apiId}`.execute(trx);
+  await sql`UPDATE apis_fts SET paths = coalesce((SELECT group_concat(path, ' ') FROM endpoints
+              WHERE api_id = ${apiId} AND removed_at IS NULL), '')
+            WHERE rowid = (SELECT rowid FROM apis WHERE id = ${apiId})`.execute(trx);
 }
 
 export async function patchApi(ctx: AppContext, orgId: string, apiId: string, patch: ListingMetadata): Promise<void> {

@@ -77,6 +77,9 @@ describe('imports keep every schema', () => {
     };
     expect(expanded.properties.name).toEqual({ type: 'string', minLength: 1 });
     expect(expanded.properties.manager).toEqual({ $ref: '#/components/schemas/Person' });
+    // Endpoint paths are indexed for search once per import (the per-row triggers are deferred meanwhile).
+    const found = await call(h.control.url, 'GET', '/v1/catalog/search?query=people', { token: org.key });
+    expect(found.body.data.map((l: { slug: string }) => l.slug)).toContain(live.slug);
     const exported = await call(h.control.url, 'GET', `/v1/apis/${live.slug}/openapi`, { token: org.key });
     expect(exported.body.components.schemas.Person).toEqual(recursive.components.schemas.Person);
   });
