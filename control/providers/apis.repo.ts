@@ -2,15 +2,67 @@
 import type { Db, Row } from '../db/database.js';
 import { SvcError } from '../lib/errors.js';
 
-export async function getOwnedApi(db: Db, orgId: string, apiId: string): Promise<Row<'apis'>> {
-  const row = await db.selectFrom('apis').selectAll().where('id', '=', apiId).executeTakeFirst();
+/** A listing row without its stored document and schema components (tens of MB for the largest APIs). */
+export type OwnedApi = Omit<Row<'apis'>, 'openapi_json' | 'openapi_gz' | 'schema_components_json'>;
+const OWNED_API_COLUMNS = [
+  'id',
+  'org_id',
+  'slug',
+  'name',
+  'summary',
+  'description',
+  'category',
+  'tags',
+  'base_url',
+  'docs_url',
+  'logo_url',
+  'health_path',
+  'status',
+  'suspended_at',
+  'suspended_reason',
+  'source_kind',
+  'source_url',
+  'import_report_json',
+  'secret_enc',
+  'secret_fingerprint',
+  'injection',
+  'injection_name',
+  'published_at',
+  'publish_terms_accepted_at',
+  'last_verified_at',
+  'last_verify_ok',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof OwnedApi)[];
+
+/** An endpoint row without its request/response schemas, which listing management never needs. */
+export type EndpointSummaryRow = Omit<Row<'endpoints'>, 'request_schema_json' | 'response_schema_json'>;
+const ENDPOINT_SUMMARY_COLUMNS = [
+  'id',
+  'api_id',
+  'method',
+  'path',
+  'operation_id',
+  'summary',
+  'description',
+  'parameters_json',
+  'price_cents',
+  'discounts_json',
+  'position',
+  'removed_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof EndpointSummaryRow)[];
+
+export async function getOwnedApi(db: Db, orgId: string, apiId: string): Promise<OwnedApi> {
+  const row = await db.selectFrom('apis').select(OWNED_API_COLUMNS).where('id', '=', apiId).executeTakeFirst();
   // Another org's listing is reported as missing, not forbidden, so ids cannot be probed.
   if (!row || row.org_id !== orgId) throw new SvcError('not_found', `No listing ${apiId} in this organization`);
   return row;
 }
 
-export function listEndpoints(db: Db, apiId: string, includeRemoved = false): Promise<Row<'endpoints'>[]> {
-  let q = db.selectFrom('endpoints').selectAll().where('api_id', '=', apiId);
+export function listEndpoints(db: Db, apiId: string, includeRemoved = false): Promise<EndpointSummaryRow[]> {
+  let q = db.selectFrom('endpoints').select(ENDPOINT_SUMMARY_COLUMNS).where('api_id', '=', apiId);
   if (!includeRemoved) q = q.where('removed_at', 'is', null);
   return q.orderBy('position').orderBy('id').execute();
 }

@@ -65,7 +65,8 @@ export async function createApi(
         suspended_reason: null,
         source_kind: imported.kind,
         source_url: imported.url,
-        openapi_json: api.documentJson,
+        openapi_json: null,
+        openapi_gz: Buffer.from(api.documentGzip),
         schema_components_json: JSON.stringify(api.components),
         import_report_json: JSON.stringify(api.report),
         secret_enc: null,
@@ -115,7 +116,8 @@ export async function reimportApi(
     await trx
       .updateTable('apis')
       .set({
-        openapi_json: imported.api.documentJson,
+        openapi_json: null,
+        openapi_gz: Buffer.from(imported.api.documentGzip),
         schema_components_json: JSON.stringify(imported.api.components),
         import_report_json: JSON.stringify(imported.api.report),
         source_kind: imported.kind,
@@ -187,8 +189,8 @@ async function syncEndpoints(
 
 /** Rows per multi-row INSERT (13 columns each, far below SQLite's bound-parameter limit). */
 const INSERT_BATCH = 200;
-/** Endpoints a new listing writes per transaction; between them the event loop serves other requests. */
-const NEW_LISTING_CHUNK = 1_000;
+/** Endpoints a new listing writes per transaction (a few ms each); between them the event loop serves others. */
+const NEW_LISTING_CHUNK = INSERT_BATCH;
 
 function endpointRow(apiId: string, ep: ImportedEndpoint, position: number, now: number): NewRow<'endpoints'> {
   return {
@@ -210,7 +212,7 @@ function endpointRow(apiId: string, ep: ImportedEndpoint, position: number, now:
 }
 
 /**
- * A new (draft, so unlisted and unroutable) listing gets its endpoints in short transactions with a turn of the
+ * A new (draft, so unlisted and unroutable) listing gets its endpoints in short statements with a turn of the
  * event loop between them: a 22,000-operation import must not hold the database, which every request shares, for
  * seconds. If any step fails the listing is deleted again, so a failed import still leaves nothing behind.
  */
@@ -223,14 +225,8 @@ async function insertNewListingEndpoints(
   try {
     for (let i = 0; i < endpoints.length; i += NEW_LISTING_CHUNK) {
       await new Promise<void>((r) => setImmediate(r));
-      await ctx.db.transaction().execute(async (trx) => {
-        const rows = endpoints.slice(i, i + NEW_LISTING_CHUNK).map((ep, j) => endpointRow(apiId, ep, i + j, now));
-        for (let k = 0; k < rows.length; k += INSERT_BATCH)
-          await trx
-            .insertInto('endpoints')
-            .values(rows.slice(k, k + INSERT_BATCH))
-            .execute();
-      });
+      const rows = endpoints.slice(i, i + NEW_LISTING_CHUNK).map((ep, j) => endpointRow(apiId, ep, i + j, now));
+      await ctx.db.insertInto('endpoints').values(rows).execute();
     }
     await ctx.db.transaction().execute(async (trx) => {
       await refreshSearchPaths(trx, apiId);

@@ -6,8 +6,7 @@
 import type { AppContext } from '../context.js';
 import { SvcError } from '../lib/errors.js';
 import { importPool } from '../catalog/import-pool.js';
-import type { ImportStats } from '../catalog/import-job.js';
-import type { ImportedApi } from '../catalog/openapi-import.js';
+import type { ImportStats, StorableImport } from '../catalog/import-job.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
 
 export interface ImportSourceInput {
@@ -19,7 +18,7 @@ export interface ImportSourceInput {
 export interface ResolvedImport {
   kind: 'openapi_url' | 'rapidapi_url' | 'body';
   url: string | null;
-  api: ImportedApi;
+  api: StorableImport;
   stats: ImportStats;
 }
 

@@ -2,6 +2,7 @@
  * Imports keep what used to be lost, and large imports stop being quadratic:
  * - `apis.schema_components_json`: a listing's named schema components (recursive or very large schemas, which
  *   endpoint schemas reference as `#/components/schemas/<Name>`); `apis.import_report_json`: the last import's report;
+ *   `apis.openapi_gz`: the imported document gzipped (a 45 MB document is written as about 3 MB);
  * - the endpoint FTS triggers re-aggregate every path of the listing per inserted row, so a 22,000-operation import
  *   did 22,000 full re-aggregations. They now skip listings named in `fts_deferred`: an import adds its listing
  *   there inside its transaction, writes the endpoints, then refreshes the listing's paths once and removes the row
@@ -25,6 +26,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const s of [
     `ALTER TABLE apis ADD COLUMN schema_components_json TEXT NOT NULL DEFAULT '{}'`,
     `ALTER TABLE apis ADD COLUMN import_report_json TEXT`,
+    `ALTER TABLE apis ADD COLUMN openapi_gz BLOB`,
     `CREATE TABLE fts_deferred (api_id TEXT PRIMARY KEY) WITHOUT ROWID`,
     'DROP TRIGGER IF EXISTS endpoints_fts_ai',
     'DROP TRIGGER IF EXISTS endpoints_fts_au',
@@ -39,6 +41,7 @@ export async function down(db: Kysely<any>): Promise<void> {
     'DROP TRIGGER IF EXISTS endpoints_fts_au',
     ...ENDPOINT_TRIGGERS(''),
     'DROP TABLE IF EXISTS fts_deferred',
+    'ALTER TABLE apis DROP COLUMN openapi_gz',
     'ALTER TABLE apis DROP COLUMN import_report_json',
     'ALTER TABLE apis DROP COLUMN schema_components_json',
   ])
