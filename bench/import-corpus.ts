@@ -4,14 +4,11 @@
  * bench/results/import-corpus-<stamp>.json and prints a summary for docs/providers.md.
  *   node dist/bench/import-corpus.js [--workers 2] [--limit N]
  */
-import { createReadStream, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ImportPool } from '../control/catalog/import-pool.js';
 import { SvcError } from '../control/lib/errors.js';
-import { auditImport, corpusRoot, countOperations, listCorpus, readCorpusDocument } from './openapi-corpus.js';
+import { auditImport, countOperations, listCorpus, readCorpusDocument, serveCorpus } from './openapi-corpus.js';
 
 interface Row {
   id: string;
@@ -32,13 +29,7 @@ interface Row {
 
 const { values } = parseArgs({ options: { workers: { type: 'string', default: '2' }, limit: { type: 'string' } } });
 const docs = listCorpus().slice(0, values.limit ? Number(values.limit) : undefined);
-const root = corpusRoot();
-const server = createServer((req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json' });
-  createReadStream(join(root, decodeURIComponent(req.url ?? '/').slice(1))).pipe(res);
-});
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const server = await serveCorpus();
 const pool = new ImportPool({ workers: Number(values.workers), queue: docs.length, timeoutMs: 300_000 });
 
 const rows: Row[] = [];
@@ -47,7 +38,7 @@ const started = performance.now();
 await Promise.all(
   docs.map(async (d) => {
     const t = performance.now();
-    const url = `${base}/${d.id.split('/').map(encodeURIComponent).join('/')}.json`;
+    const url = server.urlOf(d.id);
     try {
       const { api, stats } = await pool.run({ kind: 'url', url, production: false, marketplaceExport: false });
       // Time inside the worker (fetch + parse + normalise), not the wait in the queue.

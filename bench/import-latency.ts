@@ -5,9 +5,7 @@
  * process's peak RSS. Before that, imports the largest document alone through the pool for its in-worker time and
  * heap peak.   node dist/bench/import-latency.js [--probe-ms 10] [--cpu-prof DIR (profiles the control process)]
  */
-import { createReadStream, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -17,7 +15,7 @@ import { baseEnv, tempDataDir } from '../test/helpers/processes.js';
 import { startPinned } from './procs.js';
 import { ROOT } from './setup.js';
 import { call } from '../test/helpers/http.js';
-import { corpusRoot, listCorpus } from './openapi-corpus.js';
+import { listCorpus, serveCorpus } from './openapi-corpus.js';
 
 const { values } = parseArgs({
   options: { 'probe-ms': { type: 'string', default: '10' }, 'cpu-prof': { type: 'string' } },
@@ -37,14 +35,8 @@ const summary = (xs: number[]) => ({
 });
 
 const largest = [...listCorpus()].sort((a, b) => b.bytes - a.bytes).slice(0, 5);
-const root = corpusRoot();
-const files = createServer((req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json' });
-  createReadStream(join(root, decodeURIComponent(req.url ?? '/').slice(1))).pipe(res);
-});
-await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
-const docsUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
-const urlOf = (id: string) => `${docsUrl}/${id.split('/').map(encodeURIComponent).join('/')}.json`;
+const files = await serveCorpus();
+const urlOf = files.urlOf;
 
 // 1. The largest document alone, through the pool: in-worker time and heap peak.
 const pool = new ImportPool({ workers: 1 });

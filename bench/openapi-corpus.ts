@@ -4,7 +4,9 @@
  * is left that the listing's components cannot resolve. Shared by the corpus test (a fixed sample) and
  * `bench/import-corpus.ts` (the whole set).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { unresolvedSchemaRefs } from '../core/schema-refs.js';
@@ -41,6 +43,27 @@ export function listCorpus(): CorpusDocument[] {
   };
   walk(root);
   return out.sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+export interface CorpusServer {
+  /** The loopback URL a document is served at (imports take it as `openapi_url`). */
+  urlOf(id: string): string;
+  close(): void;
+}
+
+/** Serves the corpus files over loopback HTTP, so imports go through the real URL path (fetch in the worker). */
+export async function serveCorpus(): Promise<CorpusServer> {
+  const root = corpusRoot();
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    createReadStream(join(root, decodeURIComponent(req.url ?? '/').slice(1))).pipe(res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    urlOf: (id) => `${base}/${id.split('/').map(encodeURIComponent).join('/')}.json`,
+    close: () => server.close(),
+  };
 }
 
 export function readCorpusDocument(d: CorpusDocument): Obj {

@@ -149,16 +149,7 @@ async function syncEndpoints(
     const key = `${ep.method} ${ep.path}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const fields = {
-      operation_id: ep.operationId,
-      summary: ep.summary,
-      description: ep.description,
-      parameters_json: ep.parametersJson,
-      request_schema_json: ep.requestSchemaJson,
-      response_schema_json: ep.responseSchemaJson,
-      position,
-      updated_at: now,
-    };
+    const fields = importedFields(ep, position, now);
     const old = byKey.get(key);
     if (old) {
       await trx
@@ -192,12 +183,9 @@ const INSERT_BATCH = 200;
 /** Endpoints a new listing writes per transaction (a few ms each); between them the event loop serves others. */
 const NEW_LISTING_CHUNK = INSERT_BATCH;
 
-function endpointRow(apiId: string, ep: ImportedEndpoint, position: number, now: number): NewRow<'endpoints'> {
+/** The columns an import sets on an endpoint, new or matched. */
+function importedFields(ep: ImportedEndpoint, position: number, now: number) {
   return {
-    id: newId('ep', now),
-    api_id: apiId,
-    method: ep.method,
-    path: ep.path,
     operation_id: ep.operationId,
     summary: ep.summary,
     description: ep.description,
@@ -205,9 +193,19 @@ function endpointRow(apiId: string, ep: ImportedEndpoint, position: number, now:
     request_schema_json: ep.requestSchemaJson,
     response_schema_json: ep.responseSchemaJson,
     position,
+    updated_at: now,
+  };
+}
+
+function endpointRow(apiId: string, ep: ImportedEndpoint, position: number, now: number): NewRow<'endpoints'> {
+  return {
+    id: newId('ep', now),
+    api_id: apiId,
+    method: ep.method,
+    path: ep.path,
     removed_at: null,
     created_at: now,
-    updated_at: now,
+    ...importedFields(ep, position, now),
   };
 }
 

