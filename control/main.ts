@@ -1,7 +1,7 @@
 /** Control-plane process: migrate the shared SQLite file, serve REST on SVC_CONTROL_PORT, stop cleanly on signals. */
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import { loadConfigOrExit } from './config.js';
+import { loadConfigOrExit, productionProblems } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createApp } from './app.js';
@@ -9,11 +9,16 @@ import { createLogger } from './lib/log.js';
 import { offsetClock } from './lib/clock.js';
 import { createMailer } from './email/mailer.js';
 import { loadSecretKey, type AppContext } from './context.js';
-import { createPaymentsBackend } from './billing/payments.js';
+import { createPaymentsBackend, paymentsMode } from './billing/payments.js';
 import { startBackgroundJobs } from './jobs.js';
 import { seedDemo } from './demo-seed.js';
 
 const config = loadConfigOrExit();
+const problems = productionProblems(config);
+if (problems.length) {
+  process.stderr.write(`svc control plane cannot start in production:\n  ${problems.join('\n  ')}\n`);
+  process.exit(1);
+}
 const log = createLogger('control', config.logLevel);
 const handles = openDatabase(config.dbFile);
 await migrateToLatest(handles.db);
@@ -26,7 +31,13 @@ const ctx: AppContext = {
   sqlite: handles.sqlite,
   clock,
   log,
-  mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, db: handles.db, clock }),
+  mailer: createMailer({
+    production: config.isProduction,
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    db: handles.db,
+    clock,
+  }),
   secretKey,
   payments: createPaymentsBackend(config, secretKey),
 };
@@ -39,7 +50,7 @@ const server = serve({ fetch: app.fetch, port: config.ports.control, hostname: c
   const url = `http://${info.address}:${info.port}`;
   // One machine-readable line on stdout: the supervisor and tests read the bound port from it.
   process.stdout.write(JSON.stringify({ ready: 'control', url, port: info.port }) + '\n');
-  log.info('control plane listening', { url, env: config.env, mail: ctx.mailer.kind, payments: ctx.payments.kind });
+  log.info('control plane listening', { url, env: config.env, mail: ctx.mailer.kind, payments: paymentsMode(ctx) });
 });
 
 let stopping = false;

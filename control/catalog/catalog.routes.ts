@@ -16,6 +16,7 @@ import { listingSummaries, toListingSummary } from './listing-summary.js';
 import { categoriesWithCounts, searchListingIds, SORTS } from './search.service.js';
 import { storedDocumentText } from './stored-document.js';
 import {
+  consumerOpenApi,
   listingDetail,
   listingEndpoints,
   listingHistory,
@@ -237,13 +238,13 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/openapi',
     tags,
     request: { params: SlugParam },
-    responses: ok('The OpenAPI document as imported'),
+    responses: ok('The OpenAPI document as imported, with `servers` set to the gateway address of the listing'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
     const text = await storedDocumentText(api);
     if (!text) throw new SvcError('not_found', 'This listing has no stored OpenAPI document');
-    return c.json(JSON.parse(text) as Record<string, unknown>, 200);
+    return c.json(consumerOpenApi(text, c.get('ctx').config.urls.gateway, api.slug), 200);
   },
 );
 
@@ -304,7 +305,8 @@ catalogRoutes.openapi(
     await ctx.db.insertInto('catalog_requests').values(row).execute();
     return c.json(
       {
-        request_id: row.id,
+        // Not `request_id`: that name means the X-Svc-Request-Id of a call everywhere else.
+        catalog_request_id: row.id,
         query: row.query,
         email: row.email,
         notes: row.notes,

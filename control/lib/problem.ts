@@ -26,6 +26,8 @@ export function problemOf(err: SvcError, requestId: string): ProblemBody {
     request_id: requestId,
   };
   if (err.errors) body.errors = err.errors;
+  // Clients read `errors[]` of every validation_failed; a failure not tied to a field names the whole input ('').
+  else if (err.code === 'validation_failed') body.errors = [{ path: '', message: err.detail }];
   return body;
 }
 

@@ -19,6 +19,13 @@ export class WindowLimiter {
     return 0;
   }
 
+  /** Seconds until `key` may pass again without counting this look (0 = allowed): for limits on failures only. */
+  blockedFor(key: string, now: number): number {
+    const w = this.#hits.get(key);
+    if (!w || w.resetAt <= now || w.count < this.limit) return 0;
+    return Math.max(1, Math.ceil((w.resetAt - now) / 1000));
+  }
+
   #sweep(now: number): void {
     for (const [k, w] of this.#hits) if (w.resetAt <= now) this.#hits.delete(k);
   }

@@ -9,9 +9,9 @@ import { recordChange } from '../db/changes.js';
 import { encryptSecret, fingerprint } from '../lib/crypto.js';
 import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import { marketplaceCategory } from '../catalog/categories.js';
 import { plainText, type ImportedEndpoint, type ImportReport } from '../catalog/openapi-import.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
+import { normalizeCategory } from '../catalog/category.js';
 import { getOwnedApi, importedApiSlug, slugify } from './apis.repo.js';
 import { resolveImport, type ImportSourceInput } from './import-source.js';
 
@@ -324,18 +324,6 @@ async function requireFreeSlug(db: Db, wanted: string): Promise<string> {
   const taken = await db.selectFrom('apis').select('id').where('slug', '=', slug).executeTakeFirst();
   if (taken) throw new SvcError('conflict', `The slug ${slug} is taken`);
   return slug;
-}
-
-/** A provider's own category: the marketplace category it names (docs/catalog.md), else kept as written. */
-export function normalizeCategory(c: string): string {
-  const known = marketplaceCategory(c);
-  if (known) return known;
-  const v = c
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40);
-  return v || 'other';
 }
 
 function firstSentence(s: string): string {

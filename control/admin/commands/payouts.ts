@@ -7,7 +7,7 @@ import { loadConfigOrExit } from '../../config.js';
 import { loadSecretKey } from '../../context.js';
 import { offsetClock } from '../../lib/clock.js';
 import { isSvcError } from '../../lib/errors.js';
-import { createPaymentsBackend } from '../../billing/payments.js';
+import { createPaymentsBackend, paymentsMode } from '../../billing/payments.js';
 import { periodEnd, previousPeriod, runPayouts } from '../../billing/payouts.service.js';
 import { fail, jsonArg, withAdminDb } from '../admin-context.js';
 
@@ -29,7 +29,11 @@ const run = defineCommand({
       const failed = results.some((r) => r.outcome === 'failed');
       if (args.json) {
         process.stdout.write(
-          JSON.stringify({ ok: !failed, data: { period, payments_mode: payments.kind, results } }, null, 2) + '\n',
+          JSON.stringify(
+            { ok: !failed, data: { period, payments_mode: paymentsMode({ config, payments }), results } },
+            null,
+            2,
+          ) + '\n',
         );
       } else {
         const lines = [`payouts for ${period} (${payments.kind} mode):`];
