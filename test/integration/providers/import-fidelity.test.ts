@@ -1,9 +1,13 @@
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expandSchemaRefs, unresolvedSchemaRefs } from '../../../core/schema-refs.js';
 import type { DbHandles } from '../../../control/db/database.js';
-import { createLiveListing, serveDocuments, smallOpenApi, type LocalServer } from '../../helpers/catalog.js';
+import {
+  createLiveListing,
+  holdDocument,
+  serveDocuments,
+  smallOpenApi,
+  type LocalServer,
+} from '../../helpers/catalog.js';
 import { openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
@@ -193,21 +197,14 @@ describe('import concurrency', () => {
     const busy = await startControl({ SVC_IMPORT_WORKERS: '1', SVC_IMPORT_QUEUE: '0' });
     const bdb = openTestDb(busy.dataDir);
     const owner = await seedOrg(bdb);
-    let held: ServerResponse | undefined;
-    let arrived!: () => void;
-    const fetched = new Promise<void>((r) => (arrived = r));
-    const slow = createServer((_req, res) => {
-      held = res;
-      arrived();
-    });
-    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const held = await holdDocument();
     try {
-      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/doc.json`;
+      const url = `${held.url}/doc.json`;
       const first = call(busy.control.url, 'POST', '/v1/provider/apis', {
         token: owner.key,
         body: { openapi_url: url },
       });
-      await fetched;
+      await held.arrived;
       const refused = await call(busy.control.url, 'POST', '/v1/provider/apis', {
         token: owner.key,
         body: { body: smallOpenApi('Second') },
@@ -217,10 +214,10 @@ describe('import concurrency', () => {
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       const me = await call(busy.control.url, 'GET', '/v1/me', { token: owner.key });
       expect(me.status).toBe(200);
-      held!.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(smallOpenApi('Held')));
+      held.release(smallOpenApi('Held'));
       expect((await first).status).toBe(201);
     } finally {
-      slow.close();
+      await held.close();
       await bdb.close();
       await busy.stop();
     }

@@ -1,8 +1,6 @@
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ImportPool } from '../../../control/catalog/import-pool.js';
-import { smallOpenApi } from '../../helpers/catalog.js';
+import { holdDocument, smallOpenApi } from '../../helpers/catalog.js';
 
 // Runs the compiled worker (dist/control/catalog/import-worker.js): build before running.
 const pool = new ImportPool({ workers: 1, queue: 1 });
@@ -23,26 +21,19 @@ describe('ImportPool', () => {
   });
 
   it('answers busy with Retry-After when every worker runs and the queue is full, and recovers', async () => {
-    let held: ServerResponse | undefined;
-    let arrived!: () => void;
-    const fetched = new Promise<void>((r) => (arrived = r));
-    const server = createServer((_req, res) => {
-      held = res;
-      arrived();
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/doc.json`;
+    const held = await holdDocument();
+    const url = `${held.url}/doc.json`;
     const first = pool.run({ kind: 'url', url, production: false, marketplaceExport: false });
-    await fetched; // the only worker is now inside the first import
+    await held.arrived; // the only worker is now inside the first import
     const second = pool.run({ kind: 'body', body: smallOpenApi('Queued') });
     expect(pool.queued).toBe(1);
     await expect(pool.run({ kind: 'body', body: smallOpenApi('Refused') })).rejects.toMatchObject({
       code: 'busy',
       retryAfter: expect.any(Number),
     });
-    held!.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(smallOpenApi('Held')));
+    held.release(smallOpenApi('Held'));
     expect((await first).api.title).toBe('Held');
     expect((await second).api.title).toBe('Queued');
-    server.close();
+    await held.close();
   });
 });
