@@ -12,6 +12,7 @@ import { loadSecretKey, type AppContext } from './context.js';
 import { createPaymentsBackend, paymentsMode } from './billing/payments.js';
 import { startBackgroundJobs } from './jobs.js';
 import { seedDemo } from './demo-seed.js';
+import { answerClientErrors } from './lib/client-error.js';
 
 const config = loadConfigOrExit();
 const problems = productionProblems(config);
@@ -66,3 +67,5 @@ function shutdown(signal: string): void {
 }
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));
+// Requests Node's parser refuses get a problem+json answer, not Node's bare status line (docs/security.md).
+answerClientErrors(server);

@@ -136,3 +136,16 @@ export function requireOrgAdminSession(c: Context<AppEnv>): Principal {
     throw new SvcError('forbidden', 'Only an org owner or admin may do this');
   return p;
 }
+
+/**
+ * A credential that is sent must be valid, even on public routes: `Bearer a b`, a bare `Bearer` or `Basic …` is a
+ * 401, not an anonymous request. Runs before `authenticate()`.
+ */
+export function refuseMalformedAuthorization(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const header = c.req.header('authorization');
+    if (header !== undefined && bearerToken(header) === undefined)
+      throw new SvcError('unauthorized', 'Authorization must be `Bearer <svc_live_… key or sess_… token>`');
+    await next();
+  };
+}

@@ -15,7 +15,7 @@ import {
 import { safeFetch } from './safe-fetch.js';
 
 export type ImportJob =
-  | { kind: 'url'; url: string; production: boolean; marketplaceExport: boolean }
+  | { kind: 'url'; url: string; production: boolean; egressAllow?: readonly string[]; marketplaceExport: boolean }
   | { kind: 'body'; body: string | Record<string, unknown> };
 
 export interface ImportStats {
@@ -52,7 +52,7 @@ export async function runImportJob(job: ImportJob): Promise<ImportJobResult> {
     maxBytes = MAX_BODY_DOCUMENT_BYTES;
     doc = typeof job.body === 'string' ? parseDocumentText(job.body, MAX_BODY_DOCUMENT_BYTES) : job.body;
   } else {
-    const text = await fetchDocument(job.url, job.production);
+    const text = await fetchDocument(job.url, job.production, job.egressAllow ?? []);
     fetchMs = performance.now() - t0;
     sample();
     doc = parseDocumentText(text);
@@ -76,12 +76,13 @@ export async function runImportJob(job: ImportJob): Promise<ImportJobResult> {
   };
 }
 
-async function fetchDocument(url: string, production: boolean): Promise<string> {
+async function fetchDocument(url: string, production: boolean, egressAllow: readonly string[]): Promise<string> {
   let res;
   try {
     // undici decompresses gzip/br/deflate bodies, so the cap counts decompressed bytes.
     res = await safeFetch(url, {
       production,
+      egressAllow,
       timeoutMs: 30_000,
       maxBytes: MAX_DOCUMENT_BYTES,
       headers: { accept: 'application/json, application/yaml, text/yaml, */*' },

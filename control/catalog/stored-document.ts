@@ -1,4 +1,4 @@
-/** The imported OpenAPI document of a listing as stored: gzipped (since migration 0006) or as plain JSON text. */
+/** The imported OpenAPI document of a listing as stored: gzipped (since migration 0007) or as plain JSON text. */
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { Row } from '../db/database.js';

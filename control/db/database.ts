@@ -97,6 +97,22 @@ export interface LoginCodesTable {
   consumed_at: Ms | null;
 }
 
+/** `svc login` by browser or device code (control/sessions/cli-login.service.ts). */
+export interface CliLoginsTable {
+  id: string;
+  kind: 'code' | 'device';
+  secret_hash: string;
+  user_code_hash: string | null;
+  code_challenge: string | null;
+  redirect_uri: string | null;
+  org_id: string | null;
+  user_id: string | null;
+  created_at: Ms;
+  expires_at: Ms;
+  confirmed_at: Ms | null;
+  consumed_at: Ms | null;
+}
+
 export interface EmailVerificationsTable {
   id: string;
   org_id: string;
@@ -193,7 +209,7 @@ export interface ApisTable {
   suspended_reason: string | null;
   source_kind: 'openapi_url' | 'rapidapi_url' | 'body' | 'demo';
   source_url: string | null;
-  /** The imported document as JSON text (listings imported before migration 0006; later ones use openapi_gz). */
+  /** The imported document as JSON text (listings imported before migration 0007; later ones use openapi_gz). */
   openapi_json: string | null;
   /** The imported document, gzipped JSON (control/catalog/stored-document.ts reads either form). */
   openapi_gz: Buffer | null;
@@ -445,6 +461,7 @@ export interface Database {
   key_daily_spend: KeyDailySpendTable;
   sessions: SessionsTable;
   login_codes: LoginCodesTable;
+  cli_logins: CliLoginsTable;
   email_verifications: EmailVerificationsTable;
   outbox: OutboxTable;
   changes: ChangesTable;

@@ -4,6 +4,8 @@
  */
 import type { AppContext } from '../context.js';
 import { sql } from 'kysely';
+import { assertLinkUrls } from '../lib/link-url.js';
+import { assertInjectable } from './credential-rules.js';
 import type { Db, Injection, NewRow, Row, RowPatch } from '../db/database.js';
 import { recordChange } from '../db/changes.js';
 import { encryptSecret, fingerprint } from '../lib/crypto.js';
@@ -33,6 +35,7 @@ export async function createApi(
   orgId: string,
   input: ImportSourceInput & ListingMetadata,
 ): Promise<{ apiId: string; warnings: string[]; report: ImportReport }> {
+  assertLinkUrls({ docs_url: input.docs_url, logo_url: input.logo_url }, ctx.config.isProduction);
   const imported = await resolveImport(ctx, input);
   const api = imported.api;
   const name = input.name ?? api.title;
@@ -41,7 +44,7 @@ export async function createApi(
       extra: { limit: 'title', value: 0, max: 200, at: '/info/title' },
     });
   const baseUrl = input.base_url ?? api.baseUrl;
-  if (baseUrl) assertFetchableUrl(baseUrl, ctx.config.isProduction);
+  if (baseUrl) assertFetchableUrl(baseUrl, ctx.config.isProduction, ctx.config.egressAllow);
   const now = ctx.clock.now();
   const apiId = newId('api', now);
   await ctx.db.transaction().execute(async (trx) => {
@@ -240,7 +243,7 @@ async function insertNewListingEndpoints(
   }
 }
 
-/** Stops the per-row search triggers for this listing while its endpoints are written (migration 0006). */
+/** Stops the per-row search triggers for this listing while its endpoints are written (migration 0007). */
 async function deferSearchPaths(trx: Db, apiId: string): Promise<void> {
   await sql`INSERT OR IGNORE INTO fts_deferred (api_id) VALUES (${apiId})`.execute(trx);
 }
@@ -255,6 +258,7 @@ async function refreshSearchPaths(trx: Db, apiId: string): Promise<void> {
 
 export async function patchApi(ctx: AppContext, orgId: string, apiId: string, patch: ListingMetadata): Promise<void> {
   const api = await getOwnedApi(ctx.db, orgId, apiId);
+  assertLinkUrls({ docs_url: patch.docs_url, logo_url: patch.logo_url }, ctx.config.isProduction);
   const now = ctx.clock.now();
   const set: RowPatch<'apis'> = { updated_at: now };
   if (patch.name !== undefined) set.name = patch.name;
@@ -266,7 +270,7 @@ export async function patchApi(ctx: AppContext, orgId: string, apiId: string, pa
   if (patch.logo_url !== undefined) set.logo_url = patch.logo_url;
   if (patch.health_path !== undefined) set.health_path = patch.health_path;
   if (patch.base_url !== undefined) {
-    if (patch.base_url !== null) assertFetchableUrl(patch.base_url, ctx.config.isProduction);
+    if (patch.base_url !== null) assertFetchableUrl(patch.base_url, ctx.config.isProduction, ctx.config.egressAllow);
     set.base_url = patch.base_url === null ? null : patch.base_url.replace(/\/+$/, '');
   }
   await ctx.db.transaction().execute(async (trx) => {
@@ -288,6 +292,7 @@ export async function setCredentials(
   input: { secret: string; injection?: Exclude<Injection, 'none'> | undefined; injection_name?: string | undefined },
 ): Promise<void> {
   await getOwnedApi(ctx.db, orgId, apiId);
+  assertInjectable(input.secret, input.injection ?? 'bearer', input.injection_name);
   const injection = input.injection ?? 'bearer';
   if ((injection === 'header' || injection === 'query') && !input.injection_name) {
     throw new SvcError(

@@ -45,11 +45,12 @@ export async function resolveImport(ctx: AppContext, input: ImportSourceInput): 
   const kind = input.openapi_url !== undefined ? 'openapi_url' : 'rapidapi_url';
   const url = (input.openapi_url ?? input.rapidapi_url)!;
   // Refuse a bad URL before it takes a place in the pool.
-  assertFetchableUrl(url, ctx.config.isProduction);
+  assertFetchableUrl(url, ctx.config.isProduction, ctx.config.egressAllow);
   const { api, stats } = await importPool(ctx.config.imports).run({
     kind: 'url',
     url,
     production: ctx.config.isProduction,
+    egressAllow: ctx.config.egressAllow,
     marketplaceExport: kind === 'rapidapi_url',
   });
   return { kind, url, api, stats };
