@@ -2,6 +2,7 @@
  * Settings shared by every svc process, parsed once from SVC_* environment variables with zod.
  * A bad value stops the process with one message naming every bad variable (see docs/config.md).
  */
+import { availableParallelism } from 'node:os';
 import { resolve, join } from 'node:path';
 import { z } from 'zod';
 
@@ -43,6 +44,18 @@ const EnvSchema = z.object({
   SVC_PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(10_000).default(2000),
   SVC_PRICE_NOTICE_DAYS: z.coerce.number().int().min(0).max(365).default(7),
   SVC_GATEWAY_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * API imports parsed at once (default: one core fewer than the machine has, so the event loop keeps one), waiting
+   * before `503 busy`, and heap cap per import (control/catalog/import-pool.ts).
+   */
+  SVC_IMPORT_WORKERS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(Math.max(1, Math.min(4, availableParallelism() - 1))),
+  SVC_IMPORT_QUEUE: z.coerce.number().int().min(0).max(1000).default(8),
+  SVC_IMPORT_MAX_HEAP_MB: z.coerce.number().int().min(64).max(16_384).default(2048),
   SVC_REGISTER_RATE_PER_MIN: z.coerce.number().int().min(1).default(20),
   SVC_LOGIN_RATE_PER_HOUR: z.coerce.number().int().min(1).default(5),
   SVC_STRIPE_SECRET_KEY: z.string().optional(),
@@ -91,6 +104,7 @@ export interface Config {
   platformFeeBps: number;
   priceNoticeDays: number;
   gatewayWorkers: number;
+  imports: { workers: number; queue: number; maxHeapMb: number };
   rateLimits: { registerPerMin: number; loginPerHour: number };
   stripe: { secretKey: string | undefined; webhookSecret: string | undefined; apiBase: string | undefined };
   clockOffsetFile: string | undefined;
@@ -193,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     platformFeeBps: e.SVC_PLATFORM_FEE_BPS,
     priceNoticeDays: e.SVC_PRICE_NOTICE_DAYS,
     gatewayWorkers: e.SVC_GATEWAY_WORKERS,
+    imports: { workers: e.SVC_IMPORT_WORKERS, queue: e.SVC_IMPORT_QUEUE, maxHeapMb: e.SVC_IMPORT_MAX_HEAP_MB },
     rateLimits: { registerPerMin: e.SVC_REGISTER_RATE_PER_MIN, loginPerHour: e.SVC_LOGIN_RATE_PER_HOUR },
     stripe: {
       secretKey: e.SVC_STRIPE_SECRET_KEY,

@@ -12,6 +12,7 @@ import { catalogReader } from './catalog-access.js';
 import { getVisibleListing } from './listings.repo.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
 import { categoriesWithCounts, searchListingIds, SORTS } from './search.service.js';
+import { storedDocumentText } from './stored-document.js';
 import {
   consumerOpenApi,
   listingDetail,
@@ -240,8 +241,9 @@ catalogRoutes.openapi(
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
-    if (!api.openapi_json) throw new SvcError('not_found', 'This listing has no stored OpenAPI document');
-    return c.json(consumerOpenApi(api.openapi_json, c.get('ctx').config.urls.gateway, api.slug), 200);
+    const text = await storedDocumentText(api);
+    if (!text) throw new SvcError('not_found', 'This listing has no stored OpenAPI document');
+    return c.json(consumerOpenApi(text, c.get('ctx').config.urls.gateway, api.slug), 200);
   },
 );
 

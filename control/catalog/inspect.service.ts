@@ -76,10 +76,15 @@ export async function listingDetail(db: Db, api: Row<'apis'>) {
   };
 }
 
+/**
+ * Endpoints with their schemas. A `$ref` in them names one of `components.schemas` (recursive or very large
+ * schemas stay references; core/schema-refs.ts resolves and expands them).
+ */
 export async function listingSchema(db: Db, api: Row<'apis'>) {
   const eps = await endpointsWithPending(db, api.id);
   return {
     slug: api.slug,
+    components: { schemas: (parse(api.schema_components_json) ?? {}) as Record<string, unknown> },
     endpoints: eps.map(({ e, pending }) => ({
       endpoint_id: e.id,
       method: e.method,

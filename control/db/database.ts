@@ -209,7 +209,14 @@ export interface ApisTable {
   suspended_reason: string | null;
   source_kind: 'openapi_url' | 'rapidapi_url' | 'body' | 'demo';
   source_url: string | null;
+  /** The imported document as JSON text (listings imported before migration 0007; later ones use openapi_gz). */
   openapi_json: string | null;
+  /** The imported document, gzipped JSON (control/catalog/stored-document.ts reads either form). */
+  openapi_gz: Buffer | null;
+  /** JSON object of named schema components that endpoint schemas reference (core/schema-refs.ts). */
+  schema_components_json: Generated<string>;
+  /** JSON ImportReport of the last import (control/catalog/openapi-import.ts); null for seeded listings. */
+  import_report_json: string | null;
   /** AES-256-GCM ciphertext of the upstream secret (control/lib/crypto.ts); never returned. */
   secret_enc: string | null;
   secret_fingerprint: string | null;

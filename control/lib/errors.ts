@@ -59,6 +59,7 @@ export const CODES = {
   upstream_error: { status: 502, title: 'Upstream failed' },
   payment_backend_error: { status: 502, title: 'Payment processor failed' },
   unavailable: { status: 503, title: 'Service unavailable' },
+  busy: { status: 503, title: 'Busy: too much work queued' },
   upstream_timeout: { status: 504, title: 'Upstream timed out' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

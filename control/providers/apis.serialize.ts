@@ -1,5 +1,6 @@
 /** Explicit response shapes for provider-side listing routes: secrets never leave, only a fingerprint. */
 import type { Row } from '../db/database.js';
+import type { EndpointSummaryRow, OwnedApi } from './apis.repo.js';
 import { parseDiscounts } from '../pricing/discounts.js';
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -24,7 +25,7 @@ export function toPendingPrice(p: Row<'price_changes'> | undefined) {
   };
 }
 
-export function toProviderEndpoint(e: Row<'endpoints'>, pending: Row<'price_changes'> | undefined) {
+export function toProviderEndpoint(e: EndpointSummaryRow, pending: Row<'price_changes'> | undefined) {
   return {
     endpoint_id: e.id,
     method: e.method,
@@ -38,7 +39,7 @@ export function toProviderEndpoint(e: Row<'endpoints'>, pending: Row<'price_chan
   };
 }
 
-export function toProviderApi(a: Row<'apis'>) {
+export function toProviderApi(a: OwnedApi) {
   return {
     api_id: a.id,
     slug: a.slug,
@@ -54,6 +55,8 @@ export function toProviderApi(a: Row<'apis'>) {
     status: a.status,
     suspended: a.suspended_at !== null,
     source: { kind: a.source_kind, url: a.source_url },
+    /** What the last import found (operations, endpoints, warnings): null for listings not imported. */
+    import_report: a.import_report_json === null ? null : (JSON.parse(a.import_report_json) as unknown),
     credentials: {
       set: a.secret_enc !== null,
       fingerprint: a.secret_fingerprint,
@@ -68,7 +71,7 @@ export function toProviderApi(a: Row<'apis'>) {
   };
 }
 
-export function toProviderApiDetail(a: Row<'apis'>, endpoints: Row<'endpoints'>[], pending: Row<'price_changes'>[]) {
+export function toProviderApiDetail(a: OwnedApi, endpoints: EndpointSummaryRow[], pending: Row<'price_changes'>[]) {
   const byEndpoint = new Map(pending.map((p) => [p.endpoint_id, p]));
   return { ...toProviderApi(a), endpoints: endpoints.map((e) => toProviderEndpoint(e, byEndpoint.get(e.id))) };
 }

@@ -3,17 +3,18 @@
  * upstream credentials. Every write a gateway caches records an 'api' change in the same transaction.
  */
 import type { AppContext } from '../context.js';
+import { sql } from 'kysely';
 import { assertLinkUrls } from '../lib/link-url.js';
 import { assertInjectable } from './credential-rules.js';
-import type { Db, Injection, Row, RowPatch } from '../db/database.js';
+import type { Db, Injection, NewRow, Row, RowPatch } from '../db/database.js';
 import { recordChange } from '../db/changes.js';
 import { encryptSecret, fingerprint } from '../lib/crypto.js';
 import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import type { ImportedEndpoint } from '../catalog/openapi-import.js';
+import { plainText, type ImportedEndpoint, type ImportReport } from '../catalog/openapi-import.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
 import { normalizeCategory } from '../catalog/category.js';
-import { getOwnedApi, slugify, uniqueApiSlug } from './apis.repo.js';
+import { getOwnedApi, importedApiSlug, slugify } from './apis.repo.js';
 import { resolveImport, type ImportSourceInput } from './import-source.js';
 
 export interface ListingMetadata {
@@ -33,17 +34,21 @@ export async function createApi(
   ctx: AppContext,
   orgId: string,
   input: ImportSourceInput & ListingMetadata,
-): Promise<{ apiId: string; warnings: string[] }> {
+): Promise<{ apiId: string; warnings: string[]; report: ImportReport }> {
   assertLinkUrls({ docs_url: input.docs_url, logo_url: input.logo_url }, ctx.config.isProduction);
   const imported = await resolveImport(ctx, input);
   const api = imported.api;
+  const name = input.name ?? api.title;
+  if (!name)
+    throw new SvcError('import_failed', 'The document has an empty `info.title`: send `name` with the import', {
+      extra: { limit: 'title', value: 0, max: 200, at: '/info/title' },
+    });
   const baseUrl = input.base_url ?? api.baseUrl;
   if (baseUrl) assertFetchableUrl(baseUrl, ctx.config.isProduction, ctx.config.egressAllow);
   const now = ctx.clock.now();
   const apiId = newId('api', now);
-  const name = input.name ?? api.title;
   await ctx.db.transaction().execute(async (trx) => {
-    const slug = input.slug ? await requireFreeSlug(trx, input.slug) : await uniqueApiSlug(trx, name);
+    const slug = input.slug ? await requireFreeSlug(trx, input.slug) : await importedApiSlug(trx, { name, ...api });
     await trx
       .insertInto('apis')
       .values({
@@ -51,9 +56,9 @@ export async function createApi(
         org_id: orgId,
         slug,
         name,
-        summary: input.summary ?? firstSentence(api.description),
+        summary: input.summary ?? firstSentence(plainText(api.description)),
         description: input.description ?? api.description,
-        category: normalizeCategory(input.category ?? api.category ?? 'other'),
+        category: input.category ? normalizeCategory(input.category) : api.category,
         tags: JSON.stringify(input.tags ?? api.tags),
         base_url: baseUrl ?? null,
         docs_url: input.docs_url ?? null,
@@ -63,7 +68,10 @@ export async function createApi(
         suspended_reason: null,
         source_kind: imported.kind,
         source_url: imported.url,
-        openapi_json: api.documentJson,
+        openapi_json: null,
+        openapi_gz: Buffer.from(api.documentGzip),
+        schema_components_json: JSON.stringify(api.components),
+        import_report_json: JSON.stringify(api.report),
         secret_enc: null,
         secret_fingerprint: null,
         injection_name: null,
@@ -75,10 +83,10 @@ export async function createApi(
         updated_at: now,
       })
       .execute();
-    await syncEndpoints(trx, apiId, api.endpoints, now);
-    await recordChange(trx, 'api', apiId, now);
+    await deferSearchPaths(trx, apiId);
   });
-  return { apiId, warnings: api.warnings };
+  await insertNewListingEndpoints(ctx, apiId, api.endpoints, now);
+  return { apiId, warnings: api.warnings, report: api.report };
 }
 
 /** Re-import from a new source, or from the stored source URL when none is given. Prices and ids survive. */
@@ -87,7 +95,7 @@ export async function reimportApi(
   orgId: string,
   apiId: string,
   input: ImportSourceInput,
-): Promise<{ warnings: string[]; removed: number; added: number }> {
+): Promise<{ warnings: string[]; removed: number; added: number; report: ImportReport }> {
   const existing = await getOwnedApi(ctx.db, orgId, apiId);
   let source = input;
   if (input.openapi_url === undefined && input.rapidapi_url === undefined && input.body === undefined) {
@@ -105,11 +113,16 @@ export async function reimportApi(
   const now = ctx.clock.now();
   let result = { removed: 0, added: 0 };
   await ctx.db.transaction().execute(async (trx) => {
+    await deferSearchPaths(trx, apiId);
     result = await syncEndpoints(trx, apiId, imported.api.endpoints, now);
+    await refreshSearchPaths(trx, apiId);
     await trx
       .updateTable('apis')
       .set({
-        openapi_json: imported.api.documentJson,
+        openapi_json: null,
+        openapi_gz: Buffer.from(imported.api.documentGzip),
+        schema_components_json: JSON.stringify(imported.api.components),
+        import_report_json: JSON.stringify(imported.api.report),
         source_kind: imported.kind,
         source_url: imported.url,
         updated_at: now,
@@ -118,7 +131,7 @@ export async function reimportApi(
       .execute();
     await recordChange(trx, 'api', apiId, now);
   });
-  return { warnings: imported.api.warnings, ...result };
+  return { warnings: imported.api.warnings, report: imported.api.report, ...result };
 }
 
 /**
@@ -134,21 +147,12 @@ async function syncEndpoints(
   const existing = await trx.selectFrom('endpoints').selectAll().where('api_id', '=', apiId).execute();
   const byKey = new Map(existing.map((e) => [`${e.method} ${e.path}`, e]));
   const seen = new Set<string>();
-  let added = 0;
+  const fresh: { ep: ImportedEndpoint; position: number }[] = [];
   for (const [position, ep] of incoming.entries()) {
     const key = `${ep.method} ${ep.path}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    const fields = {
-      operation_id: ep.operationId,
-      summary: ep.summary,
-      description: ep.description,
-      parameters_json: ep.parametersJson,
-      request_schema_json: ep.requestSchemaJson,
-      response_schema_json: ep.responseSchemaJson,
-      position,
-      updated_at: now,
-    };
+    const fields = importedFields(ep, position, now);
     const old = byKey.get(key);
     if (old) {
       await trx
@@ -156,22 +160,14 @@ async function syncEndpoints(
         .set({ ...fields, removed_at: null })
         .where('id', '=', old.id)
         .execute();
-    } else {
-      added++;
-      await trx
-        .insertInto('endpoints')
-        .values({
-          id: newId('ep', now),
-          api_id: apiId,
-          method: ep.method,
-          path: ep.path,
-          removed_at: null,
-          created_at: now,
-          ...fields,
-        })
-        .execute();
-    }
+    } else fresh.push({ ep, position });
   }
+  for (let i = 0; i < fresh.length; i += INSERT_BATCH)
+    await trx
+      .insertInto('endpoints')
+      .values(fresh.slice(i, i + INSERT_BATCH).map(({ ep, position }) => endpointRow(apiId, ep, position, now)))
+      .execute();
+  const added = fresh.length;
   const gone = existing.filter((e) => !seen.has(`${e.method} ${e.path}`) && e.removed_at === null);
   for (const e of gone) {
     await trx.updateTable('endpoints').set({ removed_at: now, updated_at: now }).where('id', '=', e.id).execute();
@@ -183,6 +179,81 @@ async function syncEndpoints(
       .execute();
   }
   return { removed: gone.length, added };
+}
+
+/** Rows per multi-row INSERT (13 columns each, far below SQLite's bound-parameter limit). */
+const INSERT_BATCH = 200;
+/** Endpoints a new listing writes per transaction (a few ms each); between them the event loop serves others. */
+const NEW_LISTING_CHUNK = INSERT_BATCH;
+
+/** The columns an import sets on an endpoint, new or matched. */
+function importedFields(ep: ImportedEndpoint, position: number, now: number) {
+  return {
+    operation_id: ep.operationId,
+    summary: ep.summary,
+    description: ep.description,
+    parameters_json: ep.parametersJson,
+    request_schema_json: ep.requestSchemaJson,
+    response_schema_json: ep.responseSchemaJson,
+    position,
+    updated_at: now,
+  };
+}
+
+function endpointRow(apiId: string, ep: ImportedEndpoint, position: number, now: number): NewRow<'endpoints'> {
+  return {
+    id: newId('ep', now),
+    api_id: apiId,
+    method: ep.method,
+    path: ep.path,
+    removed_at: null,
+    created_at: now,
+    ...importedFields(ep, position, now),
+  };
+}
+
+/**
+ * A new (draft, so unlisted and unroutable) listing gets its endpoints in short statements with a turn of the
+ * event loop between them: a 22,000-operation import must not hold the database, which every request shares, for
+ * seconds. If any step fails the listing is deleted again, so a failed import still leaves nothing behind.
+ */
+async function insertNewListingEndpoints(
+  ctx: AppContext,
+  apiId: string,
+  endpoints: ImportedEndpoint[],
+  now: number,
+): Promise<void> {
+  try {
+    for (let i = 0; i < endpoints.length; i += NEW_LISTING_CHUNK) {
+      await new Promise<void>((r) => setImmediate(r));
+      const rows = endpoints.slice(i, i + NEW_LISTING_CHUNK).map((ep, j) => endpointRow(apiId, ep, i + j, now));
+      await ctx.db.insertInto('endpoints').values(rows).execute();
+    }
+    await ctx.db.transaction().execute(async (trx) => {
+      await refreshSearchPaths(trx, apiId);
+      await recordChange(trx, 'api', apiId, now);
+    });
+  } catch (e) {
+    await ctx.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('endpoints').where('api_id', '=', apiId).execute();
+      await sql`DELETE FROM fts_deferred WHERE api_id = ${apiId}`.execute(trx);
+      await trx.deleteFrom('apis').where('id', '=', apiId).execute();
+    });
+    throw e;
+  }
+}
+
+/** Stops the per-row search triggers for this listing while its endpoints are written (migration 0007). */
+async function deferSearchPaths(trx: Db, apiId: string): Promise<void> {
+  await sql`INSERT OR IGNORE INTO fts_deferred (api_id) VALUES (${apiId})`.execute(trx);
+}
+
+/** Indexes the listing's endpoint paths for search once, and lets the per-row triggers run again. */
+async function refreshSearchPaths(trx: Db, apiId: string): Promise<void> {
+  await sql`DELETE FROM fts_deferred WHERE api_id = ${apiId}`.execute(trx);
+  await sql`UPDATE apis_fts SET paths = coalesce((SELECT group_concat(path, ' ') FROM endpoints
+              WHERE api_id = ${apiId} AND removed_at IS NULL), '')
+            WHERE rowid = (SELECT rowid FROM apis WHERE id = ${apiId})`.execute(trx);
 }
 
 export async function patchApi(ctx: AppContext, orgId: string, apiId: string, patch: ListingMetadata): Promise<void> {

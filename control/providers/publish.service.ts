@@ -3,13 +3,12 @@
  * Publish needs accept_terms, a base URL, at least one endpoint and (unless skip_verify) a passing verify.
  */
 import type { AppContext } from '../context.js';
-import type { Row } from '../db/database.js';
 import { recordChange } from '../db/changes.js';
 import { decryptSecret } from '../lib/crypto.js';
 import { SvcError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
-import { getOwnedApi, listEndpoints } from './apis.repo.js';
+import { getOwnedApi, listEndpoints, type EndpointSummaryRow, type OwnedApi } from './apis.repo.js';
 import { ensureProviderProfile } from './profile.service.js';
 
 export interface VerifyCheck {
@@ -32,7 +31,7 @@ export interface VerifyResult {
 const MAX_CHECKS = 5;
 
 /** GET endpoints with no required parameters (or the declared health path) are safe to call without input. */
-function checkable(endpoints: Row<'endpoints'>[]): Row<'endpoints'>[] {
+function checkable(endpoints: EndpointSummaryRow[]): EndpointSummaryRow[] {
   return endpoints.filter((e) => {
     if (e.method !== 'GET' || e.path.includes('{')) return false;
     try {
@@ -46,7 +45,7 @@ function checkable(endpoints: Row<'endpoints'>[]): Row<'endpoints'>[] {
 
 export function buildUpstreamRequest(
   ctx: AppContext,
-  api: Row<'apis'>,
+  api: OwnedApi,
   path: string,
 ): { url: string; headers: Record<string, string> } {
   const url = new URL(api.base_url!.replace(/\/+$/, '') + path);

@@ -2,7 +2,7 @@
  * Catalog/provider test helpers, shared with other engineers: a local file server for OpenAPI documents, a stub
  * upstream that records requests, and `createLiveListing` which goes through the real provider REST routes.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,6 +43,31 @@ export async function serveDocuments(routes: Record<string, string | object>): P
   });
   const url = await listen(server);
   return { url, close: closer(server) };
+}
+
+export interface HeldDocument extends LocalServer {
+  /** Resolves once a request has arrived (and is being held). */
+  arrived: Promise<void>;
+  /** Answers the held request with this document. */
+  release(doc: object): void;
+}
+
+/** A document server that holds its one request until `release`: keeps an import busy for as long as a test needs. */
+export async function holdDocument(): Promise<HeldDocument> {
+  let held: ServerResponse | undefined;
+  let arrive!: () => void;
+  const arrived = new Promise<void>((r) => (arrive = r));
+  const server = createServer((_req, res) => {
+    held = res;
+    arrive();
+  });
+  const url = await listen(server);
+  return {
+    url,
+    arrived,
+    release: (doc) => held!.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc)),
+    close: closer(server),
+  };
 }
 
 export interface StubUpstream extends LocalServer {

@@ -3,7 +3,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { assertFetchableUrl, safeFetch } from '../../../control/catalog/safe-fetch.js';
 import { SvcError } from '../../../control/lib/errors.js';
-import { expandedSize } from '../../../control/catalog/ref-budget.js';
 
 describe('assertFetchableUrl', () => {
   it.each(['file:///etc/passwd', 'gopher://x', 'ftp://example.com/a', 'not a url', 'http://user:pw@example.com/'])(
@@ -25,21 +24,6 @@ describe('assertFetchableUrl', () => {
   });
 });
 
-describe('expandedSize', () => {
-  it('counts shared refs as expanded and cycles once', () => {
-    const doc = { a: { $ref: '#/defs/x' }, b: { $ref: '#/defs/x' }, defs: { x: { p: 1, q: 2 } } };
-    expect(expandedSize(doc)).toBe(1 + 3 + 3 + (1 + 3));
-    const cyc = { root: { $ref: '#/n' }, n: { child: { $ref: '#/n' } } };
-    expect(expandedSize(cyc)).toBeLessThan(10);
-  });
-  it('stops at the cap for an exponential document', () => {
-    const defs: Record<string, unknown> = { L0: { type: 'string' } };
-    for (let i = 1; i <= 40; i++) defs[`L${i}`] = { a: { $ref: `#/defs/L${i - 1}` }, b: { $ref: `#/defs/L${i - 1}` } };
-    expect(expandedSize({ top: { $ref: '#/defs/L40' }, defs }, 1000)).toBe(1001);
-  });
-});
-
-/** The importer's fetch: every hop checked at connect time, the names resolved by a test resolver (all loopback). */
 describe('safeFetch egress and redirects', () => {
   let server: Server;
   let port = 0;
