@@ -3,10 +3,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { SvcError } from '../lib/errors.js';
-import { WindowLimiter } from '../lib/rate-limit.js';
 import { clientIp } from '../lib/client-ip.js';
-import { requireAuth, requireScope, requireSession } from '../auth/principal.js';
+import { requireAuth, requireScope, requireSession } from '../auth/rest-auth.js';
 import { verifyChallenge } from '../auth/challenge.js';
 import { registerAnonymous, requestOrgEmail, signup, verifyEmail } from './orgs.service.js';
 import { describeMe } from './me.service.js';
@@ -14,20 +12,9 @@ import { endSession, requestLoginCode, verifyLoginCode } from '../sessions/sessi
 
 export const identityRoutes = newRouter();
 
-// Per-process limiters, created lazily from config on first use.
-let limiters:
-  | { register: WindowLimiter; signupIp: WindowLimiter; loginEmail: WindowLimiter; loginIp: WindowLimiter }
-  | undefined;
-function limit(c: Context<AppEnv>, which: keyof NonNullable<typeof limiters>, key: string): void {
-  const { config, clock } = c.get('ctx');
-  limiters ??= {
-    register: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
-    signupIp: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
-    loginEmail: new WindowLimiter(config.rateLimits.loginPerHour, 3600_000),
-    loginIp: new WindowLimiter(config.rateLimits.loginPerHour * 10, 3600_000),
-  };
-  const retryAfter = limiters[which].take(key, clock.now());
-  if (retryAfter > 0) throw new SvcError('rate_limited', `Too many requests; retry in ${retryAfter} s`, { retryAfter });
+function limit(c: Context<AppEnv>, which: 'register' | 'signupIp' | 'loginEmail' | 'loginIp', key: string): void {
+  const { limiters, clock } = c.get('ctx');
+  limiters[which].enforce(key, clock.now(), (s) => `Too many requests; retry in ${s} s`);
 }
 
 const Email = z.string().trim().toLowerCase().email().max(254);

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { chargeLikeGateway, expectLedgerConsistent, openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 import { postEntry } from '../../../control/ledger/ledger.service.js';
-import { newId } from '../../../control/lib/ids.js';
+import { newId } from '../../../core/ids.js';
 
 let h: ControlHarness;
 let db: DbHandles;
@@ -115,21 +115,19 @@ describe('local test-payments mode', () => {
 
   it('auto-reloads once per dip: one charge while under the threshold, another only after the next dip', async () => {
     const org = await seedOrg(db);
-    await db.db
-      .transaction()
-      .execute((trx) =>
-        postEntry(
-          trx,
-          {
-            orgId: org.orgId,
-            kind: 'adjustment',
-            amountCents: 1200,
-            reason: 'seed',
-            idempotencyKey: `seed:${org.orgId}`,
-          },
-          Date.now(),
-        ),
-      );
+    await db.db.transaction().execute((trx) =>
+      postEntry(
+        trx,
+        {
+          orgId: org.orgId,
+          kind: 'adjustment',
+          amountCents: 1200,
+          reason: 'seed',
+          idempotencyKey: `seed:${org.orgId}`,
+        },
+        Date.now(),
+      ),
+    );
     await saveCard(org, '4242 4242 4242 4242');
     const en = await call(h.control.url, 'POST', '/v1/billing/auto-reload', {
       token: org.key,
