@@ -1,6 +1,6 @@
 /** /v1/provider/apis: a provider's listing lifecycle (create/import, patch, credentials, pricing, verify, publish). `provider:write`. */
 import { createRoute, z } from '@hono/zod-openapi';
-import { newRouter } from '../lib/http.js';
+import { newRouter, optionalJsonBody } from '../lib/http.js';
 import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
 import { DiscountTiersSchema } from '../../core/discounts.js';
@@ -10,7 +10,6 @@ import { iso, toProviderApi, toProviderApiDetail } from './apis.serialize.js';
 import { createApi, patchApi, reimportApi, setCredentials } from './apis.service.js';
 import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
-import { SvcError } from '../../core/errors.js';
 import { PaginationQuery, pageOf } from '../lib/pagination.js';
 
 export const apisRoutes = newRouter();
@@ -322,11 +321,7 @@ apisRoutes.openapi(
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
-    const body = (await c.req.json().catch(() => ({}))) as unknown;
-    const parsed = PublishBody.safeParse(body ?? {});
-    if (!parsed.success)
-      throw new SvcError('validation_failed', 'Body must be { accept_terms?: boolean, skip_verify?: boolean }');
-    const opts = parsed.data;
+    const opts = await optionalJsonBody(c, PublishBody);
     const r = await publishApi(c.get('ctx'), p.orgId, api_id, opts);
     return c.json({ ...(await detail(c.get('ctx'), p.orgId, api_id)), verify: r.verify }, 200);
   },
