@@ -10,9 +10,9 @@ import { spawn } from 'node:child_process';
 import { tmpdir, loadavg, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { openDatabase } from '../control/db/database.js';
-import { migrateToLatest } from '../control/db/migrate.js';
-import { newId } from '../control/lib/ids.js';
+import { openDatabase } from '../core/db/database.js';
+import { migrateToLatest } from '../core/db/migrate.js';
+import { newId } from '../core/ids.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const LISTINGS = Number(process.env.BENCH_LISTINGS ?? 10_000);

@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ImportPool } from '../control/catalog/import-pool.js';
-import { SvcError } from '../control/lib/errors.js';
+import { SvcError } from '../core/errors.js';
 import { auditImport, countOperations, listCorpus, readCorpusDocument, serveCorpus } from './openapi-corpus.js';
 
 interface Row {

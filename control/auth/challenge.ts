@@ -5,8 +5,8 @@
 
 /** Turnstile's documented test-widget answer: the one token development accepts without a verifier secret. */
 export const DEV_CHALLENGE_TOKEN = 'XXXX.DUMMY.TOKEN.XXXX';
-import { SvcError } from '../lib/errors.js';
-import type { Config } from '../config.js';
+import { SvcError } from '../../core/errors.js';
+import type { Config } from '../../core/config.js';
 
 export async function verifyChallenge(
   config: Readonly<Config>,

@@ -7,17 +7,18 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { requireAuth, requireScope } from '../auth/principal.js';
+import { requireAuth, requireScope } from '../auth/rest-auth.js';
 import { billingStatus, packsView } from './billing.views.js';
 import { iso, listPayments } from './billing.repo.js';
 import { PageOf, PaginationQuery, pageOf } from '../lib/pagination.js';
 import { startCheckout } from './checkout.service.js';
+import { AutoReloadInputSchema } from '../../core/schemas/billing.schemas.js';
 import { openPortal, setAutoReload, startCardSetup } from './cards.service.js';
 import { handleStripeWebhook } from './webhooks.service.js';
 import { connectOnboard, getConnectAccount, toConnectResource } from './connect.service.js';
 import { earningsSummary, toPayoutResource } from './payouts.service.js';
-import type { Row } from '../db/database.js';
-import type { Config } from '../config.js';
+import type { Row } from '../../core/db/database.js';
+import type { Config } from '../../core/config.js';
 
 export const billingRoutes = newRouter();
 
@@ -257,33 +258,13 @@ billingRoutes.openapi(
   },
 );
 
-const AutoReloadBody = z
-  .object({
-    enabled: z.boolean(),
-    threshold: z
-      .number()
-      .int()
-      .min(0)
-      .max(10_000_000)
-      .optional()
-      .openapi({ description: 'Reload when credit_cents falls below this (cents)' }),
-    amount: z
-      .number()
-      .int()
-      .min(1)
-      .max(10_000_000)
-      .optional()
-      .openapi({ description: 'Cents charged to the saved card and credited per reload' }),
-  })
-  .strict();
-
 billingRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/v1/billing/auto-reload',
     tags: ['billing'],
     security: bearer,
-    request: jsonBody(AutoReloadBody),
+    request: jsonBody(AutoReloadInputSchema),
     responses: { 200: jsonResponse(BalanceSchema.shape.auto_reload, 'Auto-reload settings now'), ...problemResponses },
   }),
   async (c) => {

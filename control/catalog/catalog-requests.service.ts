@@ -1,32 +1,23 @@
-/** Catalog requests ("please list an API for X"): recorded for the operator, 10 per minute per org or IP. */
+/** "Please list an API for X": recorded for the marketplace operator, rate-limited per org (or per IP when anonymous). */
+import { newId } from '../../core/ids.js';
+import type { CatalogRequest, CatalogRequestInput } from '../../core/schemas/catalog.schemas.js';
 import type { AppContext } from '../context.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
-import { WindowLimiter } from '../lib/rate-limit.js';
 
-const requestLimiter = new WindowLimiter(10, 60_000);
-
-export interface CatalogRequestInput {
-  query: string;
-  email?: string | undefined;
-  notes?: string | undefined;
-}
-
-/** `who` is the limiter key: the org id when signed in, else `ip:<address>`. */
+/** `requester`: the caller's org, or `ip:<address>` for an anonymous caller (the rate-limit key). */
 export async function recordCatalogRequest(
-  ctx: Pick<AppContext, 'db' | 'clock'>,
-  who: { orgId: string | null; limitKey: string },
-  b: CatalogRequestInput,
-) {
+  ctx: Pick<AppContext, 'db' | 'clock' | 'limiters'>,
+  requester: { orgId: string } | { ip: string },
+  input: CatalogRequestInput,
+): Promise<CatalogRequest> {
   const now = ctx.clock.now();
-  const wait = requestLimiter.take(who.limitKey, now);
-  if (wait) throw new SvcError('rate_limited', 'Too many catalog requests; try again later', { retryAfter: wait });
+  const who = 'orgId' in requester ? requester.orgId : `ip:${requester.ip}`;
+  ctx.limiters.catalogRequests.enforce(who, now, () => 'Too many catalog requests; try again later');
   const row = {
     id: newId('creq', now),
-    org_id: who.orgId,
-    query: b.query,
-    email: b.email ?? null,
-    notes: b.notes ?? null,
+    org_id: 'orgId' in requester ? requester.orgId : null,
+    query: input.query,
+    email: input.email ?? null,
+    notes: input.notes ?? null,
     created_at: now,
   };
   await ctx.db.insertInto('catalog_requests').values(row).execute();

@@ -4,7 +4,7 @@
  */
 import { getHeapStatistics } from 'node:v8';
 import { gzipSync } from 'node:zlib';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import {
   importOpenApi,
   MAX_BODY_DOCUMENT_BYTES,

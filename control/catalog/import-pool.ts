@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import type { ImportJob, ImportJobResult } from './import-job.js';
 import type { WorkerReply } from './import-worker.js';
 

@@ -1,6 +1,6 @@
 /** Worker-thread entry of the import pool: runs the jobs it is sent, one at a time, and posts each result. */
 import { parentPort } from 'node:worker_threads';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { runImportJob, type ImportJob, type ImportJobResult } from './import-job.js';
 
 export type WorkerReply =

@@ -6,7 +6,7 @@
  */
 import { parse as parseYaml } from 'yaml';
 import type { SchemaComponents } from '../../core/schema-refs.js';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { pickCategory, type MarketplaceCategory } from './categories.js';
 import { SchemaInliner } from './schema-inliner.js';
 import { pickBaseUrl } from './server-url.js';

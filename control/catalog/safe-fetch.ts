@@ -6,7 +6,7 @@
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { Agent, fetch } from 'undici';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import {
   egressConnector,
   egressPolicy,

@@ -1,7 +1,7 @@
 /** The imported OpenAPI document of a listing as stored: gzipped (since migration 0007) or as plain JSON text. */
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import type { Row } from '../db/database.js';
+import type { Row } from '../../core/db/database.js';
 
 const gunzipAsync = promisify(gunzip);
 

@@ -3,10 +3,10 @@
  * key of its org; a constrained key (any cap set, or `free_only`) manages only itself and the keys it created, may
  * only lower caps, and hands out allowance it gives up itself. Pure functions: keys.service.ts applies them.
  */
-import type { ApprovalMode, Row } from '../db/database.js';
-import { SvcError } from '../lib/errors.js';
+import type { ApprovalMode, Row } from '../../core/db/database.js';
+import { SvcError } from '../../core/errors.js';
 import type { Principal } from '../auth/principal.js';
-import type { KeyCaps } from './keys.service.js';
+import type { KeyCaps } from '../../core/schemas/keys.schemas.js';
 
 type CapRow = Pick<
   Row<'api_keys'>,

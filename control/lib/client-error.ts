@@ -4,9 +4,9 @@
  */
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { SvcError } from './errors.js';
-import { newId } from './ids.js';
-import { PROBLEM_CONTENT_TYPE, problemOf } from './problem.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { PROBLEM_CONTENT_TYPE, problemOf } from '../../core/problem.js';
 
 /** `server` is the node:http server `@hono/node-server` returns (typed there as http or http2). */
 export function answerClientErrors(server: unknown): void {

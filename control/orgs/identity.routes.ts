@@ -5,7 +5,7 @@ import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { takeAbuseLimit, withLoginVerifyLimit, type AbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
-import { requireAuth, requireScope, requireSession } from '../auth/principal.js';
+import { requireAuth, requireScope, requireSession } from '../auth/rest-auth.js';
 import { verifyChallenge } from '../auth/challenge.js';
 import { registerAnonymous, requestOrgEmail, signup, verifyEmail } from './orgs.service.js';
 import { describeMe } from './me.service.js';

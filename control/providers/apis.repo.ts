@@ -1,6 +1,6 @@
 /** Queries over a provider's own listings and endpoints (taking `db` or a transaction). */
-import type { Db, Row } from '../db/database.js';
-import { SvcError } from '../lib/errors.js';
+import type { Db, Row } from '../../core/db/database.js';
+import { SvcError } from '../../core/errors.js';
 
 /** A listing row without its stored document and schema components (tens of MB for the largest APIs). */
 export type OwnedApi = Omit<Row<'apis'>, 'openapi_json' | 'openapi_gz' | 'schema_components_json'>;

@@ -3,8 +3,8 @@
  * secret with CR/LF/NUL (header splitting, or every call failing) or a header name that controls routing or
  * framing (Host, Transfer-Encoding, Content-Length, hop-by-hop, svc's own X-Svc-*) is refused when stored.
  */
-import { SvcError, type FieldError } from '../lib/errors.js';
-import type { Injection } from '../db/database.js';
+import { SvcError, type FieldError } from '../../core/errors.js';
+import type { Injection } from '../../core/db/database.js';
 import { hasControlCharacters } from '../lib/link-url.js';
 
 const RESERVED_HEADERS = new Set([

@@ -4,7 +4,7 @@
  * worker pool (control/catalog/import-pool.ts), never on the control plane's event loop.
  */
 import type { AppContext } from '../context.js';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { importPool } from '../catalog/import-pool.js';
 import type { ImportStats, StorableImport } from '../catalog/import-job.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';

@@ -5,9 +5,9 @@
 import { sql } from 'kysely';
 import type { AppContext } from '../context.js';
 import { pageOf } from '../lib/pagination.js';
-import type { Db, Row } from '../db/database.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
+import type { Db, Row } from '../../core/db/database.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
 import { slugify } from './apis.repo.js';
 import { assertLinkUrls } from '../lib/link-url.js';
 

@@ -5,11 +5,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { requireScope } from '../auth/principal.js';
+import { requireScope } from '../auth/rest-auth.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import { InstantQuery } from '../lib/instant-query.js';
-import { DAY_MS } from '../lib/clock.js';
-import { SvcError } from '../lib/errors.js';
+import { DAY_MS } from '../../core/clock.js';
+import { SvcError } from '../../core/errors.js';
 import { linkUrlSchema } from '../lib/link-url.js';
 import { catalogReader } from '../catalog/catalog-access.js';
 import { toListingSummary, listingSummaries } from '../catalog/listing-summary.js';

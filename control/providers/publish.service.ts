@@ -3,10 +3,10 @@
  * Publish needs accept_terms, a base URL, at least one endpoint and (unless skip_verify) a passing verify.
  */
 import type { AppContext } from '../context.js';
-import { recordChange } from '../db/changes.js';
-import { decryptSecret } from '../lib/crypto.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
+import { recordChange } from '../../core/db/changes.js';
+import { decryptSecret } from '../../core/crypto.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
 import { getOwnedApi, listEndpoints, type EndpointSummaryRow, type OwnedApi } from './apis.repo.js';
 import { ensureProviderProfile } from './profile.service.js';

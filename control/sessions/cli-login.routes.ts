@@ -3,7 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { publicBase } from '../billing/billing.routes.js';
 import { takeAbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { newRouter } from '../lib/http.js';
 import { jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { exchangeCliCode, pollDevice, startDeviceLogin } from './cli-login.service.js';

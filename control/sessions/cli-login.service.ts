@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.js';
-import { sha256Hex } from '../lib/crypto.js';
-import { SvcError } from '../lib/errors.js';
-import { newId, randomString } from '../lib/ids.js';
+import { sha256Hex } from '../../core/crypto.js';
+import { SvcError } from '../../core/errors.js';
+import { newId, randomString } from '../../core/ids.js';
 import { insertSession } from './sessions.service.js';
 
 export const CLI_CODE_TTL_MS = 5 * 60_000;

@@ -6,12 +6,12 @@
 import { createHmac } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { AppContext } from '../context.js';
-import type { Database } from '../db/database.js';
-import { SvcError } from '../lib/errors.js';
-import { newId, sixDigitCode } from '../lib/ids.js';
-import { safeEqualHex } from '../lib/crypto.js';
+import type { Database } from '../../core/db/database.js';
+import { SvcError } from '../../core/errors.js';
+import { newId, sixDigitCode } from '../../core/ids.js';
+import { safeEqualHex } from '../../core/crypto.js';
 import { postEntry } from '../ledger/ledger.service.js';
-import { mintSessionToken } from '../keys/key-format.js';
+import { mintSessionToken } from '../../core/key-format.js';
 import { insertOrg, markOrgEmailVerified } from '../orgs/orgs.service.js';
 
 export const LOGIN_CODE_TTL_MS = 10 * 60_000;

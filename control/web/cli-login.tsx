@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import { withLoginVerifyLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { assertLoginRequest, confirmDevice, issueCliCode } from '../sessions/cli-login.service.js';
 import { csrfField } from './csrf.js';
 import { formString } from './form.js';

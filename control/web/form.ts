@@ -1,6 +1,6 @@
 /** Reading urlencoded or multipart form fields in page handlers (the body is parsed once and cached by Hono). */
 import type { Context } from 'hono';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import type { WebEnv } from './web-env.js';
 
 /** A text field's value, or undefined when absent or a file. */

@@ -1,5 +1,5 @@
 /** Small display formats shared by pages. */
-import { formatCents } from '../lib/money.js';
+import { formatCents } from '../../core/money.js';
 
 /** "$0.09 from 2026-12-01" for a scheduled price increase, "—" when none. */
 export function pendingPriceText(p: { new_price_cents: number; effective_at: string | null } | null): string {

@@ -25,7 +25,7 @@ import {
   screenshot,
   type BrowserSession,
 } from '../helpers/browser.js';
-import type { DbHandles } from '../../control/db/database.js';
+import type { DbHandles } from '../../core/db/database.js';
 
 const XSS = `<img src=x onerror="window.__xss=1"><script>window.__xss=1</script>`;
 

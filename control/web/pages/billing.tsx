@@ -8,7 +8,7 @@ import { billingStatus, packsView } from '../../billing/billing.views.js';
 import { publicBaseFor } from '../../billing/billing.routes.js';
 import { startCheckout } from '../../billing/checkout.service.js';
 import { openPortal, setAutoReload, startCardSetup } from '../../billing/cards.service.js';
-import { formatCents } from '../../lib/money.js';
+import { formatCents } from '../../../core/money.js';
 import { csrfField } from '../csrf.js';
 import { centsToDollarsInput, dollarsToCents, formString } from '../form.js';
 import { renderPage } from '../layout.js';

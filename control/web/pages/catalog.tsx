@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { listingSummaries, toListingSummary } from '../../catalog/listing-summary.js';
 import { categoriesWithCounts, searchListingIds, SORTS } from '../../catalog/search.service.js';
-import { formatCents } from '../../lib/money.js';
+import { formatCents } from '../../../core/money.js';
 import { dollarsToCents } from '../form.js';
 import { renderPage } from '../layout.js';
 import { newWebRouter } from '../web-env.js';

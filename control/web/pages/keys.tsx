@@ -5,9 +5,10 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { createKeyFor, listKeys, patchKey, revokeKey, type KeyResource } from '../../keys/keys.service.js';
-import { SvcError } from '../../lib/errors.js';
-import { formatCents } from '../../lib/money.js';
+import { createKeyFor, listKeys, patchKey, revokeKey } from '../../keys/keys.service.js';
+import type { KeyResource } from '../../../core/schemas/keys.schemas.js';
+import { SvcError } from '../../../core/errors.js';
+import { formatCents } from '../../../core/money.js';
 import { csrfField } from '../csrf.js';
 import { centsToDollarsInput, dollarsToCents, formString } from '../form.js';
 import { renderPage } from '../layout.js';

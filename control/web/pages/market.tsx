@@ -2,8 +2,8 @@
 import { BOARDS, type Board } from '../../market/leaderboards.service.js';
 import { activityFeed, leaderboard, marketOverview } from '../../market/market.service.js';
 import { categoriesWithCounts } from '../../catalog/search.service.js';
-import { SvcError } from '../../lib/errors.js';
-import { formatCents } from '../../lib/money.js';
+import { SvcError } from '../../../core/errors.js';
+import { formatCents } from '../../../core/money.js';
 import { renderChart } from '../chart.js';
 import { renderPage } from '../layout.js';
 import { newWebRouter } from '../web-env.js';

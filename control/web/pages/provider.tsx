@@ -16,8 +16,8 @@ import { activateDocument, createDocument, listDocuments } from '../../terms/ter
 import { connectOnboard, getConnectAccount } from '../../billing/connect.service.js';
 import { publicBaseFor } from '../../billing/billing.routes.js';
 import { parseDocumentText } from '../../catalog/openapi-import.js';
-import { SvcError } from '../../lib/errors.js';
-import { formatCents } from '../../lib/money.js';
+import { SvcError } from '../../../core/errors.js';
+import { formatCents } from '../../../core/money.js';
 import { renderChart } from '../chart.js';
 import { pendingPriceText } from '../format.js';
 import { csrfField } from '../csrf.js';

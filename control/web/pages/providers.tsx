@@ -4,7 +4,7 @@ import { listingSummaries, toListingSummary } from '../../catalog/listing-summar
 import { recordCatalogRequest } from '../../catalog/catalog-requests.service.js';
 import { listProviders, toProfile } from '../../providers/profile.service.js';
 import { clientIp } from '../../lib/client-ip.js';
-import { SvcError } from '../../lib/errors.js';
+import { SvcError } from '../../../core/errors.js';
 import { csrfField } from '../csrf.js';
 import { formString } from '../form.js';
 import { renderPage } from '../layout.js';
@@ -132,11 +132,11 @@ providersPages.post('/catalog/request', async (c) => {
     notes: (await formString(c, 'notes')) ?? '',
   });
   if (!f.success) return requestPage(c, 'Describe the API in 2 to 500 characters; the email must be valid.');
-  const orgId = c.get('webSession')?.principal.orgId ?? null;
-  await recordCatalogRequest(
-    c.get('ctx'),
-    { orgId, limitKey: orgId ?? `ip:${clientIp(c)}` },
-    { query: f.data.query, email: f.data.email || undefined, notes: f.data.notes || undefined },
-  );
+  const orgId = c.get('webSession')?.principal.orgId;
+  await recordCatalogRequest(c.get('ctx'), orgId ? { orgId } : { ip: clientIp(c) }, {
+    query: f.data.query,
+    email: f.data.email || undefined,
+    notes: f.data.notes || undefined,
+  });
   return requestPage(c, undefined, true);
 });

@@ -7,7 +7,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Child } from 'hono/jsx';
-import { formatCents } from '../../lib/money.js';
+import { formatCents } from '../../../core/money.js';
 import { findPayment, getAccount, listPayments } from '../../billing/billing.repo.js';
 import { creditPaidPayment } from '../../billing/checkout.service.js';
 import { removeCard, saveCard } from '../../billing/cards.service.js';

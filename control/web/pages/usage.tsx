@@ -3,7 +3,7 @@
  * a CSV export of the calls (cells that a spreadsheet would run as a formula are quoted as text).
  */
 import { usageSummary } from '../../usage/usage.service.js';
-import { formatCents } from '../../lib/money.js';
+import { formatCents } from '../../../core/money.js';
 import { renderChart } from '../chart.js';
 import { renderPage } from '../layout.js';
 import { newWebRouter } from '../web-env.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorld, gw, balanceOf, activateRequiredTerms, retireTerms, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
-import { newId } from '../../../control/lib/ids.js';
+import { newId } from '../../../core/ids.js';
 
 let w: World;
 let g: RunningGateway;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expandSchemaRefs, unresolvedSchemaRefs } from '../../../core/schema-refs.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 import {
   createLiveListing,
   holdDocument,

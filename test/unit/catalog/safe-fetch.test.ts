@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { assertFetchableUrl, safeFetch } from '../../../control/catalog/safe-fetch.js';
-import { SvcError } from '../../../control/lib/errors.js';
+import { SvcError } from '../../../core/errors.js';
 
 describe('assertFetchableUrl', () => {
   it.each(['file:///etc/passwd', 'gopher://x', 'ftp://example.com/a', 'not a url', 'http://user:pw@example.com/'])(

@@ -217,7 +217,7 @@ export interface ApisTable {
   schema_components_json: Generated<string>;
   /** JSON ImportReport of the last import (control/catalog/openapi-import.ts); null for seeded listings. */
   import_report_json: string | null;
-  /** AES-256-GCM ciphertext of the upstream secret (control/lib/crypto.ts); never returned. */
+  /** AES-256-GCM ciphertext of the upstream secret (core/crypto.ts); never returned. */
   secret_enc: string | null;
   secret_fingerprint: string | null;
   injection: Generated<Injection>;
