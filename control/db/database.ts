@@ -464,6 +464,10 @@ export interface Database {
   connect_accounts: ConnectAccountsTable;
   payouts: PayoutsTable;
   api_stats: ApiStatsTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_tokens: OAuthTokensTable;
 }
 
 /** Per-listing usage aggregates over 30 days, materialized by the leaderboard job (0002_catalog). */
@@ -474,6 +478,63 @@ export interface ApiStatsTable {
   orgs_30d: number;
   gross_30d_cents: number;
   computed_at: Ms;
+}
+
+/** OAuth clients: dynamically registered (RFC 7591) or a fetched Client ID Metadata Document (0006_oauth). */
+export interface OAuthClientsTable {
+  /** `oc_…` for a registered client; the https URL itself for a metadata document. */
+  id: string;
+  kind: 'registered' | 'metadata_document';
+  /** Self-asserted by the client: always shown as unverified. */
+  client_name: string | null;
+  /** JSON array of exact redirect URIs. */
+  redirect_uris: string;
+  /** JSON: the registration request or the fetched document, as accepted. */
+  metadata: string;
+  created_at: Ms;
+  /** Metadata documents: when the cached copy was fetched. */
+  fetched_at: Ms | null;
+}
+
+/** One approval by a person: a client may act as `key_id` on `resource`. Revoking it ends every token of the family. */
+export interface OAuthGrantsTable {
+  id: string;
+  client_id: string;
+  org_id: string;
+  user_id: string;
+  key_id: string;
+  /** 1 when approval minted the key (revoked with the grant); 0 when it elevated an existing key. */
+  key_minted: 0 | 1;
+  /** The minted key's plaintext, AES-256-GCM under the secret key: the MCP server needs it to call the gateway. */
+  key_secret: string | null;
+  /** RFC 8707 resource the tokens are bound to, e.g. `{mcp_url}/mcp`. */
+  resource: string;
+  scope: string;
+  created_at: Ms;
+  revoked_at: Ms | null;
+  revoked_reason: string | null;
+}
+
+export interface OAuthCodesTable {
+  code_hash: string;
+  grant_id: string;
+  redirect_uri: string;
+  /** PKCE S256 challenge (base64url sha256 of the verifier). */
+  code_challenge: string;
+  created_at: Ms;
+  expires_at: Ms;
+  consumed_at: Ms | null;
+}
+
+export interface OAuthTokensTable {
+  token_hash: string;
+  kind: 'access' | 'refresh';
+  grant_id: string;
+  created_at: Ms;
+  expires_at: Ms;
+  /** Refresh tokens: when it was exchanged for a new pair; presenting it again revokes the grant. */
+  rotated_at: Ms | null;
+  revoked_at: Ms | null;
 }
 
 export type Row<T extends keyof Database> = Selectable<Database[T]>;
