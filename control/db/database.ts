@@ -468,6 +468,7 @@ export interface Database {
   oauth_grants: OAuthGrantsTable;
   oauth_codes: OAuthCodesTable;
   oauth_tokens: OAuthTokensTable;
+  mcp_sessions: McpSessionsTable;
 }
 
 /** Per-listing usage aggregates over 30 days, materialized by the leaderboard job (0002_catalog). */
@@ -535,6 +536,21 @@ export interface OAuthTokensTable {
   /** Refresh tokens: when it was exchanged for a new pair; presenting it again revokes the grant. */
   rotated_at: Ms | null;
   revoked_at: Ms | null;
+}
+
+/** A 2025-11-25-era MCP session (0007_mcp_sessions); the id itself is never stored. */
+export interface McpSessionsTable {
+  /** sha256 hex of the Mcp-Session-Id. */
+  id_hash: string;
+  /** The key bound to the session (Authorization on initialize, or svc_register / provision_access inside it). */
+  key_id: string | null;
+  /** That key, AES-256-GCM with the data dir's secret key (`v1:…`); the gateway needs the plaintext. */
+  key_secret: string | null;
+  protocol_version: string;
+  created_at: Ms;
+  last_used_at: Ms;
+  /** last_used_at + 30 days; swept by the MCP process. */
+  expires_at: Ms;
 }
 
 export type Row<T extends keyof Database> = Selectable<Database[T]>;

@@ -6,6 +6,7 @@ import * as m0003 from './0003_billing.js';
 import * as m0004 from './0004_drop_unused_key_indexes.js';
 import * as m0005 from './0005_lean_call_rows.js';
 import * as m0006 from './0006_oauth.js';
+import * as m0007 from './0007_mcp_sessions.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_drop_unused_key_indexes': m0004,
   '0005_lean_call_rows': m0005,
   '0006_oauth': m0006,
+  '0007_mcp_sessions': m0007,
 };
