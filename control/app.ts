@@ -14,6 +14,7 @@ import { termsRoutes } from './terms/terms.routes.js';
 import { billingRoutes } from './billing/billing.routes.js';
 import { marketRoutes } from './market/market.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
+import { oauthRoutes } from './oauth/oauth.routes.js';
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
 
@@ -49,6 +50,7 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     billingRoutes,
     marketRoutes,
     usageRoutes,
+    oauthRoutes,
   ]) {
     app.route('/', routes);
   }

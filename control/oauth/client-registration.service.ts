@@ -1,0 +1,95 @@
+/**
+ * Dynamic Client Registration (RFC 7591), the fallback for clients without a metadata document. Every client is
+ * public (`token_endpoint_auth_method: none`, PKCE instead of a secret): a request for a secret-based method is
+ * answered with `none`, as RFC 7591 §3.2.1 allows the server to replace values.
+ */
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { newId } from '../lib/ids.js';
+import { OAuthError } from './oauth-error.js';
+import { redirectUriProblem } from './redirect-uri.js';
+import { REQUESTABLE_SCOPES } from './oauth-settings.js';
+
+const RegistrationRequest = z
+  .object({
+    redirect_uris: z.array(z.string().max(2000)).min(1).max(10),
+    client_name: z.string().trim().min(1).max(100).optional(),
+    client_uri: z.string().url().max(2000).optional(),
+    logo_uri: z.string().url().max(2000).optional(),
+    grant_types: z.array(z.string()).max(5).optional(),
+    response_types: z.array(z.string()).max(5).optional(),
+    token_endpoint_auth_method: z.string().max(50).optional(),
+    scope: z.string().max(1000).optional(),
+    software_id: z.string().max(200).optional(),
+    software_version: z.string().max(100).optional(),
+  })
+  .passthrough();
+
+export interface RegistrationResponse {
+  client_id: string;
+  client_id_issued_at: number;
+  client_name?: string;
+  redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  token_endpoint_auth_method: 'none';
+  scope?: string;
+}
+
+const GRANT_TYPES = ['authorization_code', 'refresh_token'];
+
+export async function registerClient(
+  ctx: Pick<AppContext, 'db' | 'clock'>,
+  body: unknown,
+): Promise<RegistrationResponse> {
+  const parsed = RegistrationRequest.safeParse(body);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const field = first ? first.path.map(String).join('.') : '(body)';
+    const code = field.startsWith('redirect_uris') ? 'invalid_redirect_uri' : 'invalid_client_metadata';
+    throw new OAuthError(code, `${field || '(body)'}: ${first?.message ?? 'invalid'}`);
+  }
+  const req = parsed.data;
+  for (const uri of req.redirect_uris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new OAuthError('invalid_redirect_uri', `${uri.slice(0, 200)}: ${problem}`);
+  }
+  const grantTypes = req.grant_types ?? ['authorization_code', 'refresh_token'];
+  const badGrant = grantTypes.find((g) => !GRANT_TYPES.includes(g));
+  if (badGrant)
+    throw new OAuthError(
+      'invalid_client_metadata',
+      `grant_types: ${badGrant} is not supported (authorization_code, refresh_token)`,
+    );
+  const responseTypes = req.response_types ?? ['code'];
+  if (responseTypes.some((r) => r !== 'code'))
+    throw new OAuthError('invalid_client_metadata', 'response_types: only "code" is supported');
+  const badScope = req.scope?.split(' ').find((s) => s && !REQUESTABLE_SCOPES.includes(s));
+  if (badScope) throw new OAuthError('invalid_client_metadata', `scope: unknown scope ${badScope.slice(0, 50)}`);
+
+  const now = ctx.clock.now();
+  const clientId = newId('oc', now);
+  const response: RegistrationResponse = {
+    client_id: clientId,
+    client_id_issued_at: Math.floor(now / 1000),
+    ...(req.client_name ? { client_name: req.client_name } : {}),
+    redirect_uris: req.redirect_uris,
+    grant_types: grantTypes,
+    response_types: responseTypes,
+    token_endpoint_auth_method: 'none',
+    ...(req.scope ? { scope: req.scope } : {}),
+  };
+  await ctx.db
+    .insertInto('oauth_clients')
+    .values({
+      id: clientId,
+      kind: 'registered',
+      client_name: req.client_name ?? null,
+      redirect_uris: JSON.stringify(req.redirect_uris),
+      metadata: JSON.stringify(response),
+      created_at: now,
+      fetched_at: null,
+    })
+    .execute();
+  return response;
+}
