@@ -15,6 +15,7 @@ import { billingRoutes } from './billing/billing.routes.js';
 import { marketRoutes } from './market/market.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
+import { createWebRoutes } from './web/web.routes.js';
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
 
@@ -70,6 +71,9 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     },
     servers: [{ url: ctx.config.urls.control }],
   });
+
+  // Pages last: their middleware must never run before (or instead of) a REST route.
+  app.route('/', createWebRoutes());
 
   app.notFound((c) => problemResponse(c, new SvcError('not_found', `No route ${c.req.method} ${c.req.path}`)));
   app.onError(onError);

@@ -6,6 +6,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { sha256Hex } from '../lib/crypto.js';
 import { SvcError } from '../lib/errors.js';
 import type { AppEnv } from '../lib/http.js';
+import type { AppContext } from '../context.js';
 import { bearerToken, isApiKeyFormat, isSessionTokenFormat } from '../keys/key-format.js';
 import { ALL_SCOPES, parseScopes, type Scope } from './scopes.js';
 
@@ -23,13 +24,16 @@ export interface Principal {
 export function authenticate(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = bearerToken(c.req.header('authorization'));
-    if (token !== undefined) c.set('principal', await resolvePrincipal(c, token));
+    if (token !== undefined) c.set('principal', await principalFromToken(c.get('ctx'), token));
     await next();
   };
 }
 
-async function resolvePrincipal(c: Context<AppEnv>, token: string): Promise<Principal> {
-  const { db, clock } = c.get('ctx');
+/** Resolves a bearer credential (API key or session token); throws `unauthorized` and friends when it is not usable. */
+export async function principalFromToken(
+  { db, clock }: Pick<AppContext, 'db' | 'clock'>,
+  token: string,
+): Promise<Principal> {
   const now = clock.now();
   if (isApiKeyFormat(token)) {
     const row = await db

@@ -31,6 +31,7 @@ export const CODES = {
   key_revoked: { status: 403, title: 'API key revoked' },
   org_suspended: { status: 403, title: 'Organization suspended' },
   free_only_key: { status: 403, title: 'This key may call free endpoints only' },
+  csrf_failed: { status: 403, title: 'Form security token missing or wrong' },
   // 404
   not_found: { status: 404, title: 'Not found' },
   listing_not_found: { status: 404, title: 'No live listing with this slug' },

@@ -3,8 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { SvcError } from '../lib/errors.js';
-import { WindowLimiter } from '../lib/rate-limit.js';
+import { takeAbuseLimit, type AbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
 import { requireAuth, requireScope, requireSession } from '../auth/principal.js';
 import { verifyChallenge } from '../auth/challenge.js';
@@ -14,20 +13,8 @@ import { endSession, requestLoginCode, verifyLoginCode } from '../sessions/sessi
 
 export const identityRoutes = newRouter();
 
-// Per-process limiters, created lazily from config on first use.
-let limiters:
-  | { register: WindowLimiter; signupIp: WindowLimiter; loginEmail: WindowLimiter; loginIp: WindowLimiter }
-  | undefined;
-function limit(c: Context<AppEnv>, which: keyof NonNullable<typeof limiters>, key: string): void {
-  const { config, clock } = c.get('ctx');
-  limiters ??= {
-    register: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
-    signupIp: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
-    loginEmail: new WindowLimiter(config.rateLimits.loginPerHour, 3600_000),
-    loginIp: new WindowLimiter(config.rateLimits.loginPerHour * 10, 3600_000),
-  };
-  const retryAfter = limiters[which].take(key, clock.now());
-  if (retryAfter > 0) throw new SvcError('rate_limited', `Too many requests; retry in ${retryAfter} s`, { retryAfter });
+function limit(c: Context<AppEnv>, which: AbuseLimit, key: string): void {
+  takeAbuseLimit(c.get('ctx'), which, key);
 }
 
 const Email = z.string().trim().toLowerCase().email().max(254);

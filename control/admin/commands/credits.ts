@@ -25,22 +25,20 @@ function adjust(sign: 1 | -1) {
         const org = await db.selectFrom('orgs').select('id').where('id', '=', args.org).executeTakeFirst();
         if (!org) fail(`no org ${args.org}`);
         try {
-          const r = await db
-            .transaction()
-            .execute((trx) =>
-              postEntry(
-                trx,
-                {
-                  orgId: args.org,
-                  kind: 'adjustment',
-                  amountCents: sign * cents,
-                  reason: `operator: ${args.reason}`,
-                  refType: 'admin',
-                  idempotencyKey: `admin:${newId('txn', now)}`,
-                },
-                now,
-              ),
-            );
+          const r = await db.transaction().execute((trx) =>
+            postEntry(
+              trx,
+              {
+                orgId: args.org,
+                kind: 'adjustment',
+                amountCents: sign * cents,
+                reason: `operator: ${args.reason}`,
+                refType: 'admin',
+                idempotencyKey: `admin:${newId('txn', now)}`,
+              },
+              now,
+            ),
+          );
           const bal = await db
             .selectFrom('balances')
             .select('credit_cents')

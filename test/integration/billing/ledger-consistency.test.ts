@@ -75,23 +75,21 @@ describe('ledger consistency', () => {
         }
       } else if (charges.length) {
         const c = charges[Math.floor(rand() * charges.length)]!;
-        const r = await db.db
-          .transaction()
-          .execute((trx) =>
-            postEntry(
-              trx,
-              {
-                orgId: org.orgId,
-                kind: 'refund',
-                amountCents: c.cents,
-                reason: 'upstream failed',
-                refType: 'request',
-                refId: c.req,
-                idempotencyKey: `refund:${c.req}`,
-              },
-              Date.now(),
-            ),
-          );
+        const r = await db.db.transaction().execute((trx) =>
+          postEntry(
+            trx,
+            {
+              orgId: org.orgId,
+              kind: 'refund',
+              amountCents: c.cents,
+              reason: 'upstream failed',
+              refType: 'request',
+              refId: c.req,
+              idempotencyKey: `refund:${c.req}`,
+            },
+            Date.now(),
+          ),
+        );
         if (r.applied) expected += c.cents; // a second refund of the same call is a no-op
       }
     }

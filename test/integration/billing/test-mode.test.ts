@@ -115,21 +115,19 @@ describe('local test-payments mode', () => {
 
   it('auto-reloads once per dip: one charge while under the threshold, another only after the next dip', async () => {
     const org = await seedOrg(db);
-    await db.db
-      .transaction()
-      .execute((trx) =>
-        postEntry(
-          trx,
-          {
-            orgId: org.orgId,
-            kind: 'adjustment',
-            amountCents: 1200,
-            reason: 'seed',
-            idempotencyKey: `seed:${org.orgId}`,
-          },
-          Date.now(),
-        ),
-      );
+    await db.db.transaction().execute((trx) =>
+      postEntry(
+        trx,
+        {
+          orgId: org.orgId,
+          kind: 'adjustment',
+          amountCents: 1200,
+          reason: 'seed',
+          idempotencyKey: `seed:${org.orgId}`,
+        },
+        Date.now(),
+      ),
+    );
     await saveCard(org, '4242 4242 4242 4242');
     const en = await call(h.control.url, 'POST', '/v1/billing/auto-reload', {
       token: org.key,

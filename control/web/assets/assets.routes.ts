@@ -1,0 +1,16 @@
+/** Static assets under /assets/: content-hashed names, so they are cached for a year and never go stale. */
+import { createHash } from 'node:crypto';
+import { newWebRouter } from '../web-env.js';
+import { STYLE_CSS } from './style.js';
+
+const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 12);
+
+export const STYLE_HREF = `/assets/style.${hash(STYLE_CSS)}.css`;
+
+export const assetsRoutes = newWebRouter();
+
+assetsRoutes.get(STYLE_HREF, (c) => {
+  c.header('content-type', 'text/css; charset=utf-8');
+  c.header('cache-control', 'public, max-age=31536000, immutable');
+  return c.body(STYLE_CSS);
+});

@@ -1,0 +1,149 @@
+/**
+ * Sign-in by email code (the same OTP flow and limits as POST /v1/auth/login/*) and sign-out.
+ * The code never appears in a URL: every step is a POST with the CSRF token.
+ */
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { takeAbuseLimit } from '../../auth/abuse-limits.js';
+import { clientIp } from '../../lib/client-ip.js';
+import { SvcError } from '../../lib/errors.js';
+import { endSession, requestLoginCode, verifyLoginCode } from '../../sessions/sessions.service.js';
+import { csrfField } from '../csrf.js';
+import { renderPage, type PageOptions } from '../layout.js';
+import { formString } from '../form.js';
+import { newWebRouter, type WebEnv } from '../web-env.js';
+import { clearSessionCookie, safeNext, setSessionCookie } from '../web-session.js';
+
+export const loginRoutes = newWebRouter();
+
+const Email = z.string().trim().toLowerCase().email().max(254);
+const Code = z
+  .string()
+  .trim()
+  .regex(/^\d{6}$/);
+
+function EmailForm(props: { c: Context<WebEnv>; next: string; email?: string; error?: string }) {
+  return (
+    <>
+      {props.error ? (
+        <p class="notice error" role="alert">
+          {props.error}
+        </p>
+      ) : null}
+      <p>Enter your email. We send you a 6-digit code; no password needed. A new email gets a new account.</p>
+      <form class="stack" method="post" action="/login">
+        {csrfField(props.c)}
+        <input type="hidden" name="next" value={props.next} />
+        <label>
+          Email
+          <input type="email" name="email" autocomplete="email" required value={props.email ?? ''} />
+        </label>
+        <div>
+          <button type="submit">Send code</button>
+        </div>
+      </form>
+    </>
+  );
+}
+
+function CodeForm(props: { c: Context<WebEnv>; next: string; email: string; error?: string }) {
+  return (
+    <>
+      {props.error ? (
+        <p class="notice error" role="alert">
+          {props.error}
+        </p>
+      ) : (
+        <p class="notice" role="status">
+          If {props.email} can receive mail, a 6-digit code valid for 10 minutes is on its way.
+        </p>
+      )}
+      <form class="stack" method="post" action="/login/verify">
+        {csrfField(props.c)}
+        <input type="hidden" name="next" value={props.next} />
+        <input type="hidden" name="email" value={props.email} />
+        <label>
+          Code from the email
+          <input
+            name="code"
+            inputmode="numeric"
+            autocomplete="one-time-code"
+            pattern="[0-9]{6}"
+            maxlength={6}
+            required
+          />
+        </label>
+        <div>
+          <button type="submit">Sign in</button>
+        </div>
+      </form>
+      <p>
+        <a href={`/login?next=${encodeURIComponent(props.next)}`}>Use another email or send a new code</a>
+      </p>
+    </>
+  );
+}
+
+const signInPage = (status: PageOptions['status'] = 200): PageOptions => ({ title: 'Sign in', status });
+
+loginRoutes.get('/login', (c) => {
+  const next = safeNext(c.req.query('next'));
+  if (c.get('webSession')) return c.redirect(next, 303);
+  return renderPage(c, signInPage(), <EmailForm c={c} next={next} />);
+});
+
+loginRoutes.post('/login', async (c) => {
+  const ctx = c.get('ctx');
+  const next = safeNext(await formString(c, 'next'));
+  const raw = (await formString(c, 'email')) ?? '';
+  const email = Email.safeParse(raw);
+  if (!email.success)
+    return renderPage(c, signInPage(400), <EmailForm c={c} next={next} email={raw} error="Enter a valid email." />);
+  try {
+    takeAbuseLimit(ctx, 'loginIp', clientIp(c));
+    takeAbuseLimit(ctx, 'loginEmail', email.data);
+  } catch (e) {
+    if (!(e instanceof SvcError)) throw e;
+    c.header('retry-after', String(e.retryAfter ?? 60));
+    return renderPage(c, signInPage(429), <EmailForm c={c} next={next} email={email.data} error={e.detail} />);
+  }
+  await requestLoginCode(ctx, email.data);
+  return renderPage(c, { title: 'Check your email' }, <CodeForm c={c} next={next} email={email.data} />);
+});
+
+loginRoutes.post('/login/verify', async (c) => {
+  const ctx = c.get('ctx');
+  const next = safeNext(await formString(c, 'next'));
+  const email = Email.safeParse((await formString(c, 'email')) ?? '');
+  if (!email.success)
+    return renderPage(c, signInPage(400), <EmailForm c={c} next={next} error="Enter a valid email." />);
+  const code = Code.safeParse((await formString(c, 'code')) ?? '');
+  const again = (error: string, status: PageOptions['status']) =>
+    renderPage(
+      c,
+      { title: 'Check your email', status },
+      <CodeForm c={c} next={next} email={email.data} error={error} />,
+    );
+  if (!code.success) return again('The code is the 6 digits from the email.', 400);
+  try {
+    const login = await verifyLoginCode(ctx, email.data, code.data);
+    setSessionCookie(c, login.session_token);
+  } catch (e) {
+    if (e instanceof SvcError && e.code === 'invalid_code') return again('That code is wrong or expired.', 400);
+    if (e instanceof SvcError && e.code === 'too_many_attempts')
+      return renderPage(
+        c,
+        signInPage(429),
+        <EmailForm c={c} next={next} email={email.data} error="Too many wrong codes: send a new code." />,
+      );
+    throw e;
+  }
+  return c.redirect(next, 303);
+});
+
+loginRoutes.post('/logout', async (c) => {
+  const session = c.get('webSession');
+  if (session?.principal.sessionId) await endSession(c.get('ctx'), session.principal.sessionId);
+  clearSessionCookie(c);
+  return c.redirect('/', 303);
+});

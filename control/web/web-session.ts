@@ -1,0 +1,85 @@
+/**
+ * Cookie sessions for the web pages. The cookie carries a normal `sess_…` token (stored hashed in `sessions`,
+ * exactly like the REST login); `loadWebSession` resolves it once per request. Page owners use
+ * `requireWebSession(c)` (principal, or a redirect to /login?next=…) and `safeNext` for any post-login target.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { principalFromToken, type Principal } from '../auth/principal.js';
+import { isSessionTokenFormat } from '../keys/key-format.js';
+import { SESSION_TTL_MS } from '../sessions/sessions.service.js';
+import { clearCookie, readCookie, writeCookie } from './cookies.js';
+import type { WebEnv, WebSession } from './web-env.js';
+
+export function loadWebSession(): MiddlewareHandler<WebEnv> {
+  return async (c, next) => {
+    const token = readCookie(c, 'session');
+    if (token !== undefined) {
+      const session = isSessionTokenFormat(token) ? await resolve(c, token) : undefined;
+      if (session) c.set('webSession', session);
+      else clearCookie(c, 'session');
+    }
+    await next();
+  };
+}
+
+async function resolve(c: Context<WebEnv>, token: string): Promise<WebSession | undefined> {
+  const ctx = c.get('ctx');
+  let principal: Principal;
+  try {
+    principal = await principalFromToken(ctx, token);
+  } catch {
+    return undefined; // ended, expired or suspended: the person simply is not signed in
+  }
+  const who = await ctx.db
+    .selectFrom('users')
+    .innerJoin('orgs', 'orgs.id', 'users.org_id')
+    .select(['users.email', 'orgs.name'])
+    .where('users.id', '=', principal.userId!)
+    .executeTakeFirst();
+  return who ? { principal, email: who.email, orgName: who.name } : undefined;
+}
+
+/** Starts the cookie session after a successful code login. */
+export function setSessionCookie(c: Context<WebEnv>, sessionToken: string): void {
+  writeCookie(c, 'session', sessionToken, Math.floor(SESSION_TTL_MS / 1000));
+}
+
+export function clearSessionCookie(c: Context<WebEnv>): void {
+  clearCookie(c, 'session');
+}
+
+/**
+ * The signed-in session's principal (full scopes, `kind: 'session'`), or, when nobody is signed in, a 303 to
+ * `/login?next=<this page>` (for a GET; other methods come back to `fallbackNext`). Call it first in a handler.
+ */
+export function requireWebSession(c: Context<WebEnv>, fallbackNext = '/dashboard'): Principal {
+  const session = c.get('webSession');
+  if (session) return session.principal;
+  const url = new URL(c.req.url);
+  const next = c.req.method === 'GET' ? url.pathname + url.search : safeNext(fallbackNext);
+  throw new HTTPException(303, { res: c.redirect(`/login?next=${encodeURIComponent(next)}`, 303) });
+}
+
+/** The signed-in person (email, org name and principal), if any: for pages that show more when signed in. */
+export function currentWebSession(c: Context<WebEnv>): WebSession | undefined {
+  return c.get('webSession');
+}
+
+/**
+ * A post-login target that can only be a path on this site: `/…` but not `//host`, `/\host`, a scheme, or
+ * control characters. Anything else becomes `/dashboard`.
+ */
+export function safeNext(next: string | undefined | null): string {
+  const fallback = '/dashboard';
+  if (!next || next.length > 2000 || !next.startsWith('/') || /[\\\u0000-\u001f\u007f]/.test(next)) return fallback;
+  if (next.startsWith('//')) return fallback;
+  const base = 'http://svc.invalid';
+  let url: URL;
+  try {
+    url = new URL(next, base);
+  } catch {
+    return fallback;
+  }
+  return url.origin === base ? url.pathname + url.search + url.hash : fallback;
+}
