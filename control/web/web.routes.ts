@@ -8,13 +8,14 @@ import { webOnError } from './error-page.js';
 import { dashboardRoutes } from './pages/dashboard.js';
 import { homeRoutes } from './pages/home.js';
 import { loginRoutes } from './pages/login.js';
+import { oauthAuthorizeRoutes } from './oauth-authorize.js';
 import { securityHeaders } from './security-headers.js';
 import type { MiddlewareHandler } from 'hono';
 import { newWebRouter, type WebEnv } from './web-env.js';
 import { loadWebSession } from './web-session.js';
 
 /** Page routers, in mount order. Feature owners add theirs here (e.g. the CLI login confirm, OAuth consent). */
-const PAGES = [homeRoutes, loginRoutes, dashboardRoutes];
+const PAGES = [homeRoutes, loginRoutes, dashboardRoutes, oauthAuthorizeRoutes];
 
 /** Paths that belong to the REST API and probes, not to pages: page middleware never touches them. */
 function isApiPath(path: string): boolean {
