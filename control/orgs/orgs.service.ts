@@ -202,69 +202,88 @@ export async function verifyEmail(ctx: AppContext, token: string): Promise<Verif
     if (!v || v.consumed_at !== null || v.expires_at <= now)
       throw new SvcError('invalid_token', 'Verification token is wrong, used or expired');
     await trx.updateTable('email_verifications').set({ consumed_at: now }).where('id', '=', v.id).execute();
-    let userId = v.user_id;
-    if (userId === null) {
-      const taken = await trx.selectFrom('users').select('id').where('email', '=', v.email).executeTakeFirst();
-      if (taken) throw new SvcError('conflict', 'This email belongs to another account');
-      userId = newId('usr', now);
-      await trx
-        .insertInto('users')
-        .values({
-          id: userId,
-          org_id: v.org_id,
-          email: v.email,
-          name: null,
-          role: 'owner',
-          email_verified_at: now,
-          created_at: now,
-          last_login_at: null,
-        })
-        .execute();
-    } else {
-      await trx.updateTable('users').set({ email_verified_at: now }).where('id', '=', userId).execute();
-    }
-    await trx.updateTable('orgs').set({ email: v.email, email_verified_at: now }).where('id', '=', v.org_id).execute();
-
-    let released = 0;
-    const pending = await trx
-      .selectFrom('ledger_entries')
-      .selectAll()
-      .where('org_id', '=', v.org_id)
-      .where('kind', '=', 'signup_credit')
-      .where('status', '=', 'pending')
-      .execute();
-    for (const p of pending) {
-      const r = await releasePending(trx, p, 'email verified', now);
-      if (r.applied) released += p.amount_cents;
-    }
-
-    const elevated: string[] = [];
-    const keys = await trx
-      .selectFrom('api_keys')
-      .select(['id', 'scopes'])
-      .where('org_id', '=', v.org_id)
-      .where('origin', '=', 'register')
-      .where('revoked_at', 'is', null)
-      .execute();
-    for (const k of keys) {
-      const scopes = new Set(parseScopes(k.scopes));
-      const before = scopes.size;
-      for (const s of VERIFIED_EXTRA_SCOPES) scopes.add(s);
-      if (scopes.size === before) continue;
-      await trx
-        .updateTable('api_keys')
-        .set({ scopes: formatScopes(scopes), updated_at: now })
-        .where('id', '=', k.id)
-        .execute();
-      await recordChange(trx, 'key', k.id, now);
-      elevated.push(k.id);
-    }
+    const applied = await applyEmailVerification(trx, { orgId: v.org_id, userId: v.user_id, email: v.email }, now);
     return {
       verified: true as const,
       org_id: v.org_id,
       email: v.email,
-      released_credit_cents: released,
-      elevated_key_ids: elevated,
+      released_credit_cents: applied.releasedCents,
+      elevated_key_ids: applied.elevatedKeyIds,
     };
   });
+}
+
+/**
+ * What a proven email does to its org, whichever way it was proven (the emailed token, or the login code on the
+ * OAuth authorization page): the owner user exists and is verified, withheld signup credit is released, and the
+ * org's registered keys gain billing:write and provider:write (the same keys; no second one). Runs in the caller's
+ * transaction; `conflict` when the email already belongs to another account.
+ */
+export async function applyEmailVerification(
+  trx: Db,
+  input: { orgId: string; userId: string | null; email: string },
+  now: number,
+): Promise<{ userId: string; releasedCents: number; elevatedKeyIds: string[] }> {
+  let userId = input.userId;
+  if (userId === null) {
+    const taken = await trx.selectFrom('users').select('id').where('email', '=', input.email).executeTakeFirst();
+    if (taken) throw new SvcError('conflict', 'This email belongs to another account');
+    userId = newId('usr', now);
+    await trx
+      .insertInto('users')
+      .values({
+        id: userId,
+        org_id: input.orgId,
+        email: input.email,
+        name: null,
+        role: 'owner',
+        email_verified_at: now,
+        created_at: now,
+        last_login_at: null,
+      })
+      .execute();
+  } else {
+    await trx.updateTable('users').set({ email_verified_at: now }).where('id', '=', userId).execute();
+  }
+  await trx
+    .updateTable('orgs')
+    .set({ email: input.email, email_verified_at: now })
+    .where('id', '=', input.orgId)
+    .execute();
+
+  let released = 0;
+  const pending = await trx
+    .selectFrom('ledger_entries')
+    .selectAll()
+    .where('org_id', '=', input.orgId)
+    .where('kind', '=', 'signup_credit')
+    .where('status', '=', 'pending')
+    .execute();
+  for (const p of pending) {
+    const r = await releasePending(trx, p, 'email verified', now);
+    if (r.applied) released += p.amount_cents;
+  }
+
+  const elevated: string[] = [];
+  const keys = await trx
+    .selectFrom('api_keys')
+    .select(['id', 'scopes'])
+    .where('org_id', '=', input.orgId)
+    .where('origin', '=', 'register')
+    .where('revoked_at', 'is', null)
+    .execute();
+  for (const k of keys) {
+    const scopes = new Set(parseScopes(k.scopes));
+    const before = scopes.size;
+    for (const s of VERIFIED_EXTRA_SCOPES) scopes.add(s);
+    if (scopes.size === before) continue;
+    await trx
+      .updateTable('api_keys')
+      .set({ scopes: formatScopes(scopes), updated_at: now })
+      .where('id', '=', k.id)
+      .execute();
+    await recordChange(trx, 'key', k.id, now);
+    elevated.push(k.id);
+  }
+  return { userId, releasedCents: released, elevatedKeyIds: elevated };
 }
