@@ -468,6 +468,7 @@ export interface Database {
   oauth_grants: OAuthGrantsTable;
   oauth_codes: OAuthCodesTable;
   oauth_tokens: OAuthTokensTable;
+  oauth_step_ups: OAuthStepUpsTable;
   mcp_sessions: McpSessionsTable;
 }
 
@@ -551,6 +552,20 @@ export interface McpSessionsTable {
   last_used_at: Ms;
   /** last_used_at + 30 days; swept by the MCP process. */
   expires_at: Ms;
+}
+
+/**
+ * A one-time link from an MCP client's insufficient_scope answer to the registered key it holds, so the person's
+ * approval can elevate that same key (control/oauth/step-up.ts).
+ */
+export interface OAuthStepUpsTable {
+  handle_hash: string;
+  key_id: string;
+  /** The key's plaintext, AES-256-GCM under the secret key; moves to the grant on approval. */
+  key_secret: string;
+  created_at: Ms;
+  expires_at: Ms;
+  consumed_at: Ms | null;
 }
 
 export type Row<T extends keyof Database> = Selectable<Database[T]>;

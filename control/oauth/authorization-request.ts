@@ -10,6 +10,7 @@ import { redirectUriMatches } from './redirect-uri.js';
 import { isS256Challenge } from './pkce.js';
 import { REQUESTABLE_SCOPES, mcpResourceOf, sameResource } from './oauth-settings.js';
 import type { OAuthClient } from './oauth-client.js';
+import { findStepUp, isStepUpScope, type StepUp } from './step-up.js';
 
 export interface AuthorizationRequest {
   client: OAuthClient;
@@ -18,6 +19,8 @@ export interface AuthorizationRequest {
   codeChallenge: string;
   resource: string;
   scope: string;
+  /** Set when the scope carries a valid step-up handle: approval may elevate that registered key. */
+  stepUp: StepUp | undefined;
 }
 
 /** A fault to show the person: the client or its redirect URI cannot be trusted with a redirect. */
@@ -107,8 +110,16 @@ export async function parseAuthorizationRequest(
     fail('invalid_target', `Tokens are issued for the MCP resource ${mcpResource} only`);
 
   const scopes = (params.scope ?? '').split(' ').filter(Boolean);
-  const unknown = scopes.find((s) => !REQUESTABLE_SCOPES.includes(s));
+  const unknown = scopes.find((s) => !REQUESTABLE_SCOPES.includes(s) && !isStepUpScope(s));
   if (unknown) fail('invalid_scope', `Unknown scope: ${unknown.slice(0, 50)}`);
 
-  return { client, redirectUri, state, codeChallenge: challenge!, resource: mcpResource, scope: scopes.join(' ') };
+  return {
+    client,
+    redirectUri,
+    state,
+    codeChallenge: challenge!,
+    resource: mcpResource,
+    scope: scopes.filter((s) => !isStepUpScope(s)).join(' '),
+    stepUp: await findStepUp(ctx.db, scopes, ctx.clock.now()),
+  };
 }

@@ -9,6 +9,7 @@ import { newId } from '../lib/ids.js';
 import { OAuthError } from './oauth-error.js';
 import { redirectUriProblem } from './redirect-uri.js';
 import { REQUESTABLE_SCOPES } from './oauth-settings.js';
+import { isStepUpScope } from './step-up.js';
 
 const RegistrationRequest = z
   .object({
@@ -64,7 +65,7 @@ export async function registerClient(
   const responseTypes = req.response_types ?? ['code'];
   if (responseTypes.some((r) => r !== 'code'))
     throw new OAuthError('invalid_client_metadata', 'response_types: only "code" is supported');
-  const badScope = req.scope?.split(' ').find((s) => s && !REQUESTABLE_SCOPES.includes(s));
+  const badScope = req.scope?.split(' ').find((s) => s && !REQUESTABLE_SCOPES.includes(s) && !isStepUpScope(s));
   if (badScope) throw new OAuthError('invalid_client_metadata', `scope: unknown scope ${badScope.slice(0, 50)}`);
 
   const now = ctx.clock.now();

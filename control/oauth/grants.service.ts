@@ -12,6 +12,9 @@ import { insertKey, revokeKey } from '../keys/keys.service.js';
 import { CODE_TTL_MS } from './oauth-settings.js';
 import { mintAuthorizationCode } from './token-format.js';
 import { redirectWith, type AuthorizationRequest } from './authorization-request.js';
+import { consumeStepUp } from './step-up.js';
+import { SvcError } from '../lib/errors.js';
+import { applyEmailVerification } from '../orgs/orgs.service.js';
 
 export interface Approver {
   orgId: string;
@@ -23,6 +26,50 @@ function keyName(req: AuthorizationRequest): string {
   return `OAuth: ${label}`.slice(0, 64);
 }
 
+interface GrantRow {
+  orgId: string;
+  userId: string;
+  keyId: string;
+  keyMinted: 0 | 1;
+  keySecret: string;
+}
+
+/** Writes the grant and its one-time code; returns the code's plaintext. */
+async function _grantWithCode(db: Db, req: AuthorizationRequest, g: GrantRow, now: number): Promise<string> {
+  const code = mintAuthorizationCode();
+  const grantId = newId('ogr', now);
+  await db
+    .insertInto('oauth_grants')
+    .values({
+      id: grantId,
+      client_id: req.client.clientId,
+      org_id: g.orgId,
+      user_id: g.userId,
+      key_id: g.keyId,
+      key_minted: g.keyMinted,
+      key_secret: g.keySecret,
+      resource: req.resource,
+      scope: formatScopes(ALL_SCOPES),
+      created_at: now,
+      revoked_at: null,
+      revoked_reason: null,
+    })
+    .execute();
+  await db
+    .insertInto('oauth_codes')
+    .values({
+      code_hash: code.hash,
+      grant_id: grantId,
+      redirect_uri: req.redirectUri,
+      code_challenge: req.codeChallenge,
+      created_at: now,
+      expires_at: now + CODE_TTL_MS,
+      consumed_at: null,
+    })
+    .execute();
+  return code.plaintext;
+}
+
 /** Records the approval and answers with the client's redirect carrying a one-time code. */
 export async function approveAuthorization(
   ctx: Pick<AppContext, 'db' | 'clock' | 'secretKey'>,
@@ -31,8 +78,7 @@ export async function approveAuthorization(
   issuer: string,
 ): Promise<string> {
   const now = ctx.clock.now();
-  const code = mintAuthorizationCode();
-  await ctx.db.transaction().execute(async (trx) => {
+  const code = await ctx.db.transaction().execute(async (trx) => {
     const { row: key, plaintext } = await insertKey(
       trx,
       {
@@ -44,38 +90,47 @@ export async function approveAuthorization(
       },
       now,
     );
-    const grantId = newId('ogr', now);
-    await trx
-      .insertInto('oauth_grants')
-      .values({
-        id: grantId,
-        client_id: req.client.clientId,
-        org_id: approver.orgId,
-        user_id: approver.userId,
-        key_id: key.id,
-        key_minted: 1,
-        key_secret: encryptSecret(ctx.secretKey, plaintext),
-        resource: req.resource,
-        scope: formatScopes(ALL_SCOPES),
-        created_at: now,
-        revoked_at: null,
-        revoked_reason: null,
-      })
-      .execute();
-    await trx
-      .insertInto('oauth_codes')
-      .values({
-        code_hash: code.hash,
-        grant_id: grantId,
-        redirect_uri: req.redirectUri,
-        code_challenge: req.codeChallenge,
-        created_at: now,
-        expires_at: now + CODE_TTL_MS,
-        consumed_at: null,
-      })
-      .execute();
+    return _grantWithCode(
+      trx,
+      req,
+      {
+        orgId: approver.orgId,
+        userId: approver.userId,
+        keyId: key.id,
+        keyMinted: 1,
+        keySecret: encryptSecret(ctx.secretKey, plaintext),
+      },
+      now,
+    );
   });
-  return redirectWith(req.redirectUri, { code: code.plaintext }, req.state, issuer);
+  return redirectWith(req.redirectUri, { code }, req.state, issuer);
+}
+
+/**
+ * Approval of a step-up request by a person who just proved `email` with a login code: the email is verified for
+ * the registered key's org (the same function as POST /v1/auth/verify-email: owner user, withheld credit, the org's
+ * registered keys elevated), and the grant acts as that same key. `conflict` when the email has another account.
+ */
+export async function elevateAndApprove(
+  ctx: Pick<AppContext, 'db' | 'clock'>,
+  req: AuthorizationRequest & { stepUp: NonNullable<AuthorizationRequest['stepUp']> },
+  email: string,
+  issuer: string,
+): Promise<string> {
+  const now = ctx.clock.now();
+  const { stepUp } = req;
+  const code = await ctx.db.transaction().execute(async (trx) => {
+    if (!(await consumeStepUp(trx, stepUp.handleHash, now)))
+      throw new SvcError('invalid_state', 'This upgrade request was already used: connect the application again');
+    const verified = await applyEmailVerification(trx, { orgId: stepUp.orgId, userId: null, email }, now);
+    return _grantWithCode(
+      trx,
+      req,
+      { orgId: stepUp.orgId, userId: verified.userId, keyId: stepUp.keyId, keyMinted: 0, keySecret: stepUp.keySecret },
+      now,
+    );
+  });
+  return redirectWith(req.redirectUri, { code }, req.state, issuer);
 }
 
 export function denyAuthorization(req: AuthorizationRequest, issuer: string): string {

@@ -1,6 +1,7 @@
 /**
  * OAuth 2.1 authorization server (control/oauth): clients (registered or Client ID Metadata Documents, cached),
- * grants (one approval; the refresh-token family), codes and tokens. Codes and tokens are stored as sha256 only.
+ * grants (one approval; the refresh-token family), codes, tokens, and step-up handles that let an approval elevate
+ * a registered key. Codes, tokens and handles are stored as sha256 only.
  */
 import { sql, type Kysely } from 'kysely';
 
@@ -48,6 +49,14 @@ const STATEMENTS = [
     revoked_at INTEGER
   )`,
   `CREATE INDEX oauth_tokens_grant ON oauth_tokens(grant_id)`,
+  `CREATE TABLE oauth_step_ups (
+    handle_hash TEXT PRIMARY KEY,
+    key_id TEXT NOT NULL REFERENCES api_keys(id),
+    key_secret TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    consumed_at INTEGER
+  )`,
 ];
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -55,6 +64,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['oauth_tokens', 'oauth_codes', 'oauth_grants', 'oauth_clients'])
+  for (const t of ['oauth_step_ups', 'oauth_tokens', 'oauth_codes', 'oauth_grants', 'oauth_clients'])
     await sql.raw(`DROP TABLE IF EXISTS ${t}`).execute(db);
 }
