@@ -25,7 +25,14 @@ import { renderPage } from './layout.js';
 import { allowFormRedirectTo } from './security-headers.js';
 import { newWebRouter, type WebEnv } from './web-env.js';
 import { requireWebSession } from './web-session.js';
-import { AUTHORIZE_PARAMS, RequestFields, StepUpCodeForm, StepUpEmailForm, authorizeUrl } from './oauth-step-up.js';
+import {
+  AUTHORIZE_PARAMS,
+  DecisionButtons,
+  RequestFields,
+  StepUpCodeForm,
+  StepUpEmailForm,
+  authorizeUrl,
+} from './oauth-step-up.js';
 
 export const oauthAuthorizeRoutes = newWebRouter();
 
@@ -103,14 +110,7 @@ function Consent(props: { c: Context<WebEnv>; req: AuthorizationRequest; params:
       <form class="stack" method="post" action="/oauth/authorize">
         {csrfField(c)}
         <RequestFields params={props.params} />
-        <div class="actions">
-          <button type="submit" name="decision" value="approve">
-            Approve
-          </button>{' '}
-          <button type="submit" name="decision" value="deny" class="secondary">
-            Deny
-          </button>
-        </div>
+        <DecisionButtons approve="Approve" />
       </form>
     </>
   );

@@ -19,6 +19,28 @@ export const AUTHORIZE_PARAMS = [
   'scope',
 ] as const;
 
+/** The one submit pair of every consent form: `decision=approve` or `decision=deny`. */
+export function DecisionButtons(props: { approve: string }) {
+  return (
+    <div class="actions">
+      <button type="submit" name="decision" value="approve">
+        {props.approve}
+      </button>{' '}
+      <button type="submit" name="decision" value="deny" class="secondary">
+        Deny
+      </button>
+    </div>
+  );
+}
+
+function ErrorNotice(props: { error: string | undefined }) {
+  return props.error ? (
+    <p class="notice error" role="alert">
+      {props.error}
+    </p>
+  ) : null;
+}
+
 /** The GET address of this authorization request (for a sign-in that comes back to it). */
 export function authorizeUrl(params: RequestParams): string {
   const q = new URLSearchParams();
@@ -60,11 +82,7 @@ export function StepUpEmailForm(props: {
 }) {
   return (
     <>
-      {props.error ? (
-        <p class="notice error" role="alert">
-          {props.error}
-        </p>
-      ) : null}
+      <ErrorNotice error={props.error} />
       <Intro req={props.req} />
       <form class="stack" method="post" action="/oauth/authorize/email">
         {csrfField(props.c)}
@@ -113,14 +131,7 @@ export function StepUpCodeForm(props: {
           Code from the email
           <input name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength={6} />
         </label>
-        <div class="actions">
-          <button type="submit" name="decision" value="approve">
-            Verify and approve
-          </button>{' '}
-          <button type="submit" name="decision" value="deny" class="secondary">
-            Deny
-          </button>
-        </div>
+        <DecisionButtons approve="Verify and approve" />
       </form>
     </>
   );
