@@ -87,7 +87,8 @@ function Consent(props: { c: Context<WebEnv>; req: AuthorizationRequest; params:
     <>
       <p>
         <strong>{name}</strong> <span class="muted">(name given by the application, not verified by svc)</span> asks to
-        use svc as <strong>{session.orgName}</strong> ({session.email}) through MCP.
+        use svc as <strong>{session.orgName}</strong>
+        {session.orgName === session.email ? '' : ` (${session.email})`} through MCP.
       </p>
       <dl>
         <dt>Client</dt>
