@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { migrateToLatest } from '../control/db/migrate.js';
+import { migrateToLatest } from '../core/db/migrate.js';
 import { openTestDb, seedOrg, grantCredits, seedListing } from '../test/helpers/db.js';
 import { startPinned, type Pinned } from './procs.js';
 

@@ -2,10 +2,10 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import type { AppContext } from './context.js';
-import { SvcError } from './lib/errors.js';
-import { newId } from './lib/ids.js';
+import { SvcError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
 import { onError, problemResponse, type AppEnv } from './lib/http.js';
-import { authenticate } from './auth/principal.js';
+import { authenticate } from './auth/rest-auth.js';
 import { identityRoutes } from './orgs/identity.routes.js';
 import { keysRoutes } from './keys/keys.routes.js';
 import { catalogRoutes } from './catalog/catalog.routes.js';

@@ -1,14 +1,18 @@
-/** What every control-plane handler and domain service gets: config, database, clock, mailer, logger. */
+/**
+ * What every control-plane handler and domain service gets: config, database, clock, mailer, payments, rate
+ * limiters, public URLs. `createAppContext(config)` is the one way to build it: the control process, the operator
+ * CLI, the MCP process and in-process tests all call it, and `close()` releases what it opened.
+ */
 import type Sqlite from 'better-sqlite3';
-import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import type { Config } from './config.js';
-import type { Db } from './db/database.js';
-import type { Clock } from './lib/clock.js';
-import type { Logger } from './lib/log.js';
-import type { Mailer } from './email/mailer.js';
-import type { PaymentsBackend } from './billing/payments.js';
+import type { Config } from '../core/config.js';
+import { openDatabase, type Db } from '../core/db/database.js';
+import { migrateToLatest } from '../core/db/migrate.js';
+import { offsetClock, type Clock } from '../core/clock.js';
+import { createLogger, type Logger } from '../core/log.js';
+import { loadSecretKey } from '../core/secret-key.js';
+import { createMailer, type Mailer } from './email/mailer.js';
+import { createPaymentsBackend, type PaymentsBackend } from './billing/payments.js';
+import { createRateLimiters, type RateLimiters } from './lib/rate-limit.js';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -20,22 +24,43 @@ export interface AppContext {
   /** 32-byte key for upstream secrets at rest (AES-256-GCM). */
   secretKey: Buffer;
   payments: PaymentsBackend;
+  limiters: RateLimiters;
+  /** Public origins of the control plane, gateway and MCP server (links in mail, pages and responses). */
+  urls: Readonly<Config['urls']>;
+  /** Closes the database; the caller stops its servers and jobs first. */
+  close(): Promise<void>;
 }
 
-/** SVC_SECRET_KEY, else a key generated once into the data dir (mode 0600). */
-export function loadSecretKey(config: Readonly<Config>): Buffer {
-  if (config.secretKeyHex) return Buffer.from(config.secretKeyHex, 'hex');
-  const file = join(config.dataDir, 'secret.key');
-  if (!existsSync(file)) {
-    mkdirSync(config.dataDir, { recursive: true });
-    try {
-      writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
-    } catch (e) {
-      // Another process created it first: use theirs.
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
+export interface AppContextOptions {
+  /** Logger name (`control`, `admin`, `mcp`, ...). */
+  process?: string;
+  /** Defaults to the system clock, or SVC_CLOCK_OFFSET_FILE's offset clock in development. */
+  clock?: Clock;
+  log?: Logger;
+}
+
+/** Opens and migrates the database named by config and builds the rest around it. */
+export async function createAppContext(config: Readonly<Config>, opts: AppContextOptions = {}): Promise<AppContext> {
+  const handles = openDatabase(config.dbFile);
+  try {
+    await migrateToLatest(handles.db);
+  } catch (e) {
+    await handles.close();
+    throw e;
   }
-  const hex = readFileSync(file, 'utf8').trim();
-  if (!/^[0-9a-f]{64}$/i.test(hex)) throw new Error(`${file} is not a 64-hex-character key`);
-  return Buffer.from(hex, 'hex');
+  const clock = opts.clock ?? offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
+  const secretKey = loadSecretKey(config);
+  return {
+    config,
+    db: handles.db,
+    sqlite: handles.sqlite,
+    clock,
+    log: opts.log ?? createLogger(opts.process ?? 'control', config.logLevel),
+    mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, db: handles.db, clock }),
+    secretKey,
+    payments: createPaymentsBackend(config, secretKey),
+    limiters: createRateLimiters(config),
+    urls: config.urls,
+    close: () => handles.close(),
+  };
 }

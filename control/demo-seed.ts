@@ -4,8 +4,8 @@
  * only re-points base_url when SVC_DEMO_UPSTREAM_PORT changed.
  */
 import type { AppContext } from './context.js';
-import { recordChange } from './db/changes.js';
-import { newId } from './lib/ids.js';
+import { recordChange } from '../core/db/changes.js';
+import { newId } from '../core/ids.js';
 import { createApi, setCredentials } from './providers/apis.service.js';
 import { publishApi } from './providers/publish.service.js';
 import { setPricing } from './pricing/pricing.service.js';

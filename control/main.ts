@@ -1,35 +1,15 @@
 /** Control-plane process: migrate the shared SQLite file, serve REST on SVC_CONTROL_PORT, stop cleanly on signals. */
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import { loadConfigOrExit } from './config.js';
-import { openDatabase } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
+import { loadConfigOrExit } from '../core/config.js';
 import { createApp } from './app.js';
-import { createLogger } from './lib/log.js';
-import { offsetClock } from './lib/clock.js';
-import { createMailer } from './email/mailer.js';
-import { loadSecretKey, type AppContext } from './context.js';
-import { createPaymentsBackend } from './billing/payments.js';
+import { createAppContext } from './context.js';
 import { startBackgroundJobs } from './jobs.js';
 import { seedDemo } from './demo-seed.js';
 
 const config = loadConfigOrExit();
-const log = createLogger('control', config.logLevel);
-const handles = openDatabase(config.dbFile);
-await migrateToLatest(handles.db);
-const clock = offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
-
-const secretKey = loadSecretKey(config);
-const ctx: AppContext = {
-  config,
-  db: handles.db,
-  sqlite: handles.sqlite,
-  clock,
-  log,
-  mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, db: handles.db, clock }),
-  secretKey,
-  payments: createPaymentsBackend(config, secretKey),
-};
+const ctx = await createAppContext(config, { process: 'control' });
+const log = ctx.log;
 
 if (config.demo) await seedDemo(ctx);
 const app = createApp(ctx);
@@ -49,7 +29,7 @@ function shutdown(signal: string): void {
   log.info('stopping', { signal });
   stopJobs();
   server.close(() => {
-    void handles.close().then(() => process.exit(0));
+    void ctx.close().then(() => process.exit(0));
   });
   setTimeout(() => process.exit(0), 3000).unref();
 }

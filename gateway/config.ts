@@ -1,9 +1,9 @@
 /**
- * Gateway-only settings (SVC_GATEWAY_*), parsed with zod on top of the shared control/config.ts.
+ * Gateway-only settings (SVC_GATEWAY_*), parsed with zod on top of the shared core/config.ts.
  * Defaults suit one machine; every knob is documented in docs/gateway.md.
  */
 import { z } from 'zod';
-import { loadConfig, ConfigError, type Config } from '../control/config.js';
+import { loadConfig, ConfigError, type Config } from '../core/config.js';
 import { LOCK_RETRY_LIMIT_MS } from './no-wait.js';
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);

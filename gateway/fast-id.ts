@@ -1,10 +1,10 @@
 /**
- * Hot-path ids with the same shape as control/lib/ids.ts (`prefix_` + 10 chars of ms time + 14 chars), but
+ * Hot-path ids with the same shape as core/ids.ts (`prefix_` + 10 chars of ms time + 14 chars), but
  * without a getrandom syscall per id: 6 random chars drawn once per process, then an 8-char counter.
  * Unique per process by the counter, across processes by the random tag; still time-sortable.
  */
-import { randomString } from '../control/lib/ids.js';
-import type { IdPrefix } from '../control/lib/ids.js';
+import { randomString } from '../core/ids.js';
+import type { IdPrefix } from '../core/ids.js';
 
 const B32 = '0123456789abcdefghjkmnpqrstvwxyz';
 const TAG = randomString(6, B32);

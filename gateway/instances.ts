@@ -3,7 +3,7 @@
  * the unspent leases of holders that died (stale heartbeat, or a pid that no longer exists on this host).
  */
 import type Sqlite from 'better-sqlite3';
-import { newId } from '../control/lib/ids.js';
+import { newId } from '../core/ids.js';
 
 export class Instances {
   readonly id: string;

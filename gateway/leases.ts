@@ -5,7 +5,7 @@
  * another process, on shutdown, or (for a dead holder) when any process reaps it. Invariants: gateway/README.md.
  */
 import type Sqlite from 'better-sqlite3';
-import { newId } from '../control/lib/ids.js';
+import { newId } from '../core/ids.js';
 import type { KeyRecord } from './cache/key-cache.js';
 import { noWait, type NoWait } from './no-wait.js';
 

@@ -7,10 +7,10 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { orExit } from '../control/config.js';
-import { createLogger } from '../control/lib/log.js';
-import { openDatabase } from '../control/db/database.js';
-import { migrateToLatest } from '../control/db/migrate.js';
+import { orExit } from '../core/config.js';
+import { createLogger } from '../core/log.js';
+import { openDatabase } from '../core/db/database.js';
+import { migrateToLatest } from '../core/db/migrate.js';
 import { loadGatewayConfig, type GatewayConfig } from './config.js';
 import { PICKED_PORT_TAKEN_EXIT, runWorker } from './worker.js';
 

@@ -5,9 +5,9 @@
  */
 import { hash } from 'node:crypto';
 import type { Agent } from 'undici';
-import { SvcError, type ErrorCode } from '../control/lib/errors.js';
-import type { Clock } from '../control/lib/clock.js';
-import { utcDay } from '../control/lib/clock.js';
+import { SvcError, type ErrorCode } from '../core/errors.js';
+import type { Clock } from '../core/clock.js';
+import { utcDay } from '../core/clock.js';
 import type { GatewayConfig } from './config.js';
 import type { KeyCache, KeyRecord } from './cache/key-cache.js';
 import type { ListingCache } from './cache/listing-cache.js';

@@ -4,8 +4,9 @@
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
-import type { SvcError } from '../control/lib/errors.js';
-import { PROBLEM_CONTENT_TYPE, problemOf } from '../control/lib/problem.js';
+import type { SvcError } from '../core/errors.js';
+import { PROBLEM_CONTENT_TYPE, problemOf } from '../core/problem.js';
+import { restNextStep } from '../core/next-step.js';
 
 const STATUS_LINE: string[] = [];
 for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_LINE[Number(code)] = `${code} ${text ?? ''}`;
@@ -65,7 +66,7 @@ export class UwsSink implements ClientSink {
   problem(err: SvcError, requestId: string, headers: Headers): void {
     const h: Headers = [['content-type', PROBLEM_CONTENT_TYPE], ...headers];
     if (err.retryAfter !== undefined) h.push(['retry-after', String(err.retryAfter)]);
-    this.send(err.status, h, JSON.stringify(problemOf(err, requestId)));
+    this.send(err.status, h, JSON.stringify(problemOf(err, requestId, restNextStep)));
   }
 
   send(status: number, headers: Headers, body: Buffer | string): void {

@@ -4,7 +4,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as Uws from 'uWebSockets.js';
-import { SvcError } from '../control/lib/errors.js';
+import { SvcError } from '../core/errors.js';
 import { fastId } from './fast-id.js';
 import type { Pipeline, ProxyRequest } from './pipeline.js';
 import { UwsSink, type Headers } from './respond.js';

@@ -8,7 +8,7 @@
  */
 import type Sqlite from 'better-sqlite3';
 import { fastId } from './fast-id.js';
-import { splitPlatformFee } from '../control/ledger/platform-fee.js';
+import { splitPlatformFee } from '../core/platform-fee.js';
 import { LOCK_RETRY_LIMIT_MS, LOCK_RETRY_MS, isBusy, noWait, waitingForLock, type NoWait } from './no-wait.js';
 
 export interface SettleRecord {

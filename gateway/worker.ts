@@ -2,11 +2,11 @@
  * One gateway worker process: opens the DB, wires caches, leases, writer, change feed and timers around the
  * pipeline, listens, and on SIGTERM/SIGINT drains, flushes settles, returns its leases and exits 0.
  */
-import { openDatabase } from '../control/db/database.js';
-import { migrateToLatest } from '../control/db/migrate.js';
-import { loadSecretKey } from '../control/context.js';
-import { offsetClock, utcDay } from '../control/lib/clock.js';
-import { createLogger } from '../control/lib/log.js';
+import { openDatabase } from '../core/db/database.js';
+import { migrateToLatest } from '../core/db/migrate.js';
+import { loadSecretKey } from '../core/secret-key.js';
+import { offsetClock, utcDay } from '../core/clock.js';
+import { createLogger } from '../core/log.js';
 import type { GatewayConfig } from './config.js';
 import { KeyCache } from './cache/key-cache.js';
 import { ListingCache } from './cache/listing-cache.js';

@@ -5,11 +5,11 @@
 import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import { loadConfigOrExit } from '../control/config.js';
-import { createLogger } from '../control/lib/log.js';
-import { SvcError } from '../control/lib/errors.js';
-import { newId } from '../control/lib/ids.js';
-import { PROBLEM_CONTENT_TYPE, problemOf } from '../control/lib/problem.js';
+import { loadConfigOrExit } from '../core/config.js';
+import { createLogger } from '../core/log.js';
+import { SvcError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { PROBLEM_CONTENT_TYPE, problemOf } from '../core/problem.js';
 
 const config = loadConfigOrExit();
 const log = createLogger('mcp', config.logLevel);

@@ -8,9 +8,9 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { loadConfigOrExit } from '../control/config.js';
-import { openDatabase } from '../control/db/database.js';
-import { migrateToLatest } from '../control/db/migrate.js';
+import { loadConfigOrExit } from '../core/config.js';
+import { openDatabase } from '../core/db/database.js';
+import { migrateToLatest } from '../core/db/migrate.js';
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), '..');
 const config = loadConfigOrExit();

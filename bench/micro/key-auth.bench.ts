@@ -3,7 +3,7 @@
  * gateway/cache/key-cache.ts): SHA-256 of the key, LRU lookup, revoked/scope/org checks. Prints one JSON line.
  */
 import { hash } from 'node:crypto';
-import { openDatabase } from '../../control/db/database.js';
+import { openDatabase } from '../../core/db/database.js';
 import { microDb, importGateway } from './micro-db.js';
 
 export interface KeyAuthResult {

@@ -4,8 +4,8 @@
  * while the gateway's checkpoint thread (gateway/checkpointer.ts) runs WAL checkpoints. Prints one JSON line with the sustained rate.
  */
 import { statSync } from 'node:fs';
-import { openDatabase } from '../../control/db/database.js';
-import { utcDay } from '../../control/lib/clock.js';
+import { openDatabase } from '../../core/db/database.js';
+import { utcDay } from '../../core/clock.js';
 import { microDb, importGateway } from './micro-db.js';
 
 export interface LedgerResult {

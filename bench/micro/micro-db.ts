@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrateToLatest } from '../../control/db/migrate.js';
+import { migrateToLatest } from '../../core/db/migrate.js';
 import { openTestDb, seedOrg, grantCredits, seedListing, type SeededOrg } from '../../test/helpers/db.js';
 
 export interface MicroDb {

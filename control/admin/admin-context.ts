@@ -1,16 +1,13 @@
-/** What an operator command needs: config and a migrated handle on the marketplace's SQLite file. */
-import { loadConfigOrExit } from '../config.js';
-import { openDatabase, type DbHandles } from '../db/database.js';
-import { migrateToLatest } from '../db/migrate.js';
+/** What an operator command needs: the same AppContext as the control process, on the marketplace's SQLite file. */
+import { loadConfigOrExit } from '../../core/config.js';
+import { createAppContext, type AppContext } from '../context.js';
 
-export async function withAdminDb<T>(fn: (h: DbHandles, now: number) => Promise<T>): Promise<T> {
-  const config = loadConfigOrExit();
-  const h = openDatabase(config.dbFile);
+export async function withAdminContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
+  const ctx = await createAppContext(loadConfigOrExit(), { process: 'admin' });
   try {
-    await migrateToLatest(h.db);
-    return await fn(h, Date.now());
+    return await fn(ctx);
   } finally {
-    await h.close();
+    await ctx.close();
   }
 }
 

@@ -2,8 +2,8 @@
  * Bot-challenge verification for web signup (Turnstile-style `siteverify`): POST secret + response token,
  * expect JSON `{ success: boolean }`. Required in production; skipped in development when no token is sent.
  */
-import { SvcError } from '../lib/errors.js';
-import type { Config } from '../config.js';
+import { SvcError } from '../../core/errors.js';
+import type { Config } from '../../core/config.js';
 
 export async function verifyChallenge(
   config: Readonly<Config>,

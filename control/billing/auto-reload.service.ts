@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { BillingCtx, ChargeResult } from './payments.js';
-import type { Db, Row } from '../db/database.js';
+import type { Db, Row } from '../../core/db/database.js';
 import { failOpenPayment, newOpenPayment } from './billing.repo.js';
 import { creditPaidPayment } from './checkout.service.js';
 

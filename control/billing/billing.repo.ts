@@ -1,7 +1,7 @@
 /** Queries of the billing tables (billing_accounts, payments), taking `db` or a transaction. */
-import type { Db, Row } from '../db/database.js';
+import type { Db, Row } from '../../core/db/database.js';
 import type { ProcessorKind } from './payments.js';
-import { newId } from '../lib/ids.js';
+import { newId } from '../../core/ids.js';
 
 /** A new `open` payment row (not yet inserted): the one shape every payment starts from. */
 export function newOpenPayment(

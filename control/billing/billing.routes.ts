@@ -7,7 +7,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { requireAuth, requireScope } from '../auth/principal.js';
+import { requireAuth, requireScope } from '../auth/rest-auth.js';
 import { billingStatus, packsView } from './billing.views.js';
 import { iso, listPayments } from './billing.repo.js';
 import { startCheckout } from './checkout.service.js';
@@ -16,7 +16,7 @@ import { handleStripeWebhook } from './webhooks.service.js';
 import { connectOnboard, getConnectAccount, toConnectResource } from './connect.service.js';
 import { earningsSummary, toPayoutResource } from './payouts.service.js';
 import { testPagesRoutes } from './test-pages.routes.js';
-import type { Row } from '../db/database.js';
+import type { Row } from '../../core/db/database.js';
 
 export const billingRoutes = newRouter();
 

@@ -2,7 +2,7 @@
  * Read views shared by every surface (REST routes, MCP tools): the org's billing status and the pack list.
  * Explicit serialisers: no row leaves as-is (customer and payment-method ids stay inside).
  */
-import type { Config } from '../config.js';
+import type { Config } from '../../core/config.js';
 import { getBalance } from '../ledger/ledger.service.js';
 import { getAccount } from './billing.repo.js';
 import type { BillingCtx } from './payments.js';

@@ -3,8 +3,8 @@
  * saving a confirmed card, and the auto-reload switch. A card never lets the balance go negative (docs/billing.md).
  */
 import type { BillingCtx, CardInfo } from './payments.js';
-import type { Db, Row } from '../db/database.js';
-import { SvcError } from '../lib/errors.js';
+import type { Db, Row } from '../../core/db/database.js';
+import { SvcError } from '../../core/errors.js';
 import { ensureCustomer } from './checkout.service.js';
 import { newOpenPayment } from './billing.repo.js';
 

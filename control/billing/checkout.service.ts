@@ -3,10 +3,10 @@
  * becomes exactly one ledger entry (`purchase:{payment id}` or `auto_reload:{payment id}`), whoever reports it first.
  */
 import type { BillingCtx } from './payments.js';
-import type { CreditPack } from '../config.js';
-import type { Db, Row } from '../db/database.js';
-import { SvcError } from '../lib/errors.js';
-import { formatCents } from '../lib/money.js';
+import type { CreditPack } from '../../core/config.js';
+import type { Db, Row } from '../../core/db/database.js';
+import { SvcError } from '../../core/errors.js';
+import { formatCents } from '../../core/money.js';
 import { postEntry } from '../ledger/ledger.service.js';
 import { ensureAccount, newOpenPayment } from './billing.repo.js';
 

@@ -4,7 +4,7 @@
  * `account.updated` webhooks (Stripe) or the test onboarding page.
  */
 import type { BillingCtx } from './payments.js';
-import type { Db, Row } from '../db/database.js';
+import type { Db, Row } from '../../core/db/database.js';
 
 export async function getConnectAccount(db: Db, orgId: string): Promise<Row<'connect_accounts'> | undefined> {
   return db.selectFrom('connect_accounts').selectAll().where('org_id', '=', orgId).executeTakeFirst();

@@ -3,7 +3,7 @@
  * Back-ends only talk to the processor; every ledger and table write lives in the billing services.
  * `baseUrl` is the control plane's public origin (return pages, test-mode pages), resolved per request.
  */
-import type { Config } from '../config.js';
+import type { Config } from '../../core/config.js';
 import type { AppContext } from '../context.js';
 import { createStripeBackend } from './stripe-backend.js';
 import { createTestBackend } from './test-backend.js';

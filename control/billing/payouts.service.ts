@@ -6,9 +6,9 @@
  */
 import { sql } from 'kysely';
 import type { BillingCtx } from './payments.js';
-import type { Db, Row } from '../db/database.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
+import type { Db, Row } from '../../core/db/database.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
 
 /** A pending payout older than this is an interrupted run, not a concurrent one still waiting on its transfer. */
 const STALE_PENDING_MS = 10 * 60_000;

@@ -4,7 +4,7 @@
  * Webhooks are verified with `webhooks.constructEvent` and normalised into BillingEvents here.
  */
 import Stripe from 'stripe';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import type { BillingEvent, CardInfo, PaymentsBackend, VerifiedEvent } from './payments.js';
 
 export interface StripeBackendOptions {

@@ -4,8 +4,8 @@
  * Nothing leaves the machine; page links are capability URLs (random ids or HMAC-signed tokens).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { randomString } from '../lib/ids.js';
-import { SvcError } from '../lib/errors.js';
+import { randomString } from '../../core/ids.js';
+import { SvcError } from '../../core/errors.js';
 import type { PaymentsBackend } from './payments.js';
 
 /** Test cards, as Stripe's: 4242… succeeds, 4000…0002 is declined, 4000…0341 attaches but off-session charges fail. */

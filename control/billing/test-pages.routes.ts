@@ -5,7 +5,7 @@
  */
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
-import { formatCents } from '../lib/money.js';
+import { formatCents } from '../../core/money.js';
 import { findPayment, getAccount, listPayments } from './billing.repo.js';
 import { creditPaidPayment } from './checkout.service.js';
 import { removeCard, saveCard } from './cards.service.js';

@@ -4,7 +4,7 @@
  * order-independent (credits are keyed per payment, failures never downgrade a success, accounts are re-read).
  */
 import type { BillingCtx, BillingEvent, VerifiedEvent } from './payments.js';
-import type { Db } from '../db/database.js';
+import type { Db } from '../../core/db/database.js';
 import { failOpenPayment, findPayment } from './billing.repo.js';
 import { creditPaidPayment } from './checkout.service.js';
 import { saveCard } from './cards.service.js';

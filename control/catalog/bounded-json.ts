@@ -2,7 +2,7 @@
  * JSON.stringify with a character budget and depth cap. Dereferenced documents share objects, so a small hostile
  * document can expand exponentially when serialised; this stops at the budget instead of exhausting memory.
  */
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 
 const MAX_DEPTH = 40;
 

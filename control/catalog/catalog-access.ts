@@ -5,7 +5,7 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../lib/http.js';
 import type { Principal } from '../auth/principal.js';
-import { requireScope } from '../auth/principal.js';
+import { requireScope } from '../auth/rest-auth.js';
 
 export function catalogReader(c: Context<AppEnv>): Principal | undefined {
   return c.get('principal') ? requireScope(c, 'catalog:read') : undefined;

@@ -6,9 +6,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { PaginationQuery, pageOf } from '../lib/pagination.js';
-import { newId } from '../lib/ids.js';
-import { WindowLimiter } from '../lib/rate-limit.js';
-import { SvcError } from '../lib/errors.js';
+import { newId } from '../../core/ids.js';
+import { SvcError } from '../../core/errors.js';
 import { clientIp } from '../lib/client-ip.js';
 import { catalogReader } from './catalog-access.js';
 import { getVisibleListing } from './listings.repo.js';
@@ -273,7 +272,6 @@ const RequestBody = z
     notes: z.string().max(2000).optional(),
   })
   .strict();
-const requestLimiter = new WindowLimiter(10, 60_000);
 
 catalogRoutes.openapi(
   createRoute({
@@ -288,8 +286,7 @@ catalogRoutes.openapi(
     const ctx = c.get('ctx');
     const now = ctx.clock.now();
     const who = p?.orgId ?? `ip:${clientIp(c)}`;
-    const wait = requestLimiter.take(who, now);
-    if (wait) throw new SvcError('rate_limited', 'Too many catalog requests; try again later', { retryAfter: wait });
+    ctx.limiters.catalogRequests.enforce(who, now, () => 'Too many catalog requests; try again later');
     const b = c.req.valid('json');
     const row = {
       id: newId('creq', now),

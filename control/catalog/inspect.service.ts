@@ -1,8 +1,8 @@
 /** Public views of one live listing: detail, schema (with pending increases), stats, price history, ranks, endpoints. */
 import { sql } from 'kysely';
-import type { Db, Row } from '../db/database.js';
-import { DAY_MS } from '../lib/clock.js';
-import { parseDiscounts } from '../pricing/discounts.js';
+import type { Db, Row } from '../../core/db/database.js';
+import { DAY_MS } from '../../core/clock.js';
+import { parseDiscounts } from '../../core/discounts.js';
 import { iso, parseJsonArray, toPendingPrice } from '../providers/apis.serialize.js';
 
 const parse = (s: string | null): unknown => {

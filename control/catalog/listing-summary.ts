@@ -1,6 +1,6 @@
 /** One compact public shape for a live listing (search results, provider pages, boards), built from a few grouped queries. */
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db } from '../../core/db/database.js';
 import { parseJsonArray } from '../providers/apis.serialize.js';
 
 export interface ListingSummaryRow {

@@ -4,7 +4,7 @@
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { parse as parseYaml } from 'yaml';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { boundedJson } from './bounded-json.js';
 import { expandedSize, MAX_EXPANDED_NODES } from './ref-budget.js';
 

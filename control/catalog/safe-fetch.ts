@@ -5,7 +5,7 @@
 import { lookup as dnsLookup } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { Agent, fetch } from 'undici';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 
 const BLOCKED = new BlockList();
 for (const [net, bits] of [

@@ -3,7 +3,7 @@
  * filters `category` and `max_price_cents` (cheapest endpoint), sorts documented in docs/catalog.md.
  */
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db } from '../../core/db/database.js';
 
 export const SORTS = ['relevance', 'price', 'popularity', 'reliability', 'newest'] as const;
 export type Sort = (typeof SORTS)[number];

@@ -3,9 +3,9 @@
  * (stored in the `outbox` table and printed on stderr, so a local user can read their code).
  */
 import nodemailer from 'nodemailer';
-import type { Db } from '../db/database.js';
-import { newId } from '../lib/ids.js';
-import type { Clock } from '../lib/clock.js';
+import type { Db } from '../../core/db/database.js';
+import { newId } from '../../core/ids.js';
+import type { Clock } from '../../core/clock.js';
 
 export interface Mail {
   to: string;

@@ -2,8 +2,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { requireScope } from '../auth/principal.js';
-import { ALL_SCOPES } from '../auth/scopes.js';
+import { requireScope } from '../auth/rest-auth.js';
+import { ALL_SCOPES } from '../../core/scopes.js';
 import { createKeyFor, listKeys, patchKey, revokeKey } from './keys.service.js';
 
 export const keysRoutes = newRouter();

@@ -2,13 +2,13 @@
  * API keys: mint (plaintext shown once, sha256 stored), list, patch caps, revoke. A key never grants scopes
  * its creator lacks. Every change is announced on the change feed so gateways drop their cached copy.
  */
-import type { Db, Row, ApprovalMode } from '../db/database.js';
-import { recordChange } from '../db/changes.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
-import { formatScopes, parseScopes, type Scope } from '../auth/scopes.js';
+import type { Db, Row, ApprovalMode } from '../../core/db/database.js';
+import { recordChange } from '../../core/db/changes.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { formatScopes, parseScopes, type Scope } from '../../core/scopes.js';
 import type { Principal } from '../auth/principal.js';
-import { mintApiKey } from './key-format.js';
+import { mintApiKey } from '../../core/key-format.js';
 
 export interface KeyCaps {
   budget_cents?: number | null;

@@ -4,7 +4,7 @@
  * than it earned, and every payout has exactly its earnings rows.
  */
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db } from '../../core/db/database.js';
 import { checkLedgerConsistency, type LedgerMismatch } from './ledger.service.js';
 
 export interface BooksReport {

@@ -4,10 +4,10 @@
  * Callers run these inside `db.transaction()` (BEGIN IMMEDIATE), so check and write are one atomic step.
  */
 import { sql } from 'kysely';
-import type { Db, LedgerKind, Row } from '../db/database.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
-import { recordChange } from '../db/changes.js';
+import type { Db, LedgerKind, Row } from '../../core/db/database.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { recordChange } from '../../core/db/changes.js';
 
 export interface EntryInput {
   orgId: string;

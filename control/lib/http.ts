@@ -7,8 +7,9 @@ import { HTTPException } from 'hono/http-exception';
 import type { Context } from 'hono';
 import type { AppContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
-import { SvcError, type FieldError } from './errors.js';
-import { PROBLEM_CONTENT_TYPE, problemOf, toSvcError } from './problem.js';
+import { SvcError, type FieldError } from '../../core/errors.js';
+import { PROBLEM_CONTENT_TYPE, problemOf, toSvcError } from '../../core/problem.js';
+import { restNextStep } from '../../core/next-step.js';
 
 export interface AppEnv {
   Variables: {
@@ -49,7 +50,7 @@ export function problemResponse(c: Context<AppEnv>, err: SvcError): Response {
   const requestId = c.get('requestId') ?? 'req_unknown';
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, 'x-svc-request-id': requestId };
   if (err.retryAfter !== undefined) headers['retry-after'] = String(err.retryAfter);
-  return new Response(JSON.stringify(problemOf(err, requestId)), { status: err.status, headers });
+  return new Response(JSON.stringify(problemOf(err, requestId, restNextStep)), { status: err.status, headers });
 }
 
 /** The control plane's single error edge. */

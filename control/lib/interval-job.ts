@@ -1,5 +1,5 @@
 /** A background timer that never overlaps itself: a slow run makes later ticks skip, not stack. Returns a stopper. */
-import type { Logger } from './log.js';
+import type { Logger } from '../../core/log.js';
 
 export function intervalJob(
   log: Logger,

@@ -1,4 +1,7 @@
-/** In-process fixed-window counters (per control-plane process), for register/login abuse limits. */
+/** In-process fixed-window counters (per control-plane process), for register/login/import abuse limits. */
+import type { Config } from '../../core/config.js';
+import { SvcError } from '../../core/errors.js';
+
 export class WindowLimiter {
   readonly #hits = new Map<string, { count: number; resetAt: number }>();
   constructor(
@@ -19,7 +22,40 @@ export class WindowLimiter {
     return 0;
   }
 
+  /** `take`, throwing `rate_limited` with Retry-After when the window is full. */
+  enforce(key: string, now: number, detail: (retryAfter: number) => string): void {
+    const retryAfter = this.take(key, now);
+    if (retryAfter > 0) throw new SvcError('rate_limited', detail(retryAfter), { retryAfter });
+  }
+
   #sweep(now: number): void {
     for (const [k, w] of this.#hits) if (w.resetAt <= now) this.#hits.delete(k);
   }
+}
+
+/** Every limiter of one control process, built once by createAppContext (not module state, so tests get fresh ones). */
+export interface RateLimiters {
+  /** POST /v1/register per client IP. */
+  register: WindowLimiter;
+  /** Web signup per client IP. */
+  signupIp: WindowLimiter;
+  /** Login-code requests per email address. */
+  loginEmail: WindowLimiter;
+  /** Login-code requests per client IP. */
+  loginIp: WindowLimiter;
+  /** Catalog requests ("please list X") per org, or per IP when anonymous. */
+  catalogRequests: WindowLimiter;
+  /** OpenAPI imports per org: they fetch and parse documents (CPU and outbound HTTP). */
+  imports: WindowLimiter;
+}
+
+export function createRateLimiters(config: Readonly<Config>): RateLimiters {
+  return {
+    register: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
+    signupIp: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
+    loginEmail: new WindowLimiter(config.rateLimits.loginPerHour, 3600_000),
+    loginIp: new WindowLimiter(config.rateLimits.loginPerHour * 10, 3600_000),
+    catalogRequests: new WindowLimiter(10, 60_000),
+    imports: new WindowLimiter(60, 60_000),
+  };
 }

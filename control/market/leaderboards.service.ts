@@ -4,8 +4,8 @@
  * counts through a square root, boards need several distinct orgs, and refunds and failed verifies discount.
  */
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
-import { DAY_MS } from '../lib/clock.js';
+import type { Db } from '../../core/db/database.js';
+import { DAY_MS } from '../../core/clock.js';
 
 export const BOARDS = ['top_grossing', 'most_used', 'most_reliable', 'best_value', 'trending', 'new_rising'] as const;
 export type Board = (typeof BOARDS)[number];

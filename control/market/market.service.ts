@@ -1,7 +1,7 @@
 /** Market reads: a materialized leaderboard, market overview (cached briefly), activity feed. */
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
-import { DAY_MS } from '../lib/clock.js';
+import type { Db } from '../../core/db/database.js';
+import { DAY_MS } from '../../core/clock.js';
 import { listingSummaries, toListingSummary } from '../catalog/listing-summary.js';
 import type { Board } from './leaderboards.service.js';
 

@@ -4,11 +4,9 @@
  * the resource asking, unexpired and unrevoked, and so must its grant and key.
  */
 import type { AppContext } from '../context.js';
-import { sha256Hex } from '../lib/crypto.js';
-import { decryptSecret } from '../lib/crypto.js';
-import { SvcError } from '../lib/errors.js';
-import { parseScopes } from '../auth/scopes.js';
-import type { Principal } from '../auth/principal.js';
+import { decryptSecret, sha256Hex } from '../../core/crypto.js';
+import { SvcError } from '../../core/errors.js';
+import { principalFromKeyId, type Principal } from '../auth/principal.js';
 import { sameResource } from './oauth-settings.js';
 import { isAccessTokenFormat } from './token-format.js';
 
@@ -17,7 +15,8 @@ export interface ResolvedAccessToken {
   grantId: string;
   /**
    * The `svc_live_` key the grant acts as, for calls the resource server makes to the gateway on the client's
-   * behalf (call_api); null when the grant elevated a key whose plaintext svc never kept.
+   * behalf (call_api). Every grant keeps it sealed (minted keys and step-up keys alike); null only for a grant
+   * whose key_secret was never written.
    */
   gatewayKey: string | null;
 }
@@ -25,29 +24,20 @@ export interface ResolvedAccessToken {
 type TokenCtx = Pick<AppContext, 'db' | 'clock' | 'secretKey'>;
 
 export async function resolveAccessToken(ctx: TokenCtx, token: string, resource: string): Promise<ResolvedAccessToken> {
-  const unauthorized = (detail: string) => new SvcError('unauthorized', detail);
+  const unauthorized = (detail: string) => new SvcError('unauthorized', detail, { next: { action: 'authenticate' } });
   if (!isAccessTokenFormat(token)) throw unauthorized('Not an OAuth access token (svc_at_…)');
   const row = await ctx.db
     .selectFrom('oauth_tokens')
     .innerJoin('oauth_grants', 'oauth_grants.id', 'oauth_tokens.grant_id')
-    .innerJoin('api_keys', 'api_keys.id', 'oauth_grants.key_id')
-    .innerJoin('orgs', 'orgs.id', 'api_keys.org_id')
-    .leftJoin('users', 'users.id', 'api_keys.created_by_user_id')
     .select([
       'oauth_tokens.kind',
       'oauth_tokens.expires_at',
       'oauth_tokens.revoked_at',
       'oauth_grants.id as grant_id',
+      'oauth_grants.key_id',
       'oauth_grants.resource',
       'oauth_grants.revoked_at as grant_revoked_at',
       'oauth_grants.key_secret',
-      'api_keys.id as key_id',
-      'api_keys.org_id',
-      'api_keys.scopes',
-      'api_keys.revoked_at as key_revoked_at',
-      'api_keys.created_by_user_id',
-      'orgs.status as org_status',
-      'users.role',
     ])
     .where('oauth_tokens.token_hash', '=', sha256Hex(token))
     .executeTakeFirst();
@@ -56,18 +46,17 @@ export async function resolveAccessToken(ctx: TokenCtx, token: string, resource:
   if (row.expires_at <= ctx.clock.now()) throw unauthorized('The access token has expired: refresh it');
   if (!sameResource(row.resource, resource))
     throw unauthorized(`The access token was issued for ${row.resource}, not this resource`);
-  if (row.key_revoked_at !== null) throw unauthorized('The key behind this access token has been revoked');
-  if (row.org_status === 'suspended') throw new SvcError('org_suspended', 'This organization is suspended');
+  let principal: Principal;
+  try {
+    principal = await principalFromKeyId(ctx, row.key_id);
+  } catch (e) {
+    // A revoked key ends its grants' tokens: to an OAuth client that is an invalid token (401), not a refusal (403).
+    if (e instanceof SvcError && e.code === 'key_revoked')
+      throw unauthorized('The key behind this access token has been revoked');
+    throw e;
+  }
   return {
-    principal: {
-      kind: 'key',
-      orgId: row.org_id,
-      userId: row.created_by_user_id,
-      keyId: row.key_id,
-      sessionId: null,
-      role: row.role ?? null,
-      scopes: new Set(parseScopes(row.scopes)),
-    },
+    principal,
     grantId: row.grant_id,
     gatewayKey: row.key_secret === null ? null : decryptSecret(ctx.secretKey, row.key_secret),
   };

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
-import { isSvcError } from '../lib/errors.js';
+import { isSvcError } from '../../core/errors.js';
 import { OAuthError } from './oauth-error.js';
 import { redirectUriProblem } from './redirect-uri.js';
 import { CLIENT_DOCUMENT_MAX_BYTES, CLIENT_DOCUMENT_TTL_MS } from './oauth-settings.js';

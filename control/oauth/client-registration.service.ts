@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { newId } from '../lib/ids.js';
+import { newId } from '../../core/ids.js';
 import { OAuthError } from './oauth-error.js';
 import { redirectUriProblem } from './redirect-uri.js';
 import { REQUESTABLE_SCOPES } from './oauth-settings.js';

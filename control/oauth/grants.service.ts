@@ -4,16 +4,16 @@
  * token of its family (RFC 7009, refresh-token reuse, authorization-code reuse).
  */
 import type { AppContext } from '../context.js';
-import type { Db } from '../db/database.js';
-import { newId } from '../lib/ids.js';
-import { encryptSecret } from '../lib/crypto.js';
-import { ALL_SCOPES, formatScopes } from '../auth/scopes.js';
+import type { Db } from '../../core/db/database.js';
+import { newId } from '../../core/ids.js';
+import { encryptSecret } from '../../core/crypto.js';
+import { ALL_SCOPES, formatScopes } from '../../core/scopes.js';
 import { insertKey, revokeKey } from '../keys/keys.service.js';
 import { CODE_TTL_MS } from './oauth-settings.js';
 import { mintAuthorizationCode } from './token-format.js';
 import { redirectWith, type AuthorizationRequest } from './authorization-request.js';
 import { consumeStepUp } from './step-up.js';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { applyEmailVerification } from '../orgs/orgs.service.js';
 
 export interface Approver {

@@ -1,5 +1,5 @@
 /** RFC 8414 authorization server metadata, served at `/.well-known/oauth-authorization-server`. */
-import { ALL_SCOPES } from '../auth/scopes.js';
+import { ALL_SCOPES } from '../../core/scopes.js';
 
 export function authorizationServerMetadata(issuer: string) {
   return {

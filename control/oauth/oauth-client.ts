@@ -1,5 +1,5 @@
 /** What the authorization server knows about a client, whichever way it became known. */
-import type { Row } from '../db/database.js';
+import type { Row } from '../../core/db/database.js';
 
 export interface OAuthClient {
   clientId: string;

@@ -1,6 +1,6 @@
 /** Lifetimes and addresses of the OAuth 2.1 authorization server (documented in docs/oauth.md). */
-import type { Config } from '../config.js';
-import { ALL_SCOPES } from '../auth/scopes.js';
+import type { Config } from '../../core/config.js';
+import { ALL_SCOPES } from '../../core/scopes.js';
 
 export const CODE_TTL_MS = 5 * 60_000;
 export const ACCESS_TOKEN_TTL_MS = 60 * 60_000;

@@ -3,7 +3,7 @@
  * refresh tokens stay until they expire, so a replay inside their lifetime is still caught (and revokes the grant).
  */
 import type { AppContext } from '../context.js';
-import type { Db } from '../db/database.js';
+import type { Db } from '../../core/db/database.js';
 import { intervalJob } from '../lib/interval-job.js';
 
 const GRACE_MS = 86_400_000;

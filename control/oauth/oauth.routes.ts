@@ -6,7 +6,6 @@
 import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
 import type { AppEnv } from '../lib/http.js';
-import { WindowLimiter } from '../lib/rate-limit.js';
 import { clientIp } from '../lib/client-ip.js';
 import { OAuthError, oauthErrorResponse } from './oauth-error.js';
 import { authorizationServerMetadata } from './metadata.js';
@@ -76,11 +75,10 @@ oauthRoutes.post('/oauth/revoke', async (c) => {
   return c.body(null, 200);
 });
 
-let registrations: WindowLimiter | undefined;
 oauthRoutes.post('/oauth/register', async (c) => {
   const ctx = c.get('ctx');
-  registrations ??= new WindowLimiter(ctx.config.rateLimits.registerPerMin, 60_000);
-  const retryAfter = registrations.take(clientIp(c), ctx.clock.now());
+  // Registrations share the per-address budget of POST /v1/register: both create a record for an anonymous caller.
+  const retryAfter = ctx.limiters.register.take(clientIp(c), ctx.clock.now());
   if (retryAfter > 0)
     throw new OAuthError('slow_down', `Too many registrations; retry in ${retryAfter} s`, { retryAfter });
   let body: unknown;

@@ -5,10 +5,10 @@
  * into its authorization request, and the page then lets the person verify an email for the key's org.
  */
 import type { AppContext } from '../context.js';
-import type { Db } from '../db/database.js';
-import { encryptSecret, sha256Hex } from '../lib/crypto.js';
-import { randomString } from '../lib/ids.js';
-import { VERIFIED_EXTRA_SCOPES } from '../auth/scopes.js';
+import type { Db } from '../../core/db/database.js';
+import { encryptSecret, sha256Hex } from '../../core/crypto.js';
+import { randomString } from '../../core/ids.js';
+import { VERIFIED_EXTRA_SCOPES } from '../../core/scopes.js';
 
 export const STEP_UP_SCOPE_PREFIX = 'svc_key:';
 export const STEP_UP_TTL_MS = 10 * 60_000;

@@ -1,6 +1,6 @@
 /** OAuth token formats: opaque random strings with a recognisable prefix; only their sha256 is stored. */
-import { randomString } from '../lib/ids.js';
-import { sha256Hex } from '../lib/crypto.js';
+import { randomString } from '../../core/ids.js';
+import { sha256Hex } from '../../core/crypto.js';
 
 export const ACCESS_TOKEN_PREFIX = 'svc_at_';
 export const REFRESH_TOKEN_PREFIX = 'svc_rt_';

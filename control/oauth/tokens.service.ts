@@ -4,8 +4,8 @@
  * legitimate client or a thief, the family is no longer trusted (OAuth 2.1 §4.3.1, §6.1).
  */
 import type { AppContext } from '../context.js';
-import type { Db } from '../db/database.js';
-import { sha256Hex } from '../lib/crypto.js';
+import type { Db } from '../../core/db/database.js';
+import { sha256Hex } from '../../core/crypto.js';
 import { OAuthError } from './oauth-error.js';
 import { ACCESS_TOKEN_TTL_MS, REFRESH_TOKEN_TTL_MS, sameResource } from './oauth-settings.js';
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, mintOAuthSecret } from './token-format.js';

@@ -3,9 +3,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { takeAbuseLimit, type AbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
-import { requireAuth, requireScope, requireSession } from '../auth/principal.js';
+import { requireAuth, requireScope, requireSession } from '../auth/rest-auth.js';
 import { verifyChallenge } from '../auth/challenge.js';
 import { registerAnonymous, requestOrgEmail, signup, verifyEmail } from './orgs.service.js';
 import { describeMe } from './me.service.js';
@@ -13,8 +12,9 @@ import { endSession, requestLoginCode, verifyLoginCode } from '../sessions/sessi
 
 export const identityRoutes = newRouter();
 
-function limit(c: Context<AppEnv>, which: AbuseLimit, key: string): void {
-  takeAbuseLimit(c.get('ctx'), which, key);
+function limit(c: Context<AppEnv>, which: 'register' | 'signupIp' | 'loginEmail' | 'loginIp', key: string): void {
+  const { limiters, clock } = c.get('ctx');
+  limiters[which].enforce(key, clock.now(), (s) => `Too many requests; retry in ${s} s`);
 }
 
 const Email = z.string().trim().toLowerCase().email().max(254);

@@ -1,7 +1,7 @@
 /** GET /v1/me: who the credential belongs to, what it may do, and the org's balance. */
 import type { AppContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
-import { ALL_SCOPES } from '../auth/scopes.js';
+import { ALL_SCOPES } from '../../core/scopes.js';
 import { getBalance } from '../ledger/ledger.service.js';
 
 export async function describeMe(ctx: AppContext, p: Principal) {

@@ -3,14 +3,14 @@
  * (100 cents withheld until the email is verified), and email verification (releases the withheld credit and
  * elevates the org's registered keys with billing:write and provider:write: the same key, no second one).
  */
-import type { Db, Row } from '../db/database.js';
+import type { Db, Row } from '../../core/db/database.js';
 import type { AppContext } from '../context.js';
-import { recordChange } from '../db/changes.js';
-import { SvcError } from '../lib/errors.js';
-import { newId, randomString } from '../lib/ids.js';
-import { sha256Hex } from '../lib/crypto.js';
+import { recordChange } from '../../core/db/changes.js';
+import { SvcError } from '../../core/errors.js';
+import { newId, randomString } from '../../core/ids.js';
+import { sha256Hex } from '../../core/crypto.js';
 import { ensureBalanceRow, postEntry, releasePending } from '../ledger/ledger.service.js';
-import { REGISTER_SCOPES, VERIFIED_EXTRA_SCOPES, formatScopes, parseScopes } from '../auth/scopes.js';
+import { REGISTER_SCOPES, VERIFIED_EXTRA_SCOPES, formatScopes, parseScopes } from '../../core/scopes.js';
 import { insertKey } from '../keys/keys.service.js';
 
 export const VERIFY_TOKEN_TTL_MS = 24 * 3600_000;

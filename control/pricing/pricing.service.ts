@@ -3,13 +3,13 @@
  * ever been published are scheduled for the notice period and applied by `applyDuePriceChanges`; `endpoints.price_cents` is always the price in force.
  */
 import type { AppContext } from '../context.js';
-import type { Db, Row } from '../db/database.js';
-import { recordChange } from '../db/changes.js';
-import { DAY_MS } from '../lib/clock.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
+import type { Db, Row } from '../../core/db/database.js';
+import { recordChange } from '../../core/db/changes.js';
+import { DAY_MS } from '../../core/clock.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
 import { getOwnedApi } from '../providers/apis.repo.js';
-import { parseDiscounts, priceForNextCall, type DiscountTier } from './discounts.js';
+import { parseDiscounts, priceForNextCall, type DiscountTier } from '../../core/discounts.js';
 import { intervalJob } from '../lib/interval-job.js';
 
 export interface PriceInput {

@@ -3,7 +3,7 @@
  * provider_earnings (gross/fee/net, reversals) and payouts (pending/paid). Window: [from, to) in ms.
  */
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db } from '../../core/db/database.js';
 
 export async function providerAnalytics(db: Db, orgId: string, from: number, to: number) {
   // Through the provider's api ids, so the query uses usage_api (there is no per-provider usage index: 0005).

@@ -1,6 +1,6 @@
 /** Queries over a provider's own listings and endpoints (taking `db` or a transaction). */
-import type { Db, Row } from '../db/database.js';
-import { SvcError } from '../lib/errors.js';
+import type { Db, Row } from '../../core/db/database.js';
+import { SvcError } from '../../core/errors.js';
 
 export async function getOwnedApi(db: Db, orgId: string, apiId: string): Promise<Row<'apis'>> {
   const row = await db.selectFrom('apis').selectAll().where('id', '=', apiId).executeTakeFirst();

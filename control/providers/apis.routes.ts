@@ -2,17 +2,16 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { requireScope } from '../auth/principal.js';
-import { DiscountTiersSchema } from '../pricing/discounts.js';
+import { requireScope } from '../auth/rest-auth.js';
+import { DiscountTiersSchema } from '../../core/discounts.js';
 import { cancelPendingPricing, setPricing } from '../pricing/pricing.service.js';
 import { getOwnedApi, listEndpoints, pendingChanges } from './apis.repo.js';
 import { iso, toProviderApi, toProviderApiDetail } from './apis.serialize.js';
 import { createApi, patchApi, reimportApi, setCredentials } from './apis.service.js';
 import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { PaginationQuery, pageOf } from '../lib/pagination.js';
-import { WindowLimiter } from '../lib/rate-limit.js';
 
 export const apisRoutes = newRouter();
 
@@ -104,14 +103,12 @@ async function detail(ctx: AppContext, orgId: string, apiId: string) {
 
 const tags = ['provider'];
 
-/** Imports fetch and parse documents (CPU and outbound HTTP): 60 per minute per org is plenty for a human or an agent. */
-const importLimiter = new WindowLimiter(60, 60_000);
 function takeImport(ctx: AppContext, orgId: string): void {
-  const wait = importLimiter.take(orgId, ctx.clock.now());
-  if (wait)
-    throw new SvcError('rate_limited', 'Too many imports for this organization; try again shortly', {
-      retryAfter: wait,
-    });
+  ctx.limiters.imports.enforce(
+    orgId,
+    ctx.clock.now(),
+    () => 'Too many imports for this organization; try again shortly',
+  );
 }
 
 apisRoutes.openapi(

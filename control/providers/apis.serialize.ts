@@ -1,6 +1,6 @@
 /** Explicit response shapes for provider-side listing routes: secrets never leave, only a fingerprint. */
-import type { Row } from '../db/database.js';
-import { parseDiscounts } from '../pricing/discounts.js';
+import type { Row } from '../../core/db/database.js';
+import { parseDiscounts } from '../../core/discounts.js';
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 

@@ -3,11 +3,11 @@
  * upstream credentials. Every write a gateway caches records an 'api' change in the same transaction.
  */
 import type { AppContext } from '../context.js';
-import type { Db, Injection, Row, RowPatch } from '../db/database.js';
-import { recordChange } from '../db/changes.js';
-import { encryptSecret, fingerprint } from '../lib/crypto.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
+import type { Db, Injection, Row, RowPatch } from '../../core/db/database.js';
+import { recordChange } from '../../core/db/changes.js';
+import { encryptSecret, fingerprint } from '../../core/crypto.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
 import type { ImportedEndpoint } from '../catalog/openapi-import.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
 import { getOwnedApi, slugify, uniqueApiSlug } from './apis.repo.js';

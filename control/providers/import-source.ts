@@ -3,7 +3,7 @@
  * (an OpenAPI export, optionally wrapped; docs/providers.md). URL fetches go through the SSRF-checked safeFetch.
  */
 import type { AppContext } from '../context.js';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
 import { importOpenApi, parseDocumentText, MAX_DOCUMENT_BYTES, type ImportedApi } from '../catalog/openapi-import.js';
 

@@ -3,9 +3,9 @@
  * A new profile is announced in the activity feed once.
  */
 import type { AppContext } from '../context.js';
-import type { Db, Row } from '../db/database.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
+import type { Db, Row } from '../../core/db/database.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
 import { slugify } from './apis.repo.js';
 
 export interface ProfilePatch {

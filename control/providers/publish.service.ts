@@ -3,11 +3,11 @@
  * Publish needs accept_terms, a base URL, at least one endpoint and (unless skip_verify) a passing verify.
  */
 import type { AppContext } from '../context.js';
-import type { Row } from '../db/database.js';
-import { recordChange } from '../db/changes.js';
-import { decryptSecret } from '../lib/crypto.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
+import type { Row } from '../../core/db/database.js';
+import { recordChange } from '../../core/db/changes.js';
+import { decryptSecret } from '../../core/crypto.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
 import { getOwnedApi, listEndpoints } from './apis.repo.js';
 import { ensureProviderProfile } from './profile.service.js';

@@ -5,11 +5,11 @@
  */
 import { createHmac } from 'node:crypto';
 import type { AppContext } from '../context.js';
-import { SvcError } from '../lib/errors.js';
-import { newId, sixDigitCode } from '../lib/ids.js';
-import { safeEqualHex } from '../lib/crypto.js';
+import { SvcError } from '../../core/errors.js';
+import { newId, sixDigitCode } from '../../core/ids.js';
+import { safeEqualHex } from '../../core/crypto.js';
 import { postEntry } from '../ledger/ledger.service.js';
-import { mintSessionToken } from '../keys/key-format.js';
+import { mintSessionToken } from '../../core/key-format.js';
 import { insertOrg } from '../orgs/orgs.service.js';
 
 export const LOGIN_CODE_TTL_MS = 10 * 60_000;

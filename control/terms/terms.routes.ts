@@ -5,7 +5,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { requireAuth, requireOrgAdminSession, requireScope } from '../auth/principal.js';
+import { requireAuth, requireOrgAdminSession, requireScope } from '../auth/rest-auth.js';
 import { getVisibleListing } from '../catalog/listings.repo.js';
 import { PaginationQuery, pageOf } from '../lib/pagination.js';
 import {

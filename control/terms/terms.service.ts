@@ -3,10 +3,10 @@
  * document of a listing is its latest activated one; the gateway answers 428 until the caller's org accepted it.
  */
 import type { AppContext } from '../context.js';
-import type { Db, Row } from '../db/database.js';
-import { recordChange } from '../db/changes.js';
-import { SvcError } from '../lib/errors.js';
-import { newId } from '../lib/ids.js';
+import type { Db, Row } from '../../core/db/database.js';
+import { recordChange } from '../../core/db/changes.js';
+import { SvcError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
 import { getOwnedApi } from '../providers/apis.repo.js';
 
 export interface NewDocument {

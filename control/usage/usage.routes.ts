@@ -3,9 +3,9 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { bearer, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT, PAGE_MAX_OFFSET } from '../lib/pagination.js';
-import { SvcError } from '../lib/errors.js';
-import { DAY_MS } from '../lib/clock.js';
-import { requireScope } from '../auth/principal.js';
+import { SvcError } from '../../core/errors.js';
+import { DAY_MS } from '../../core/clock.js';
+import { requireScope } from '../auth/rest-auth.js';
 import { usageSummary } from './usage.service.js';
 
 export const usageRoutes = newRouter();

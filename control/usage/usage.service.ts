@@ -3,7 +3,7 @@
  * newest call records. Read from `usage_events`, which the gateway writes in the same commit as the charge.
  */
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db } from '../../core/db/database.js';
 
 export interface UsageQuery {
   orgId: string;

@@ -6,8 +6,8 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
-import { SvcError } from '../lib/errors.js';
-import { safeEqualHex } from '../lib/crypto.js';
+import { SvcError } from '../../core/errors.js';
+import { safeEqualHex } from '../../core/crypto.js';
 import { readCookie, writeCookie } from './cookies.js';
 import type { WebEnv } from './web-env.js';
 

@@ -4,8 +4,8 @@
  */
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { CODES } from '../lib/errors.js';
-import { toSvcError } from '../lib/problem.js';
+import { CODES } from '../../core/errors.js';
+import { toSvcError } from '../../core/problem.js';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { renderPage } from './layout.js';
 import type { WebEnv } from './web-env.js';

@@ -17,7 +17,7 @@ import {
 import { approveAuthorization, denyAuthorization, elevateAndApprove } from '../oauth/grants.service.js';
 import { takeAbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
-import { SvcError } from '../lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import { consumeLoginCode, requestLoginCode } from '../sessions/sessions.service.js';
 import { csrfField } from './csrf.js';
 import { formString } from './form.js';

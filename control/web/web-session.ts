@@ -6,7 +6,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { principalFromToken, type Principal } from '../auth/principal.js';
-import { isSessionTokenFormat } from '../keys/key-format.js';
+import { isSessionTokenFormat } from '../../core/key-format.js';
 import { SESSION_TTL_MS } from '../sessions/sessions.service.js';
 import { clearCookie, readCookie, writeCookie } from './cookies.js';
 import type { WebEnv, WebSession } from './web-env.js';

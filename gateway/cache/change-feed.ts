@@ -4,7 +4,7 @@
  * New api_keys rows (max rowid) clear the negative key cache so a just-created key works at once.
  */
 import type Sqlite from 'better-sqlite3';
-import type { ChangeEntity } from '../../control/db/database.js';
+import type { ChangeEntity } from '../../core/db/database.js';
 
 export interface ChangeRow {
   seq: number;

@@ -3,8 +3,8 @@
  * loaded from SQLite on a miss and dropped by the change feed on any 'api' or 'terms' change.
  */
 import type Sqlite from 'better-sqlite3';
-import { decryptSecret } from '../../control/lib/crypto.js';
-import { parseDiscounts, type DiscountTier } from '../../control/pricing/discounts.js';
+import { decryptSecret } from '../../core/crypto.js';
+import { parseDiscounts, type DiscountTier } from '../../core/discounts.js';
 
 export interface EndpointRec {
   id: string;

@@ -3,8 +3,8 @@
  * so the bench can time it alone. No database read unless the key's hash is not cached yet.
  */
 import { hash } from 'node:crypto';
-import { bearerToken, isApiKeyFormat, isSessionTokenFormat } from '../../control/keys/key-format.js';
-import type { ErrorCode } from '../../control/lib/errors.js';
+import { bearerToken, isApiKeyFormat, isSessionTokenFormat } from '../../core/key-format.js';
+import type { ErrorCode } from '../../core/errors.js';
 import type { KeyCache, KeyRecord, OrgRecord } from '../cache/key-cache.js';
 
 export type AuthOutcome = { ok: true; key: KeyRecord; org: OrgRecord } | { ok: false; code: ErrorCode; detail: string };

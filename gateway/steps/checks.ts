@@ -3,8 +3,8 @@
  * with volume discounts, the caller's max price, free-only keys and the per-call cap. Returns the priced call
  * or the refusal; no I/O beyond the in-memory caches.
  */
-import type { ErrorCode } from '../../control/lib/errors.js';
-import { priceForNextCall } from '../../control/pricing/discounts.js';
+import type { ErrorCode } from '../../core/errors.js';
+import { priceForNextCall } from '../../core/discounts.js';
 import { matchEndpoint, type EndpointRec, type Listing, type ListingCache } from '../cache/listing-cache.js';
 import type { KeyRecord } from '../cache/key-cache.js';
 

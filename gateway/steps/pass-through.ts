@@ -2,7 +2,7 @@
  * Metering off (the benchmark's baseline): resolve the listing and forward, with the same relay as the metered
  * path (small answers in one write, larger ones streamed with backpressure); no auth, caps, ledger or usage.
  */
-import { SvcError } from '../../control/lib/errors.js';
+import { SvcError } from '../../core/errors.js';
 import type { PipelineDeps, ProxyRequest } from '../pipeline.js';
 import type { ClientSink, Headers } from '../respond.js';
 import { resolveListing } from './checks.js';

@@ -3,7 +3,7 @@
  * (terms, max price, free-only, per-call cap, budget, daily cap, credits) would pass, without calling upstream,
  * reserving or charging anything.
  */
-import { utcDay } from '../../control/lib/clock.js';
+import { utcDay } from '../../core/clock.js';
 import type { KeyRecord } from '../cache/key-cache.js';
 import type { PipelineDeps } from '../pipeline.js';
 import type { ClientSink } from '../respond.js';

@@ -1,6 +1,6 @@
 /** Small shared pieces of the relay: response header hygiene, header lookup, and the 402 wording. */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ErrorCode } from '../../control/lib/errors.js';
+import type { ErrorCode } from '../../core/errors.js';
 import type { Headers } from '../respond.js';
 
 /** Answers up to this size are buffered and sent in one write with a Content-Length. */

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { call } from './http.js';
 import { openTestDb, seedKey, seedOrg } from './db.js';
-import { ALL_SCOPES, type Scope } from '../../control/auth/scopes.js';
+import { ALL_SCOPES, type Scope } from '../../core/scopes.js';
 import type { ControlHarness } from './harness.js';
 
 export interface GuardedRoute {

@@ -170,7 +170,7 @@ export async function createLiveListing(
  * tests that need hundreds of listings; the FTS index follows through the migration's triggers.
  */
 export async function insertListing(
-  h: import('../../control/db/database.js').DbHandles,
+  h: import('../../core/db/database.js').DbHandles,
   o: {
     orgId: string;
     slug: string;
@@ -186,7 +186,7 @@ export async function insertListing(
     endpoints: { method: string; path: string; priceCents: number }[];
   },
 ): Promise<{ apiId: string; endpointIds: string[] }> {
-  const { newId } = await import('../../control/lib/ids.js');
+  const { newId } = await import('../../core/ids.js');
   const now = Date.now();
   const apiId = newId('api');
   await h.db

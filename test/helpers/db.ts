@@ -4,15 +4,15 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { openDatabase, type DbHandles } from '../../control/db/database.js';
-import { newId } from '../../control/lib/ids.js';
-import { mintApiKey, mintSessionToken } from '../../control/keys/key-format.js';
-import { ALL_SCOPES, formatScopes, type Scope } from '../../control/auth/scopes.js';
+import { openDatabase, type DbHandles } from '../../core/db/database.js';
+import { newId } from '../../core/ids.js';
+import { mintApiKey, mintSessionToken } from '../../core/key-format.js';
+import { ALL_SCOPES, formatScopes, type Scope } from '../../core/scopes.js';
 import { postEntry } from '../../control/ledger/ledger.service.js';
 import { checkBooks } from '../../control/ledger/books.service.js';
 import { SettleWriter } from '../../gateway/settle-writer.js';
-import { utcDay } from '../../control/lib/clock.js';
-import { migrateToLatest } from '../../control/db/migrate.js';
+import { utcDay } from '../../core/clock.js';
+import { migrateToLatest } from '../../core/db/migrate.js';
 import { tempDataDir } from './processes.js';
 
 export function openTestDb(dataDir: string): DbHandles {
@@ -225,7 +225,7 @@ export async function seedListing(
     secretKey?: Buffer;
   },
 ): Promise<{ apiId: string; endpointIds: string[] }> {
-  const { encryptSecret, fingerprint } = await import('../../control/lib/crypto.js');
+  const { encryptSecret, fingerprint } = await import('../../core/crypto.js');
   const now = Date.now();
   const apiId = newId('api');
   if (opts.secret && !opts.secretKey)

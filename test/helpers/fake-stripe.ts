@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { startControl, type ControlHarness } from './harness.js';
 import { openTestDb } from './db.js';
-import type { DbHandles } from '../../control/db/database.js';
+import type { DbHandles } from '../../core/db/database.js';
 
 export interface RecordedRequest {
   method: string;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CODES, SvcError, type ErrorCode } from '../../control/lib/errors.js';
-import { problemOf, toSvcError } from '../../control/lib/problem.js';
+import { CODES, SvcError, type ErrorCode } from '../../core/errors.js';
+import { problemOf, toSvcError } from '../../core/problem.js';
 import { ROOT } from '../helpers/processes.js';
 
 const doc = readFileSync(join(ROOT, 'docs/errors.md'), 'utf8');

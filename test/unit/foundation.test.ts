@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { cents, formatCents } from '../../control/lib/money.js';
-import { newId, sixDigitCode } from '../../control/lib/ids.js';
-import { decryptSecret, encryptSecret, sha256Hex } from '../../control/lib/crypto.js';
-import { bearerToken, isApiKeyFormat, mintApiKey, mintSessionToken } from '../../control/keys/key-format.js';
-import { formatScopes, parseScopes } from '../../control/auth/scopes.js';
-import { loadConfig } from '../../control/config.js';
-import { utcDay } from '../../control/lib/clock.js';
+import { cents, formatCents } from '../../core/money.js';
+import { newId, sixDigitCode } from '../../core/ids.js';
+import { decryptSecret, encryptSecret, sha256Hex } from '../../core/crypto.js';
+import { bearerToken, isApiKeyFormat, mintApiKey, mintSessionToken } from '../../core/key-format.js';
+import { formatScopes, parseScopes } from '../../core/scopes.js';
+import { loadConfig } from '../../core/config.js';
+import { utcDay } from '../../core/clock.js';
 import { WindowLimiter } from '../../control/lib/rate-limit.js';
 import { randomBytes } from 'node:crypto';
 

@@ -1,9 +1,9 @@
 /** `admin credits grant|deduct <org_id> <cents> --reason`: an `adjustment` ledger entry, never a bare balance edit. */
 import { defineCommand } from 'citty';
 import { postEntry } from '../../ledger/ledger.service.js';
-import { newId } from '../../lib/ids.js';
-import { isSvcError } from '../../lib/errors.js';
-import { fail, jsonArg, print, withAdminDb } from '../admin-context.js';
+import { newId } from '../../../core/ids.js';
+import { isSvcError } from '../../../core/errors.js';
+import { fail, jsonArg, print, withAdminContext } from '../admin-context.js';
 
 function adjust(sign: 1 | -1) {
   return defineCommand({
@@ -18,7 +18,8 @@ function adjust(sign: 1 | -1) {
       reason: { type: 'string', description: 'Why (kept on the ledger entry)', required: true },
     },
     run: ({ args }) =>
-      withAdminDb(async ({ db }, now) => {
+      withAdminContext(async ({ db, clock }) => {
+        const now = clock.now();
         const cents = Number(args.cents);
         if (!Number.isSafeInteger(cents) || cents <= 0) fail('cents must be a positive integer');
         if (!args.reason.trim()) fail('--reason is required');

@@ -1,7 +1,7 @@
 /** `svc-admin ledger check`: verifies the books (control/ledger/README.md); exits 1 on any mismatch. */
 import { defineCommand } from 'citty';
 import { checkBooks } from '../../ledger/books.service.js';
-import { jsonArg, withAdminDb } from '../admin-context.js';
+import { jsonArg, withAdminContext } from '../admin-context.js';
 
 const check = defineCommand({
   meta: {
@@ -11,7 +11,7 @@ const check = defineCommand({
   },
   args: { ...jsonArg },
   run: ({ args }) =>
-    withAdminDb(async ({ db }) => {
+    withAdminContext(async ({ db }) => {
       const report = await checkBooks(db);
       if (args.json) {
         process.stdout.write(JSON.stringify({ ok: report.ok, data: report }, null, 2) + '\n');

@@ -1,13 +1,13 @@
 /** `admin orgs list`: every org with its balance, status and key count. */
 import { defineCommand } from 'citty';
 import { sql } from 'kysely';
-import { jsonArg, print, withAdminDb } from '../admin-context.js';
+import { jsonArg, print, withAdminContext } from '../admin-context.js';
 
 const list = defineCommand({
   meta: { name: 'list', description: 'List orgs (newest first)' },
   args: { ...jsonArg, limit: { type: 'string', description: 'Max rows', default: '100' } },
   run: ({ args }) =>
-    withAdminDb(async ({ db }) => {
+    withAdminContext(async ({ db }) => {
       const rows = await db
         .selectFrom('orgs')
         .leftJoin('balances', 'balances.org_id', 'orgs.id')

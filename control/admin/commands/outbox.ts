@@ -1,6 +1,6 @@
 /** `admin outbox [--to email]`: read the development outbox (mail stored when no SMTP is configured). */
 import { defineCommand } from 'citty';
-import { jsonArg, print, withAdminDb } from '../admin-context.js';
+import { jsonArg, print, withAdminContext } from '../admin-context.js';
 
 export const outboxCommand = defineCommand({
   meta: { name: 'outbox', description: 'Show the newest mails of the development outbox' },
@@ -10,7 +10,7 @@ export const outboxCommand = defineCommand({
     limit: { type: 'string', default: '10' },
   },
   run: ({ args }) =>
-    withAdminDb(async ({ db }) => {
+    withAdminContext(async ({ db }) => {
       let q = db
         .selectFrom('outbox')
         .selectAll()

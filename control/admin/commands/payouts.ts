@@ -3,22 +3,15 @@
  * SVC_PAYOUT_MIN_CENTS to its connected account, once per period (default: the previous UTC month).
  */
 import { defineCommand } from 'citty';
-import { loadConfigOrExit } from '../../config.js';
-import { loadSecretKey } from '../../context.js';
-import { offsetClock } from '../../lib/clock.js';
-import { isSvcError } from '../../lib/errors.js';
-import { createPaymentsBackend } from '../../billing/payments.js';
+import { isSvcError } from '../../../core/errors.js';
 import { periodEnd, previousPeriod, runPayouts } from '../../billing/payouts.service.js';
-import { fail, jsonArg, withAdminDb } from '../admin-context.js';
+import { fail, jsonArg, withAdminContext } from '../admin-context.js';
 
 const run = defineCommand({
   meta: { name: 'run', description: 'Run the payout for a period (exactly once per provider and period)' },
   args: { ...jsonArg, period: { type: 'string', description: 'UTC month YYYY-MM (default: previous month)' } },
   run: ({ args }) =>
-    withAdminDb(async ({ db }) => {
-      const config = loadConfigOrExit();
-      const clock = offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
-      const payments = createPaymentsBackend(config, loadSecretKey(config));
+    withAdminContext(async ({ config, db, clock, payments }) => {
       const period = args.period ?? previousPeriod(clock.now());
       try {
         periodEnd(period);

@@ -1,7 +1,7 @@
 /** `admin suspend|unsuspend org|listing <id>`: takes effect on running gateways through the change feed. */
 import { defineCommand } from 'citty';
-import { recordChange } from '../../db/changes.js';
-import { fail, jsonArg, print, withAdminDb } from '../admin-context.js';
+import { recordChange } from '../../../core/db/changes.js';
+import { fail, jsonArg, print, withAdminContext } from '../admin-context.js';
 
 function target(suspend: boolean, what: 'org' | 'listing') {
   return defineCommand({
@@ -15,7 +15,8 @@ function target(suspend: boolean, what: 'org' | 'listing') {
       reason: { type: 'string', description: 'Why' },
     },
     run: ({ args }) =>
-      withAdminDb(async ({ db }, now) => {
+      withAdminContext(async ({ db, clock }) => {
+        const now = clock.now();
         if (what === 'org') {
           const res = await db.transaction().execute(async (trx) => {
             const r = await trx

@@ -1,6 +1,6 @@
 /** The signed-in dashboard's overview: org, balance, and links to keys, usage, billing and terms. */
 import { getBalance } from '../../ledger/ledger.service.js';
-import { formatCents } from '../../lib/money.js';
+import { formatCents } from '../../../core/money.js';
 import { renderPage } from '../layout.js';
 import { newWebRouter } from '../web-env.js';
 import { requireWebSession } from '../web-session.js';

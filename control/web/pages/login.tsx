@@ -6,7 +6,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { takeAbuseLimit } from '../../auth/abuse-limits.js';
 import { clientIp } from '../../lib/client-ip.js';
-import { SvcError } from '../../lib/errors.js';
+import { SvcError } from '../../../core/errors.js';
 import { endSession, requestLoginCode, verifyLoginCode } from '../../sessions/sessions.service.js';
 import { csrfField } from '../csrf.js';
 import { renderPage, type PageOptions } from '../layout.js';

@@ -3,8 +3,8 @@ import type { ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { chargeLikeGateway, expectLedgerConsistent, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
-import type { DbHandles } from '../../../control/db/database.js';
-import { newId } from '../../../control/lib/ids.js';
+import type { DbHandles } from '../../../core/db/database.js';
+import { newId } from '../../../core/ids.js';
 
 let fake: FakeStripe;
 let h: ControlHarness;

@@ -3,7 +3,7 @@ import type { ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { expectLedgerConsistent, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 import { runAuthSuite } from '../../helpers/auth-suite.js';
 
 let fake: FakeStripe;

@@ -5,7 +5,7 @@ import { call } from '../../helpers/http.js';
 import { chargeLikeGateway, seedOrg } from '../../helpers/db.js';
 import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
 import { runAdmin } from './admin-cli.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 import { postEntry } from '../../../control/ledger/ledger.service.js';
 
 let fake: FakeStripe;

@@ -4,7 +4,7 @@ import { call } from '../../helpers/http.js';
 import { chargeLikeGateway, grantCredits, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js';
 import { runAdmin } from './admin-cli.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 import { previousPeriod } from '../../../control/billing/payouts.service.js';
 
 let fake: FakeStripe;

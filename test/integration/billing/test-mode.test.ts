@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { chargeLikeGateway, expectLedgerConsistent, openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 import { postEntry } from '../../../control/ledger/ledger.service.js';
-import { newId } from '../../../control/lib/ids.js';
+import { newId } from '../../../core/ids.js';
 
 let h: ControlHarness;
 let db: DbHandles;

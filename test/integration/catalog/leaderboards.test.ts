@@ -3,8 +3,8 @@ import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { openTestDb, seedOrg } from '../../helpers/db.js';
 import { insertListing } from '../../helpers/catalog.js';
-import type { Db, DbHandles, NewRow } from '../../../control/db/database.js';
-import { newId } from '../../../control/lib/ids.js';
+import type { Db, DbHandles, NewRow } from '../../../core/db/database.js';
+import { newId } from '../../../core/ids.js';
 
 let h: ControlHarness;
 let db: DbHandles;

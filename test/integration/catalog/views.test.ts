@@ -9,8 +9,8 @@ import {
   type LiveListing,
   type StubUpstream,
 } from '../../helpers/catalog.js';
-import type { DbHandles, NewRow } from '../../../control/db/database.js';
-import { newId } from '../../../control/lib/ids.js';
+import type { DbHandles, NewRow } from '../../../core/db/database.js';
+import { newId } from '../../../core/ids.js';
 
 let h: ControlHarness;
 let db: DbHandles;

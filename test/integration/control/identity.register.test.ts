@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { openTestDb } from '../../helpers/db.js';
-import { sha256Hex } from '../../../control/lib/crypto.js';
+import { sha256Hex } from '../../../core/crypto.js';
 
 let h: ControlHarness;
 beforeAll(async () => {

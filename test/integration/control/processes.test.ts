@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ROOT, baseEnv, startProcess, tempDataDir } from '../../helpers/processes.js';
 import { openTestDb } from '../../helpers/db.js';
 import { call } from '../../helpers/http.js';
-import { migrations } from '../../../control/db/migrations/index.js';
+import { migrations } from '../../../core/db/migrations/index.js';
 
 describe('processes', () => {
   it('two control processes starting at once on one fresh file apply each migration exactly once', async () => {

@@ -3,7 +3,7 @@ import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { openTestDb, seedKey, seedListing, seedOrg } from '../../helpers/db.js';
 import { runAuthSuite } from '../../helpers/auth-suite.js';
-import { newId } from '../../../control/lib/ids.js';
+import { newId } from '../../../core/ids.js';
 
 let h: ControlHarness;
 let consumer: Awaited<ReturnType<typeof seedOrg>>;

@@ -7,10 +7,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openMigratedTempDb, seedListing, seedOrg, type SeededOrg, type SeedEndpoint } from '../../helpers/db.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
-import { loadSecretKey } from '../../../control/context.js';
-import { loadConfig } from '../../../control/config.js';
-import { DAY_MS } from '../../../control/lib/clock.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import { loadSecretKey } from '../../../core/secret-key.js';
+import { loadConfig } from '../../../core/config.js';
+import { DAY_MS } from '../../../core/clock.js';
+import type { DbHandles } from '../../../core/db/database.js';
 
 export interface SeenRequest {
   method: string;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useGatewayWorld, gw, balanceOf, feedApplied, clearOfUtcMidnight, type World } from './fixture.js';
 import type { RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
-import { recordChange } from '../../../control/db/changes.js';
+import { recordChange } from '../../../core/db/changes.js';
 
 let w: World;
 let g: RunningGateway;

@@ -3,8 +3,8 @@ import { connect } from 'node:net';
 import { makeWorld, gw, balanceOf, feedApplied, until, clearOfUtcMidnight, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
-import { recordChange } from '../../../control/db/changes.js';
-import { newId } from '../../../control/lib/ids.js';
+import { recordChange } from '../../../core/db/changes.js';
+import { newId } from '../../../core/ids.js';
 
 let w: World;
 let g: RunningGateway;

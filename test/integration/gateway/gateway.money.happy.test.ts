@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorld, gw, balanceOf, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
-import { REGISTER_SCOPES } from '../../../control/auth/scopes.js';
-import { openSqlite } from '../../../control/db/database.js';
+import { REGISTER_SCOPES } from '../../../core/scopes.js';
+import { openSqlite } from '../../../core/db/database.js';
 import { join } from 'node:path';
 
 let w: World;

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { openTestDb } from '../../helpers/db.js';
 import { startSmtpSink, type SmtpSink } from '../../helpers/smtp-sink.js';
-import type { DbHandles } from '../../../control/db/database.js';
-import { systemClock } from '../../../control/lib/clock.js';
+import type { DbHandles } from '../../../core/db/database.js';
+import { systemClock } from '../../../core/clock.js';
 
 /** Tokens are bound to this resource; no MCP process is needed to test the authorization server. */
 export const MCP_URL = 'http://127.0.0.1:47999';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postForm, runOAuthFlow, serveClientDocument, type OAuthFlowResult } from '../../helpers/oauth.js';
 import { resolveAccessToken } from '../../../control/oauth/access-token.js';
+import { principalFromToken } from '../../../control/auth/principal.js';
 import { MCP_RESOURCE, newEmail, startOAuthFixture, type OAuthFixture } from './fixture.js';
 
 let f: OAuthFixture;
@@ -94,8 +95,10 @@ describe('the full flow with Dynamic Client Registration', () => {
     expect([...resolved.principal.scopes].sort()).toEqual(
       ['billing:write', 'catalog:read', 'keys:write', 'provider:write', 'proxy:call', 'usage:read'].sort(),
     );
-    // The key the grant acts as is a real bearer key of the org: the MCP server calls the gateway with it.
+    // The key the grant acts as is a real bearer key of the org (the MCP server calls the gateway with it), and
+    // the token's Principal is exactly the one that key gives as a bearer.
     expect(resolved.gatewayKey).toMatch(/^svc_live_/);
+    expect(resolved.principal).toEqual(await principalFromToken(f.tokenCtx, resolved.gatewayKey!));
     const me = await fetch(`${f.h.control.url}/v1/me`, { headers: { authorization: `Bearer ${resolved.gatewayKey}` } });
     expect(me.status).toBe(200);
     expect(JSON.stringify(await me.json())).toContain(user.org_id);

@@ -8,7 +8,7 @@ import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { call } from '../../helpers/http.js';
 import { grantCredits, openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import { createLiveListing, startStubUpstream, type LiveListing, type StubUpstream } from '../../helpers/catalog.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 
 const DAY = 86_400_000;
 const SECRET = 'gw-contract-secret';

@@ -5,7 +5,7 @@ import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import { serveDocuments, smallOpenApi, type LocalServer } from '../../helpers/catalog.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 
 let h: ControlHarness;
 let db: DbHandles;

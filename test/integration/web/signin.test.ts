@@ -3,8 +3,8 @@ import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { loginCodeOf, startSmtpSink, type SmtpSink } from '../../helpers/smtp-sink.js';
 import { csrfOf, WebClient } from '../../helpers/web-client.js';
 import { openTestDb } from '../../helpers/db.js';
-import type { DbHandles } from '../../../control/db/database.js';
-import { sha256Hex } from '../../../control/lib/crypto.js';
+import type { DbHandles } from '../../../core/db/database.js';
+import { sha256Hex } from '../../../core/crypto.js';
 
 let h: ControlHarness;
 let smtp: SmtpSink;

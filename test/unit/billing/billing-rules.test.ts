@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { loadConfig, ConfigError } from '../../../control/config.js';
+import { loadConfig, ConfigError } from '../../../core/config.js';
 import { priceCheckout } from '../../../control/billing/checkout.service.js';
 import { periodEnd, periodOf, previousPeriod } from '../../../control/billing/payouts.service.js';
 import { createPaymentsBackend } from '../../../control/billing/payments.js';
 import { makePortalToken, testCardOutcome, verifyPortalToken } from '../../../control/billing/test-backend.js';
 import { decodeForm } from '../../helpers/fake-stripe.js';
 import type { BillingCtx } from '../../../control/billing/payments.js';
-import { isSvcError } from '../../../control/lib/errors.js';
+import { isSvcError } from '../../../core/errors.js';
 
 const ctx = { config: loadConfig({}) } as unknown as BillingCtx;
 

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Migrator } from 'kysely';
-import { openDatabase, type DbHandles } from '../../../control/db/database.js';
-import { migrations } from '../../../control/db/migrations/index.js';
+import { openDatabase, type DbHandles } from '../../../core/db/database.js';
+import { migrations } from '../../../core/db/migrations/index.js';
 import { seedOrg } from '../../helpers/db.js';
 
 let dir = '';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { openSqlite } from '../../../control/db/database.js';
+import { openSqlite } from '../../../core/db/database.js';
 import { tempDataDir } from '../../helpers/processes.js';
 import { startBackground, type CheckpointReport } from '../../../gateway/checkpointer.js';
 import { isBusy } from '../../../gateway/no-wait.js';

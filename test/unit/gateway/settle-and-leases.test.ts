@@ -7,13 +7,13 @@ import {
   seedListing,
   expectLedgerConsistent,
 } from '../../helpers/db.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 import { SettleWriter, HolderReapedError, type SettleRecord } from '../../../gateway/settle-writer.js';
 import { LeaseManager } from '../../../gateway/leases.js';
 import { Instances } from '../../../gateway/instances.js';
 import { KeyCache } from '../../../gateway/cache/key-cache.js';
-import { utcDay } from '../../../control/lib/clock.js';
-import { openSqlite } from '../../../control/db/database.js';
+import { utcDay } from '../../../core/clock.js';
+import { openSqlite } from '../../../core/db/database.js';
 import { join } from 'node:path';
 import { isBusy, neverWait, waitingForLock } from '../../../gateway/no-wait.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useMigratedTempDb, seedOrg } from '../../helpers/db.js';
-import type { DbHandles } from '../../../control/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 import { sweepOAuth } from '../../../control/oauth/oauth.jobs.js';
 
 let h: DbHandles;

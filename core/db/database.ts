@@ -194,7 +194,7 @@ export interface ApisTable {
   source_kind: 'openapi_url' | 'rapidapi_url' | 'body' | 'demo';
   source_url: string | null;
   openapi_json: string | null;
-  /** AES-256-GCM ciphertext of the upstream secret (control/lib/crypto.ts); never returned. */
+  /** AES-256-GCM ciphertext of the upstream secret (core/crypto.ts); never returned. */
   secret_enc: string | null;
   secret_fingerprint: string | null;
   injection: Generated<Injection>;

@@ -1,5 +1,6 @@
 /** RFC 9457 problem+json body, the one error body of every svc surface, with `code` and `request_id` members. */
 import { CODES, SvcError, type ErrorCode, type FieldError } from './errors.js';
+import type { NextStep } from './next-step.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export const PROBLEM_TYPE_BASE = 'https://svc.dev/errors/';
@@ -12,20 +13,24 @@ export interface ProblemBody {
   code: ErrorCode;
   request_id: string;
   errors?: FieldError[];
+  /** Machine-readable next step; `detail` ends with the surface's wording of it. */
+  next?: NextStep;
   [extra: string]: unknown;
 }
 
-export function problemOf(err: SvcError, requestId: string): ProblemBody {
+/** `renderNext` is the surface's wording of a next step (e.g. restNextStep), appended to `detail`. */
+export function problemOf(err: SvcError, requestId: string, renderNext?: (next: NextStep) => string): ProblemBody {
   const body: ProblemBody = {
     ...(err.extra ?? {}),
     type: PROBLEM_TYPE_BASE + err.code,
     title: CODES[err.code].title,
     status: err.status,
-    detail: err.detail,
+    detail: err.next && renderNext ? `${err.detail} ${renderNext(err.next)}` : err.detail,
     code: err.code,
     request_id: requestId,
   };
   if (err.errors) body.errors = err.errors;
+  if (err.next) body.next = err.next;
   return body;
 }
 

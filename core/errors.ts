@@ -58,6 +58,8 @@ export const CODES = {
 
 export type ErrorCode = keyof typeof CODES;
 
+import type { NextStep } from './next-step.js';
+
 export interface FieldError {
   path: string;
   message: string;
@@ -71,11 +73,19 @@ export class SvcError extends Error {
   readonly retryAfter: number | undefined;
   /** Extra problem members (e.g. price_cents on a 402). Must not hold secrets. */
   readonly extra: Record<string, unknown> | undefined;
+  /** What the caller can do about it, as data; each surface renders it in its own words (core/next-step.ts). */
+  readonly next: NextStep | undefined;
 
   constructor(
     code: ErrorCode,
     detail?: string,
-    opts: { errors?: FieldError[]; retryAfter?: number; extra?: Record<string, unknown>; cause?: unknown } = {},
+    opts: {
+      errors?: FieldError[];
+      retryAfter?: number;
+      extra?: Record<string, unknown>;
+      next?: NextStep;
+      cause?: unknown;
+    } = {},
   ) {
     super(detail ?? CODES[code].title, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'SvcError';
@@ -84,6 +94,7 @@ export class SvcError extends Error {
     this.errors = opts.errors;
     this.retryAfter = opts.retryAfter;
     this.extra = opts.extra;
+    this.next = opts.next;
   }
 
   get status(): number {

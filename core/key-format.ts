@@ -1,6 +1,6 @@
 /** API key and session token formats, shared by control and gateway. Plaintext is shown once; only sha256 is kept. */
-import { randomString } from '../lib/ids.js';
-import { sha256Hex } from '../lib/crypto.js';
+import { randomString } from './ids.js';
+import { sha256Hex } from './crypto.js';
 
 export const KEY_PREFIX = 'svc_live_';
 export const KEY_BODY_LENGTH = 24;
