@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, openBrowser, PHONE, screenshot, type BrowserSession } from '../helpers/browser.js';
-import { authorizePath, discover, pkcePair, postForm, registerClient } from '../helpers/oauth.js';
+import { authorizePath, discover, exchangeCode, pkcePair, registerClient } from '../helpers/oauth.js';
 import { loginCodeOf } from '../helpers/smtp-sink.js';
 import { call } from '../helpers/http.js';
 import { stepUpScope } from '../../control/oauth/step-up.js';
@@ -64,12 +64,11 @@ describe('the authorization page in Chromium', () => {
     const back = new URL(page.url());
     expect(back.searchParams.get('state')).toBe('b1');
     expect(back.searchParams.get('iss')).toBe(metadata.issuer);
-    const token = await postForm(metadata.token_endpoint, {
-      grant_type: 'authorization_code',
+    const token = await exchangeCode(metadata, {
       code: back.searchParams.get('code')!,
-      redirect_uri: redirectUri,
-      client_id: clientId,
-      code_verifier: verifier,
+      verifier,
+      clientId,
+      redirectUri,
     });
     expect(token.status).toBe(200);
     expect(cspReports).toEqual([]);

@@ -106,6 +106,21 @@ export async function postForm(
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
+/** The authorization_code grant at the token endpoint (PKCE S256 verifier; `extra` adds e.g. `resource`). */
+export function exchangeCode(
+  metadata: Record<string, any>,
+  p: { code: string; verifier: string; clientId: string; redirectUri: string; extra?: Record<string, string> },
+) {
+  return postForm(metadata.token_endpoint, {
+    grant_type: 'authorization_code',
+    code: p.code,
+    redirect_uri: p.redirectUri,
+    client_id: p.clientId,
+    code_verifier: p.verifier,
+    ...(p.extra ?? {}),
+  });
+}
+
 /** A local server that serves one Client ID Metadata Document at its own URL (development allows http loopback). */
 export async function serveClientDocument(
   doc: (clientId: string) => Record<string, unknown>,
@@ -224,13 +239,12 @@ export async function runOAuthFlow(o: FlowOptions): Promise<OAuthFlowResult> {
   );
   const code = back.searchParams.get('code');
   if (!code || back.searchParams.get('state') !== state) throw new Error(`authorization failed: ${back.toString()}`);
-  const token = await postForm(metadata.token_endpoint, {
-    grant_type: 'authorization_code',
+  const token = await exchangeCode(metadata, {
     code,
-    redirect_uri: redirectUri,
-    client_id: clientId,
-    code_verifier: verifier,
-    ...(o.resource ? { resource: o.resource } : {}),
+    verifier,
+    clientId,
+    redirectUri,
+    ...(o.resource ? { extra: { resource: o.resource } } : {}),
   });
   if (token.status !== 200) throw new Error(`token: HTTP ${token.status} ${JSON.stringify(token.body)}`);
   return { metadata, clientId, redirectUri, tokens: token.body as TokenSet, browser };

@@ -4,6 +4,7 @@ import {
   authorize,
   authorizePath,
   discover,
+  exchangeCode,
   pkcePair,
   postForm,
   registerClient,
@@ -43,14 +44,7 @@ async function codeFor(opts: { resource?: string } = {}) {
 }
 
 function exchange(code: string, verifier: string, extra: Record<string, string> = {}) {
-  return postForm(metadata.token_endpoint, {
-    grant_type: 'authorization_code',
-    code,
-    redirect_uri: redirectUri,
-    client_id: clientId,
-    code_verifier: verifier,
-    ...extra,
-  });
+  return exchangeCode(metadata, { code, verifier, clientId, redirectUri, extra });
 }
 
 async function resolveCode(token: string, resource = MCP_RESOURCE) {
@@ -212,13 +206,7 @@ describe('token endpoint faults (RFC 6749 error JSON)', () => {
   it('a token issued to another client is neither exchanged nor revoked by this one', async () => {
     const { code, verifier } = await codeFor();
     const other = await registerClient(metadata, { redirect_uris: [redirectUri] });
-    const stolen = await postForm(metadata.token_endpoint, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: redirectUri,
-      client_id: other.body.client_id,
-      code_verifier: verifier,
-    });
+    const stolen = await exchangeCode(metadata, { code, verifier, clientId: other.body.client_id, redirectUri });
     expect(stolen.body.error).toBe('invalid_grant');
     const mine = await exchange(code, verifier);
     const revoke = await postForm(metadata.revocation_endpoint, {

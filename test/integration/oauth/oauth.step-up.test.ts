@@ -3,6 +3,7 @@ import {
   Browser,
   authorizePath,
   discover,
+  exchangeCode,
   formFields,
   pkcePair,
   postForm,
@@ -68,12 +69,11 @@ describe('step-up: OAuth approval elevates the registered key itself', () => {
     expect(done.status).toBe(303);
     const back = new URL(done.headers.get('location')!);
     expect(back.searchParams.get('state')).toBe('st');
-    const token = await postForm(metadata.token_endpoint, {
-      grant_type: 'authorization_code',
+    const token = await exchangeCode(metadata, {
       code: back.searchParams.get('code')!,
-      redirect_uri: redirectUri,
-      client_id: clientId,
-      code_verifier: verifier,
+      verifier,
+      clientId,
+      redirectUri,
     });
     expect(token.status).toBe(200);
     expect(token.body.scope).not.toContain('svc_key:');
