@@ -3,7 +3,7 @@
  * names a JSON document describing the client. It is fetched through the SSRF-safe fetch (in development an http
  * loopback URL is allowed so tests can serve one), validated, and cached in oauth_clients for CLIENT_DOCUMENT_TTL_MS.
  */
-import { z } from 'zod';
+import { ClientMetadataDocument } from '../../core/schemas/oauth.schemas.js';
 import type { AppContext } from '../context.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
 import { isSvcError } from '../../core/errors.js';
@@ -36,17 +36,7 @@ function assertDocumentUrl(raw: string, production: boolean): void {
     );
 }
 
-const ClientDocument = z
-  .object({
-    client_id: z.string(),
-    client_name: z.string().trim().min(1).max(100).optional(),
-    redirect_uris: z.array(z.string().max(2000)).min(1).max(10),
-    token_endpoint_auth_method: z.string().optional(),
-    client_secret: z.unknown().optional(),
-  })
-  .passthrough();
-
-async function fetchDocument(ctx: Pick<AppContext, 'config'>, url: string): Promise<z.infer<typeof ClientDocument>> {
+async function fetchDocument(ctx: Pick<AppContext, 'config'>, url: string): Promise<ClientMetadataDocument> {
   let text: string;
   try {
     const res = await safeFetch(url, {
@@ -69,7 +59,7 @@ async function fetchDocument(ctx: Pick<AppContext, 'config'>, url: string): Prom
   } catch {
     throw new OAuthError('invalid_client', 'The client metadata document is not JSON');
   }
-  const parsed = ClientDocument.safeParse(json);
+  const parsed = ClientMetadataDocument.safeParse(json);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     throw new OAuthError(

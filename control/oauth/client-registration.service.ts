@@ -3,7 +3,7 @@
  * public (`token_endpoint_auth_method: none`, PKCE instead of a secret): a request for a secret-based method is
  * answered with `none`, as RFC 7591 §3.2.1 allows the server to replace values.
  */
-import { z } from 'zod';
+import { ClientRegistrationRequest, type ClientRegistrationResponse } from '../../core/schemas/oauth.schemas.js';
 import type { AppContext } from '../context.js';
 import { newId } from '../../core/ids.js';
 import { OAuthError } from './oauth-error.js';
@@ -11,39 +11,13 @@ import { redirectUriProblem } from './redirect-uri.js';
 import { REQUESTABLE_SCOPES } from './oauth-settings.js';
 import { isStepUpScope } from './step-up.js';
 
-const RegistrationRequest = z
-  .object({
-    redirect_uris: z.array(z.string().max(2000)).min(1).max(10),
-    client_name: z.string().trim().min(1).max(100).optional(),
-    client_uri: z.string().url().max(2000).optional(),
-    logo_uri: z.string().url().max(2000).optional(),
-    grant_types: z.array(z.string()).max(5).optional(),
-    response_types: z.array(z.string()).max(5).optional(),
-    token_endpoint_auth_method: z.string().max(50).optional(),
-    scope: z.string().max(1000).optional(),
-    software_id: z.string().max(200).optional(),
-    software_version: z.string().max(100).optional(),
-  })
-  .passthrough();
-
-export interface RegistrationResponse {
-  client_id: string;
-  client_id_issued_at: number;
-  client_name?: string;
-  redirect_uris: string[];
-  grant_types: string[];
-  response_types: string[];
-  token_endpoint_auth_method: 'none';
-  scope?: string;
-}
-
 const GRANT_TYPES = ['authorization_code', 'refresh_token'];
 
 export async function registerClient(
   ctx: Pick<AppContext, 'db' | 'clock'>,
   body: unknown,
-): Promise<RegistrationResponse> {
-  const parsed = RegistrationRequest.safeParse(body);
+): Promise<ClientRegistrationResponse> {
+  const parsed = ClientRegistrationRequest.safeParse(body);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     const field = first ? first.path.map(String).join('.') : '(body)';
@@ -70,7 +44,7 @@ export async function registerClient(
 
   const now = ctx.clock.now();
   const clientId = newId('oc', now);
-  const response: RegistrationResponse = {
+  const response: ClientRegistrationResponse = {
     client_id: clientId,
     client_id_issued_at: Math.floor(now / 1000),
     ...(req.client_name ? { client_name: req.client_name } : {}),

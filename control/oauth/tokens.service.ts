@@ -4,6 +4,7 @@
  * legitimate client or a thief, the family is no longer trusted (OAuth 2.1 §4.3.1, §6.1).
  */
 import type { AppContext } from '../context.js';
+import type { TokenResponse } from '../../core/schemas/oauth.schemas.js';
 import type { Db } from '../../core/db/database.js';
 import { sha256Hex } from '../../core/crypto.js';
 import { OAuthError } from './oauth-error.js';
@@ -11,14 +12,6 @@ import { ACCESS_TOKEN_TTL_MS, REFRESH_TOKEN_TTL_MS, sameResource } from './oauth
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, mintOAuthSecret } from './token-format.js';
 import { isCodeVerifier, verifyS256 } from './pkce.js';
 import { revokeGrant } from './grants.service.js';
-
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  refresh_token: string;
-  scope: string;
-}
 
 export type TokenParams = Readonly<Record<string, string | undefined>>;
 type TokenCtx = Pick<AppContext, 'db' | 'clock'>;
