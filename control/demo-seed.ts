@@ -20,28 +20,21 @@ export async function seedDemo(ctx: AppContext): Promise<void> {
     .where('slug', '=', DEMO_SLUG)
     .executeTakeFirst();
   if (existing) {
-    if (existing.base_url !== baseUrl) {
-      await ctx.db.transaction().execute(async (trx) => {
-        await trx
-          .updateTable('apis')
-          .set({ base_url: baseUrl, updated_at: now })
-          .where('id', '=', existing.id)
-          .execute();
-        await recordChange(trx, 'api', existing.id, now);
-      });
-    }
+    if (existing.base_url !== baseUrl) await _pointAt(ctx, existing.id, baseUrl, now);
     return;
   }
   const orgId = await demoOrg(ctx, now);
+  // The base URL is set by _pointAt, not by createApi: the production SSRF guard rightly refuses a provider's
+  // loopback upstream, but the demo upstream is one the operator started on this machine (SVC_DEMO=true).
   const { apiId } = await createApi(ctx, orgId, {
     body: DEMO_OPENAPI,
     slug: DEMO_SLUG,
-    base_url: baseUrl,
     category: 'weather',
     tags: ['weather', 'demo', 'text', 'sentiment'],
     summary: 'Demo weather and sentiment API shipped with svc: free current weather, paid forecasts.',
     health_path: '/health',
   });
+  await _pointAt(ctx, apiId, baseUrl, now);
   await setCredentials(ctx, orgId, apiId, { secret: DEMO_UPSTREAM_SECRET, injection: 'bearer' });
   const endpoints = await ctx.db
     .selectFrom('endpoints')
@@ -55,6 +48,13 @@ export async function seedDemo(ctx: AppContext): Promise<void> {
   // The upstream may start after us: publishing must not depend on it being up.
   await publishApi(ctx, orgId, apiId, { accept_terms: true, skip_verify: true });
   ctx.log.info('demo listing seeded', { slug: DEMO_SLUG, base_url: baseUrl });
+}
+
+async function _pointAt(ctx: AppContext, apiId: string, baseUrl: string, now: number): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx.updateTable('apis').set({ base_url: baseUrl, updated_at: now }).where('id', '=', apiId).execute();
+    await recordChange(trx, 'api', apiId, now);
+  });
 }
 
 async function demoOrg(ctx: AppContext, now: number): Promise<string> {

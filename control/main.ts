@@ -1,13 +1,19 @@
 /** Control-plane process: migrate the shared SQLite file, serve REST on SVC_CONTROL_PORT, stop cleanly on signals. */
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import { loadConfigOrExit } from '../core/config.js';
+import { loadConfigOrExit, productionProblems } from '../core/config.js';
 import { createApp } from './app.js';
 import { createAppContext } from './context.js';
+import { paymentsMode } from './billing/payments.js';
 import { startBackgroundJobs } from './jobs.js';
 import { seedDemo } from './demo-seed.js';
 
 const config = loadConfigOrExit();
+const problems = productionProblems(config);
+if (problems.length) {
+  process.stderr.write(`svc control plane cannot start in production:\n  ${problems.join('\n  ')}\n`);
+  process.exit(1);
+}
 const ctx = await createAppContext(config, { process: 'control' });
 const log = ctx.log;
 
@@ -19,7 +25,7 @@ const server = serve({ fetch: app.fetch, port: config.ports.control, hostname: c
   const url = `http://${info.address}:${info.port}`;
   // One machine-readable line on stdout: the supervisor and tests read the bound port from it.
   process.stdout.write(JSON.stringify({ ready: 'control', url, port: info.port }) + '\n');
-  log.info('control plane listening', { url, env: config.env, mail: ctx.mailer.kind, payments: ctx.payments.kind });
+  log.info('control plane listening', { url, env: config.env, mail: ctx.mailer.kind, payments: paymentsMode(ctx) });
 });
 
 let stopping = false;

@@ -60,7 +60,11 @@ const EnvSchema = z.object({
   SVC_PAYOUTS_AUTO: bool(false),
   /** Allow the local test-payments back-end (free test-card credits) in production; never on by default there. */
   SVC_TEST_PAYMENTS: bool(false),
-  SVC_DEMO: bool(true),
+  /** Default: on in development, off in production (docs/operations.md). */
+  SVC_DEMO: z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no'])
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === '1' || v === 'true' || v === 'yes')),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** How often leaderboards and listing stats are recomputed (control/market/leaderboards.job.ts). */
   SVC_LEADERBOARD_REFRESH_MS: z.coerce.number().int().min(200).max(86_400_000).default(60_000),
@@ -156,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (e.SVC_ENV === 'production' && e.SVC_CLOCK_OFFSET_FILE) {
     throw new ConfigError('Invalid svc configuration:\n  SVC_CLOCK_OFFSET_FILE: not allowed in production');
   }
+  const demo = e.SVC_DEMO ?? e.SVC_ENV !== 'production';
   const dataDir = resolve(e.SVC_DATA_DIR);
   const local = (p: number) => `http://${e.SVC_HOST === '0.0.0.0' ? '127.0.0.1' : e.SVC_HOST}:${p}`;
   return Object.freeze({
@@ -202,10 +207,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       stripeMaxNetworkRetries: e.SVC_STRIPE_MAX_NETWORK_RETRIES,
       testPaymentsAllowed: e.SVC_ENV !== 'production' || e.SVC_TEST_PAYMENTS,
     },
-    demo: e.SVC_DEMO,
+    demo,
     logLevel: e.SVC_LOG_LEVEL,
     leaderboardRefreshMs: e.SVC_LEADERBOARD_REFRESH_MS,
   });
+}
+
+/**
+ * What the control plane needs before it may serve production: every problem at once, like loadConfig. Without an
+ * SMTP transport, login and verification codes would have nowhere to go but a log (docs/operations.md).
+ */
+export function productionProblems(config: Readonly<Config>): string[] {
+  if (!config.isProduction) return [];
+  const problems: string[] = [];
+  if (!config.smtpUrl)
+    problems.push('SVC_SMTP_URL: required in production (login and verification codes are sent by mail)');
+  return problems;
 }
 
 /** Process entry points call this: a config error prints its message and exits 1, no stack trace. */

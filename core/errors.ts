@@ -31,6 +31,7 @@ export const CODES = {
   key_revoked: { status: 403, title: 'API key revoked' },
   org_suspended: { status: 403, title: 'Organization suspended' },
   free_only_key: { status: 403, title: 'This key may call free endpoints only' },
+  cap_escalation: { status: 403, title: 'A capped key cannot give itself or another key more power' },
   csrf_failed: { status: 403, title: 'Form security token missing or wrong' },
   // 404
   not_found: { status: 404, title: 'Not found' },
@@ -42,8 +43,9 @@ export const CODES = {
   conflict: { status: 409, title: 'Conflict' },
   invalid_state: { status: 409, title: 'Not allowed in the current state' },
   idempotency_conflict: { status: 409, title: 'Idempotency-Key reused with a different request' },
-  // 413 / 422 / 428 / 429 / 431
+  // 413 / 415 / 422 / 428 / 429 / 431
   payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   import_failed: { status: 422, title: 'API description could not be imported' },
   verification_failed: { status: 422, title: 'Upstream verification failed' },
   terms_not_accepted: { status: 428, title: 'Terms not accepted' },

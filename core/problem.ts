@@ -30,6 +30,8 @@ export function problemOf(err: SvcError, requestId: string, renderNext?: (next: 
     request_id: requestId,
   };
   if (err.errors) body.errors = err.errors;
+  // Clients read `errors[]` of every validation_failed; a failure not tied to a field names the whole input ('').
+  else if (err.code === 'validation_failed') body.errors = [{ path: '', message: err.detail }];
   if (err.next) body.next = err.next;
   return body;
 }

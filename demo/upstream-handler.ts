@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DEMO_UPSTREAM_SECRET } from './demo-api.js';
 
 const CITIES = [
+  { city: 'lisbon', country: 'PT', lat: 38.72, lon: -9.14 },
   { city: 'paris', country: 'FR', lat: 48.86, lon: 2.35 },
   { city: 'tokyo', country: 'JP', lat: 35.68, lon: 139.69 },
   { city: 'lagos', country: 'NG', lat: 6.52, lon: 3.38 },
@@ -21,7 +22,10 @@ function weather(city: string, day: number): { temp_c: number; condition: string
 }
 
 export function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  // HEAD gets GET's status and headers without the body (RFC 9110 9.3.2); node drops the body for HEAD itself.
+  res.end(text);
 }
 
 async function readBody(req: IncomingMessage, max = 64 * 1024): Promise<string> {
@@ -41,13 +45,14 @@ export async function handle(req: IncomingMessage, res: ServerResponse): Promise
   if (req.headers.authorization !== `Bearer ${DEMO_UPSTREAM_SECRET}`)
     return send(res, 401, { error: 'missing or wrong bearer token' });
   const city = (url.searchParams.get('city') ?? '').toLowerCase();
-  if (req.method === 'GET' && url.pathname === '/cities') return send(res, 200, { cities: CITIES });
+  const isGet = req.method === 'GET' || req.method === 'HEAD';
+  if (isGet && url.pathname === '/cities') return send(res, 200, { cities: CITIES });
   const m = /^\/cities\/([^/]+)$/.exec(url.pathname);
-  if (req.method === 'GET' && m) {
+  if (isGet && m) {
     const c = CITIES.find((x) => x.city === decodeURIComponent(m[1]!).toLowerCase());
     return c ? send(res, 200, c) : send(res, 404, { error: 'unknown city' });
   }
-  if (req.method === 'GET' && (url.pathname === '/current' || url.pathname === '/forecast')) {
+  if (isGet && (url.pathname === '/current' || url.pathname === '/forecast')) {
     if (!city) return send(res, 400, { error: 'query parameter city is required' });
     if (url.pathname === '/current') return send(res, 200, { city, ...weather(city, 0) });
     const days = Math.min(7, Math.max(1, Number.parseInt(url.searchParams.get('days') ?? '3', 10) || 3));

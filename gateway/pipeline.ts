@@ -48,6 +48,18 @@ export interface PipelineDeps {
   agent: Agent;
   /** Ask other processes to hand back this org's unused lease slices (writes a 'org' change). */
   signalPressure(orgId: string): void;
+  /** Where the upstream's own failure (host, port, errno) goes: the operator's log, never the consumer's answer. */
+  onUpstreamFailure?(slug: string, requestId: string, err: Error): void;
+}
+
+/** What a consumer may learn about an upstream failure: its kind, never the provider's host or port. */
+export function upstreamFailureKind(err: Error | undefined): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code ?? (err?.cause as NodeJS.ErrnoException)?.code;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
+  if (code?.startsWith('ERR_TLS') || code?.includes('CERT')) return 'TLS handshake failed';
+  return 'network error';
 }
 
 export function splitSlug(url: string): { slug: string; path: string } {
@@ -77,7 +89,8 @@ export class Pipeline {
     if (wait > 0) return refuse('rate_limited', `Rate limit of this key reached; retry in ${wait} s.`, undefined, wait);
     const resolved = resolveListing(d.listings, slug, p.method, path);
     if (!resolved.ok) return refuse(resolved.code, resolved.detail);
-    const price = priceOf(d.listings, key.orgId, resolved.endpoint, now);
+    // HEAD is free (no body is served, so nothing is sold); it still needs a valid key and counts toward rate limits.
+    const price = p.method === 'HEAD' ? 0 : priceOf(d.listings, key.orgId, resolved.endpoint, now);
     ids.push(['x-svc-price-cents', String(price)]);
     const maxRaw = header(p.headers, 'x-svc-max-price-cents');
     const maxPrice = maxRaw === '' ? null : Number(maxRaw);
@@ -439,12 +452,13 @@ export class Pipeline {
       return;
     }
     const code: ErrorCode = kind === 'timeout' ? 'upstream_timeout' : 'upstream_error';
+    if (err) this.d.onUpstreamFailure?.(splitSlug(p.url).slug, p.requestId, err);
     const svcErr = new SvcError(
       code,
       detail ??
         (kind === 'timeout'
           ? 'The upstream API did not answer in time; nothing was charged.'
-          : `The upstream API failed (${err?.message ?? 'error'}); nothing was charged.`),
+          : `The upstream API failed (${upstreamFailureKind(err)}); nothing was charged.`),
     );
     settled(rec(svcErr.status, 0, code)).then(
       () => sink.problem(svcErr, p.requestId, [...ids, ['x-svc-charged-cents', '0']]),

@@ -109,6 +109,8 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
       log.error('idempotency release failed', { err: e as Error }),
     ),
     limiter: new KeyRateLimiter(base.gatewayWorkers),
+    onUpstreamFailure: (slug, requestId, err) =>
+      log.warn('upstream failed', { slug, request_id: requestId, err: err.message }),
     agent: createUpstreamAgent({
       connections: cfg.upstreamConnections,
       connectTimeoutMs: cfg.connectTimeoutMs,

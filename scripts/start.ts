@@ -79,7 +79,8 @@ process.on('SIGTERM', () => void stopAll(0));
 
 try {
   let controlEnv: NodeJS.ProcessEnv = process.env;
-  if (config.demo && existsSync(join(DIST, 'demo/upstream.js'))) {
+  const demo = config.demo && existsSync(join(DIST, 'demo/upstream.js'));
+  if (demo) {
     const demo = await start('demo-upstream', 'demo/upstream.js');
     // With SVC_DEMO_UPSTREAM_PORT=0 the upstream picked a free port: the demo listing must point there.
     controlEnv = { ...process.env, SVC_DEMO_UPSTREAM_PORT: new URL(demo.url!).port };
@@ -97,11 +98,16 @@ try {
       `  gateway        ${gateway.url}`,
       `  MCP            ${mcp.url}/mcp`,
       '',
-      'First call:',
-      `  KEY=$(curl -s -X POST ${control.url}/v1/register | node -pe 'JSON.parse(require("fs").readFileSync(0)).api_key')`,
-      `  curl -s "${control.url}/v1/catalog/search?query=weather" -H "authorization: Bearer $KEY"`,
-      `  curl -si "${gateway.url}/demo-weather/current?city=lisbon" -H "authorization: Bearer $KEY"`,
-      '',
+      // Without the demo listing these commands would only find nothing: the banner shows them only with it.
+      ...(demo
+        ? [
+            'First call:',
+            `  KEY=$(curl -s -X POST ${control.url}/v1/register | node -pe 'JSON.parse(require("fs").readFileSync(0)).api_key')`,
+            `  curl -s "${control.url}/v1/catalog/search?query=weather" -H "authorization: Bearer $KEY"`,
+            `  curl -si "${gateway.url}/demo-weather/current?city=lisbon" -H "authorization: Bearer $KEY"`,
+            '',
+          ]
+        : []),
       'Ctrl-C stops everything.',
       '',
     ].join('\n'),

@@ -2,6 +2,9 @@
  * Bot-challenge verification for web signup (Turnstile-style `siteverify`): POST secret + response token,
  * expect JSON `{ success: boolean }`. Required in production; skipped in development when no token is sent.
  */
+
+/** Turnstile's documented test-widget answer: the one token development accepts without a verifier secret. */
+export const DEV_CHALLENGE_TOKEN = 'XXXX.DUMMY.TOKEN.XXXX';
 import { SvcError } from '../../core/errors.js';
 import type { Config } from '../../core/config.js';
 
@@ -22,6 +25,12 @@ export async function verifyChallenge(
   if (!config.challenge.secret) {
     if (config.isProduction)
       throw new SvcError('unavailable', 'Signup challenge verification is not configured (SVC_CHALLENGE_SECRET)');
+    // A token that was sent is checked even here: "any token passes" would hide a broken widget until production.
+    if (token !== DEV_CHALLENGE_TOKEN)
+      throw new SvcError(
+        'challenge_failed',
+        `Without SVC_CHALLENGE_SECRET, development accepts no token or the test token ${DEV_CHALLENGE_TOKEN}`,
+      );
     return;
   }
   const form = new URLSearchParams({ secret: config.challenge.secret, response: token });

@@ -90,7 +90,7 @@ export async function findPayment(
   return undefined;
 }
 
-export async function listPayments(db: Db, orgId: string, limit: number): Promise<Row<'payments'>[]> {
+export async function listPayments(db: Db, orgId: string, limit: number, offset = 0): Promise<Row<'payments'>[]> {
   return db
     .selectFrom('payments')
     .selectAll()
@@ -98,6 +98,7 @@ export async function listPayments(db: Db, orgId: string, limit: number): Promis
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
+    .offset(offset)
     .execute();
 }
 

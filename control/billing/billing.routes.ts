@@ -10,6 +10,7 @@ import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi
 import { requireAuth, requireScope } from '../auth/rest-auth.js';
 import { billingStatus, packsView } from './billing.views.js';
 import { iso, listPayments } from './billing.repo.js';
+import { PageOf, PaginationQuery, pageOf } from '../lib/pagination.js';
 import { startCheckout } from './checkout.service.js';
 import { openPortal, setAutoReload, startCardSetup } from './cards.service.js';
 import { handleStripeWebhook } from './webhooks.service.js';
@@ -51,7 +52,9 @@ const BalanceSchema = z
       .int()
       .openapi({ description: 'Part of credit_cents leased to gateways for in-flight calls' }),
     available_cents: z.number().int(),
-    payments_mode: z.enum(['stripe', 'test']),
+    payments_mode: z.enum(['stripe', 'test', 'disabled']).openapi({
+      description: 'disabled: no Stripe key and test payments refused (production without SVC_TEST_PAYMENTS)',
+    }),
     card_on_file: z.boolean(),
     card: z.object({ brand: z.string().nullable(), last4: z.string().nullable() }).nullable(),
     auto_reload: z.object({
@@ -140,14 +143,17 @@ billingRoutes.openapi(
     path: '/v1/billing/payments',
     tags: ['billing'],
     security: bearer,
+    request: { query: PaginationQuery },
     responses: {
-      200: jsonResponse(z.object({ data: z.array(PaymentSchema) }), 'Latest 50 payments of the org'),
+      200: jsonResponse(PageOf(PaymentSchema), 'Payments of the org, newest first, one page'),
       ...problemResponses,
     },
   }),
   async (c) => {
     const p = requireAuth(c);
-    return c.json({ data: (await listPayments(c.get('ctx').db, p.orgId, 50)).map(toPayment) }, 200);
+    const { limit, offset } = c.req.valid('query');
+    const rows = await listPayments(c.get('ctx').db, p.orgId, limit + 1, offset);
+    return c.json(pageOf(rows.map(toPayment), limit, offset), 200);
   },
 );
 

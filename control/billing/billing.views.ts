@@ -5,7 +5,7 @@
 import type { Config } from '../../core/config.js';
 import { getBalance } from '../ledger/ledger.service.js';
 import { getAccount } from './billing.repo.js';
-import type { BillingCtx } from './payments.js';
+import { paymentsMode, type BillingCtx } from './payments.js';
 
 export interface AutoReloadView {
   enabled: boolean;
@@ -21,7 +21,7 @@ export interface BillingStatus {
   pending_cents: number;
   reserved_cents: number;
   available_cents: number;
-  payments_mode: 'stripe' | 'test';
+  payments_mode: 'stripe' | 'test' | 'disabled';
   card_on_file: boolean;
   card: { brand: string | null; last4: string | null } | null;
   auto_reload: AutoReloadView;
@@ -41,7 +41,7 @@ export async function billingStatus(ctx: BillingCtx, orgId: string): Promise<Bil
     pending_cents: bal.pending_cents,
     reserved_cents: bal.reserved_cents,
     available_cents: bal.credit_cents - bal.reserved_cents,
-    payments_mode: ctx.payments.kind,
+    payments_mode: paymentsMode(ctx),
     card_on_file: card !== null,
     card,
     auto_reload: {

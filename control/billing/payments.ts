@@ -88,6 +88,11 @@ export interface PaymentsBackend {
 /** What billing services need: the control process passes its AppContext, the operator CLI builds just this. */
 export type BillingCtx = Pick<AppContext, 'config' | 'db' | 'clock' | 'payments'>;
 
+/** What `payments_mode` reports: `disabled` when only the test back-end exists and it refuses (production). */
+export function paymentsMode(ctx: Pick<AppContext, 'config' | 'payments'>): ProcessorKind | 'disabled' {
+  return ctx.payments.kind === 'test' && !ctx.config.billing.testPaymentsAllowed ? 'disabled' : ctx.payments.kind;
+}
+
 export function createPaymentsBackend(config: Readonly<Config>, secretKey: Buffer): PaymentsBackend {
   const key = config.stripe.secretKey;
   if (key) {

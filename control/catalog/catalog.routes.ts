@@ -14,6 +14,7 @@ import { getVisibleListing } from './listings.repo.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
 import { categoriesWithCounts, searchListingIds, SORTS } from './search.service.js';
 import {
+  consumerOpenApi,
   listingDetail,
   listingEndpoints,
   listingHistory,
@@ -235,12 +236,12 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/openapi',
     tags,
     request: { params: SlugParam },
-    responses: ok('The OpenAPI document as imported'),
+    responses: ok('The OpenAPI document as imported, with `servers` set to the gateway address of the listing'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
     if (!api.openapi_json) throw new SvcError('not_found', 'This listing has no stored OpenAPI document');
-    return c.json(JSON.parse(api.openapi_json) as Record<string, unknown>, 200);
+    return c.json(consumerOpenApi(api.openapi_json, c.get('ctx').config.urls.gateway, api.slug), 200);
   },
 );
 
@@ -299,7 +300,8 @@ catalogRoutes.openapi(
     await ctx.db.insertInto('catalog_requests').values(row).execute();
     return c.json(
       {
-        request_id: row.id,
+        // Not `request_id`: that name means the X-Svc-Request-Id of a call everywhere else.
+        catalog_request_id: row.id,
         query: row.query,
         email: row.email,
         notes: row.notes,

@@ -215,3 +215,24 @@ export async function listingRanks(db: Db, api: Row<'apis'>) {
     })),
   };
 }
+
+/**
+ * The stored OpenAPI document as consumers may see it: `servers` names the gateway address of the listing, never
+ * the provider's upstream origin (which stays in the provider's own views).
+ */
+export function consumerOpenApi(openapiJson: string, gatewayUrl: string, slug: string): Record<string, unknown> {
+  const doc = JSON.parse(openapiJson) as Record<string, unknown>;
+  const paths = doc.paths;
+  if (paths && typeof paths === 'object') {
+    for (const item of Object.values(paths as Record<string, Record<string, unknown> | null>)) {
+      if (!item || typeof item !== 'object') continue;
+      delete item.servers;
+      for (const op of Object.values(item))
+        if (op && typeof op === 'object') delete (op as { servers?: unknown }).servers;
+    }
+  }
+  delete doc.host;
+  delete doc.basePath;
+  delete doc.schemes;
+  return { ...doc, servers: [{ url: `${gatewayUrl.replace(/\/+$/, '')}/${slug}`, description: 'svc gateway' }] };
+}

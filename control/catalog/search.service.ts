@@ -4,6 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import { normalizeCategory } from './category.js';
 
 export const SORTS = ['relevance', 'price', 'popularity', 'reliability', 'newest'] as const;
 export type Sort = (typeof SORTS)[number];
@@ -35,7 +36,8 @@ export async function searchListingIds(db: Db, p: SearchParams): Promise<{ ids: 
   const sort: Sort = p.sort ?? 'relevance';
   const conds = [sql`a.status = 'live'`, sql`a.suspended_at IS NULL`];
   if (match) conds.push(sql`apis_fts MATCH ${match}`);
-  if (p.category) conds.push(sql`a.category = ${p.category}`);
+  // Stored categories are normalised (`Developer Tools` → `developer-tools`); so is the filter.
+  if (p.category) conds.push(sql`a.category = ${normalizeCategory(p.category)}`);
   if (p.max_price_cents !== undefined) conds.push(sql`mp.min_price <= ${p.max_price_cents}`);
   const where = sql.join(conds, sql` AND `);
   const from = match ? sql`apis_fts JOIN apis a ON a.rowid = apis_fts.rowid` : sql`apis a`;

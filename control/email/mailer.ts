@@ -18,7 +18,13 @@ export interface Mailer {
   send(mail: Mail): Promise<void>;
 }
 
-export function createMailer(opts: { smtpUrl: string | undefined; from: string; db: Db; clock: Clock }): Mailer {
+export function createMailer(opts: {
+  production: boolean;
+  smtpUrl: string | undefined;
+  from: string;
+  db: Db;
+  clock: Clock;
+}): Mailer {
   if (opts.smtpUrl) {
     const transport = nodemailer.createTransport(opts.smtpUrl);
     return {
@@ -28,6 +34,8 @@ export function createMailer(opts: { smtpUrl: string | undefined; from: string; 
       },
     };
   }
+  // The outbox prints codes on stderr: acceptable on a developer's machine, never in production.
+  if (opts.production) throw new Error('production needs SVC_SMTP_URL: the dev outbox would log secrets');
   return {
     kind: 'outbox',
     async send(mail) {

@@ -4,6 +4,7 @@ import { newRouter } from '../lib/http.js';
 import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
 import { ALL_SCOPES } from '../../core/scopes.js';
+import { PageOf, PaginationQuery } from '../lib/pagination.js';
 import { createKeyFor, listKeys, patchKey, revokeKey } from './keys.service.js';
 
 export const keysRoutes = newRouter();
@@ -70,14 +71,16 @@ keysRoutes.openapi(
     path: '/v1/keys',
     tags: ['keys'],
     security: bearer,
+    request: { query: PaginationQuery },
     responses: {
-      200: jsonResponse(z.object({ data: z.array(KeyResourceSchema) }), 'Keys of the org, newest first'),
+      200: jsonResponse(PageOf(KeyResourceSchema), 'Keys of the org, newest first, one page'),
       ...problemResponses,
     },
   }),
   async (c) => {
     const p = requireScope(c, 'keys:write');
-    return c.json({ data: await listKeys(c.get('ctx').db, p.orgId) }, 200);
+    const { limit, offset } = c.req.valid('query');
+    return c.json(await listKeys(c.get('ctx').db, p.orgId, limit, offset), 200);
   },
 );
 
@@ -117,7 +120,7 @@ keysRoutes.openapi(
   async (c) => {
     const p = requireScope(c, 'keys:write');
     const { db, clock } = c.get('ctx');
-    return c.json(await patchKey(db, p.orgId, c.req.valid('param').id, c.req.valid('json'), clock.now()), 200);
+    return c.json(await patchKey(db, p, c.req.valid('param').id, c.req.valid('json'), clock.now()), 200);
   },
 );
 
@@ -136,6 +139,6 @@ keysRoutes.openapi(
   async (c) => {
     const p = requireScope(c, 'keys:write');
     const { db, clock } = c.get('ctx');
-    return c.json(await revokeKey(db, p.orgId, c.req.valid('param').id, clock.now()), 200);
+    return c.json(await revokeKey(db, p, c.req.valid('param').id, clock.now()), 200);
   },
 );

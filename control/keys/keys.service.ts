@@ -1,14 +1,16 @@
 /**
  * API keys: mint (plaintext shown once, sha256 stored), list, patch caps, revoke. A key never grants scopes
- * its creator lacks. Every change is announced on the change feed so gateways drop their cached copy.
+ * its creator lacks, nor raises caps when it is capped itself (key-permissions.ts). Every change is announced on the change feed so gateways drop their cached copy.
  */
 import type { Db, Row, ApprovalMode } from '../../core/db/database.js';
 import { recordChange } from '../../core/db/changes.js';
 import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import { pageOf, type Page } from '../lib/pagination.js';
 import { formatScopes, parseScopes, type Scope } from '../../core/scopes.js';
 import type { Principal } from '../auth/principal.js';
 import { mintApiKey } from '../../core/key-format.js';
+import { assertMayManage, assertNoRaise, childCaps, isConstrained } from './key-permissions.js';
 
 export interface KeyCaps {
   budget_cents?: number | null;
@@ -101,43 +103,73 @@ export async function insertKey(
   return { row, plaintext: minted.plaintext };
 }
 
+/**
+ * A new key of the creator's org. Without `scopes` it gets the creator's scopes minus `keys:write` (an agent's key
+ * should not mint keys unless asked for). A constrained creator's caps bound the new key's (key-permissions.ts).
+ */
 export async function createKeyFor(
   db: Db,
   creator: Principal,
   input: { name: string; scopes?: Scope[] | undefined } & KeyCaps,
   now: number,
 ): Promise<{ resource: KeyResource; plaintext: string }> {
-  const scopes = input.scopes ?? [...creator.scopes];
+  const scopes = input.scopes ?? [...creator.scopes].filter((s) => s !== 'keys:write');
   const excess = scopes.filter((s) => !creator.scopes.has(s));
   if (excess.length) {
     throw new SvcError('insufficient_scope', `A key cannot grant scopes its creator lacks: ${excess.join(', ')}`, {
       extra: { missing_scopes: excess },
     });
   }
-  const { row, plaintext } = await insertKey(
-    db,
-    {
-      ...input,
-      orgId: creator.orgId,
-      scopes,
-      origin: 'created',
-      createdByUserId: creator.userId,
-      createdByKeyId: creator.keyId,
-    },
-    now,
-  );
-  return { resource: toKeyResource(row), plaintext };
+  return db.transaction().execute(async (trx) => {
+    const own = await _principalKey(trx, creator);
+    let caps: KeyCaps = input;
+    if (own && isConstrained(own)) {
+      const bounded = childCaps(own, input);
+      caps = bounded.caps;
+      if (Object.keys(bounded.carve).length) {
+        await trx
+          .updateTable('api_keys')
+          .set({ ...bounded.carve, updated_at: now })
+          .where('id', '=', own.id)
+          .execute();
+        await recordChange(trx, 'key', own.id, now);
+      }
+    }
+    const { row, plaintext } = await insertKey(
+      trx,
+      {
+        ...caps,
+        name: input.name,
+        orgId: creator.orgId,
+        scopes,
+        origin: 'created',
+        createdByUserId: creator.userId,
+        createdByKeyId: creator.keyId,
+      },
+      now,
+    );
+    return { resource: toKeyResource(row), plaintext };
+  });
 }
 
-export async function listKeys(db: Db, orgId: string): Promise<KeyResource[]> {
+/** The calling key's row (read inside the caller's transaction), or undefined for a session. */
+async function _principalKey(db: Db, p: Principal): Promise<Row<'api_keys'> | undefined> {
+  if (p.kind !== 'key' || !p.keyId) return undefined;
+  return orgKey(db, p.orgId, p.keyId);
+}
+
+/** Newest first, one page (pagination.ts rules). */
+export async function listKeys(db: Db, orgId: string, limit: number, offset: number): Promise<Page<KeyResource>> {
   const rows = await db
     .selectFrom('api_keys')
     .selectAll()
     .where('org_id', '=', orgId)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .offset(offset)
     .execute();
-  return rows.map(toKeyResource);
+  return pageOf(rows.map(toKeyResource), limit, offset);
 }
 
 async function orgKey(db: Db, orgId: string, keyId: string): Promise<Row<'api_keys'>> {
@@ -153,14 +185,18 @@ async function orgKey(db: Db, orgId: string, keyId: string): Promise<Row<'api_ke
 
 export async function patchKey(
   db: Db,
-  orgId: string,
+  principal: Principal,
   keyId: string,
   patch: { name?: string | undefined } & KeyCaps,
   now: number,
 ): Promise<KeyResource> {
+  const orgId = principal.orgId;
   return db.transaction().execute(async (trx) => {
     const row = await orgKey(trx, orgId, keyId);
     if (row.revoked_at !== null) throw new SvcError('invalid_state', 'A revoked key cannot be changed');
+    const own = await _principalKey(trx, principal);
+    assertMayManage(principal, own, row);
+    if (own && isConstrained(own)) assertNoRaise(row, patch);
     const set: Partial<Row<'api_keys'>> = { updated_at: now };
     for (const f of [
       'name',
@@ -179,13 +215,26 @@ export async function patchKey(
 }
 
 /** Idempotent: revoking a revoked key returns it unchanged. */
-export async function revokeKey(db: Db, orgId: string, keyId: string, now: number): Promise<KeyResource> {
+export async function revokeKey(db: Db, principal: Principal, keyId: string, now: number): Promise<KeyResource> {
+  const orgId = principal.orgId;
   return db.transaction().execute(async (trx) => {
     const row = await orgKey(trx, orgId, keyId);
-    if (row.revoked_at === null) {
-      await trx.updateTable('api_keys').set({ revoked_at: now, updated_at: now }).where('id', '=', keyId).execute();
-      await recordChange(trx, 'key', keyId, now);
-    }
+    assertMayManage(principal, await _principalKey(trx, principal), row);
+    await markKeyRevoked(trx, keyId, now);
     return toKeyResource(await orgKey(trx, orgId, keyId));
   });
+}
+
+/**
+ * Revokes a key (once) and tells the gateways, inside the caller's transaction. No permission check: for callers
+ * that decided already (revokeKey above; the end of an OAuth grant whose approval minted the key).
+ */
+export async function markKeyRevoked(trx: Db, keyId: string, now: number): Promise<void> {
+  const r = await trx
+    .updateTable('api_keys')
+    .set({ revoked_at: now, updated_at: now })
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (r.numUpdatedRows > 0n) await recordChange(trx, 'key', keyId, now);
 }

@@ -61,7 +61,12 @@ export function onError(e: unknown, c: Context<AppEnv>): Response {
       ? new SvcError('invalid_json', 'Request body is not valid JSON')
       : e.status === 413
         ? new SvcError('payload_too_large')
-        : new SvcError('validation_failed', e.message);
+        : e.status === 415
+          ? new SvcError(
+              'unsupported_media_type',
+              `Send the body as JSON with Content-Type: application/json (got ${c.req.header('content-type') ?? 'none'})`,
+            )
+          : new SvcError('validation_failed', e.message);
   } else {
     err = toSvcError(e);
   }

@@ -17,6 +17,11 @@ export interface Page<T> {
   has_more: boolean;
 }
 
+/** The response schema of one page of `item`s. */
+export function PageOf<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), limit: z.number().int(), offset: z.number().int(), has_more: z.boolean() });
+}
+
 /** Query limit+1 rows, then call this to trim and compute has_more. */
 export function pageOf<T>(rows: T[], limit: number, offset: number): Page<T> {
   return { data: rows.slice(0, limit), limit, offset, has_more: rows.length > limit };

@@ -28,6 +28,13 @@ export class WindowLimiter {
     if (retryAfter > 0) throw new SvcError('rate_limited', detail(retryAfter), { retryAfter });
   }
 
+  /** Seconds until `key` may pass again without counting this look (0 = allowed): for limits on failures only. */
+  blockedFor(key: string, now: number): number {
+    const w = this.#hits.get(key);
+    if (!w || w.resetAt <= now || w.count < this.limit) return 0;
+    return Math.max(1, Math.ceil((w.resetAt - now) / 1000));
+  }
+
   #sweep(now: number): void {
     for (const [k, w] of this.#hits) if (w.resetAt <= now) this.#hits.delete(k);
   }
@@ -43,6 +50,8 @@ export interface RateLimiters {
   loginEmail: WindowLimiter;
   /** Login-code requests per client IP. */
   loginIp: WindowLimiter;
+  /** Wrong login codes per client IP (control/auth/abuse-limits.ts counts failures only). */
+  verifyFailIp: WindowLimiter;
   /** Catalog requests ("please list X") per org, or per IP when anonymous. */
   catalogRequests: WindowLimiter;
   /** OpenAPI imports per org: they fetch and parse documents (CPU and outbound HTTP). */
@@ -55,6 +64,7 @@ export function createRateLimiters(config: Readonly<Config>): RateLimiters {
     signupIp: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
     loginEmail: new WindowLimiter(config.rateLimits.loginPerHour, 3600_000),
     loginIp: new WindowLimiter(config.rateLimits.loginPerHour * 10, 3600_000),
+    verifyFailIp: new WindowLimiter(config.rateLimits.loginPerHour * 6, 3600_000),
     catalogRequests: new WindowLimiter(10, 60_000),
     imports: new WindowLimiter(60, 60_000),
   };

@@ -86,6 +86,12 @@ export function scoreListing(x: ListingScoreInput, now: number): Partial<Record<
   return out;
 }
 
+/** When this process last finished a refresh: an empty board still has a `computed_at` (no rows carry it then). */
+let lastRefreshAt: number | null = null;
+export function lastLeaderboardRefresh(): number | null {
+  return lastRefreshAt;
+}
+
 export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
   const since = now - 30 * DAY_MS;
   const usage = (
@@ -190,4 +196,5 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
         .values(stats.slice(i, i + 200))
         .execute();
   });
+  lastRefreshAt = now;
 }

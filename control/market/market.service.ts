@@ -2,10 +2,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { DAY_MS } from '../../core/clock.js';
+import { normalizeCategory } from '../catalog/category.js';
 import { listingSummaries, toListingSummary } from '../catalog/listing-summary.js';
-import type { Board } from './leaderboards.service.js';
+import { lastLeaderboardRefresh, type Board } from './leaderboards.service.js';
 
-export async function leaderboard(db: Db, board: Board, category: string, limit: number) {
+export async function leaderboard(db: Db, board: Board, rawCategory: string, limit: number) {
+  const category = rawCategory ? normalizeCategory(rawCategory) : '';
   const rows = await db
     .selectFrom('leaderboard_entries')
     .selectAll()
@@ -19,12 +21,14 @@ export async function leaderboard(db: Db, board: Board, category: string, limit:
   return {
     board,
     category: category || null,
-    computed_at: rows[0] ? new Date(rows[0].computed_at).toISOString() : null,
+    computed_at: _iso(rows[0]?.computed_at ?? lastLeaderboardRefresh()),
     entries: rows
       .filter((r) => byId.has(r.api_id))
       .map((r) => ({ rank: r.rank, score: r.score, listing: toListingSummary(byId.get(r.api_id)!) })),
   };
 }
+
+const _iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 let cache: { at: number; value: unknown } | null = null;
 const CACHE_MS = 15_000;

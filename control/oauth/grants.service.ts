@@ -8,7 +8,7 @@ import type { Db } from '../../core/db/database.js';
 import { newId } from '../../core/ids.js';
 import { encryptSecret } from '../../core/crypto.js';
 import { ALL_SCOPES, formatScopes } from '../../core/scopes.js';
-import { insertKey, revokeKey } from '../keys/keys.service.js';
+import { insertKey, markKeyRevoked } from '../keys/keys.service.js';
 import { CODE_TTL_MS } from './oauth-settings.js';
 import { mintAuthorizationCode } from './token-format.js';
 import { redirectWith, type AuthorizationRequest } from './authorization-request.js';
@@ -170,13 +170,13 @@ export async function revokeGrant(
   reason: string,
 ): Promise<void> {
   const now = ctx.clock.now();
-  const grant = await ctx.db.transaction().execute(async (trx) => {
+  await ctx.db.transaction().execute(async (trx) => {
     await _revokeFamily(trx, grantId, reason, now);
-    return trx
+    const grant = await trx
       .selectFrom('oauth_grants')
-      .select(['org_id', 'key_id', 'key_minted'])
+      .select(['key_id', 'key_minted'])
       .where('id', '=', grantId)
       .executeTakeFirstOrThrow();
+    if (grant.key_minted === 1) await markKeyRevoked(trx, grant.key_id, now);
   });
-  if (grant.key_minted === 1) await revokeKey(ctx.db, grant.org_id, grant.key_id, now);
 }

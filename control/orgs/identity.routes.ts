@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { takeAbuseLimit, withLoginVerifyLimit, type AbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
 import { requireAuth, requireScope, requireSession } from '../auth/rest-auth.js';
 import { verifyChallenge } from '../auth/challenge.js';
@@ -12,9 +13,8 @@ import { endSession, requestLoginCode, verifyLoginCode } from '../sessions/sessi
 
 export const identityRoutes = newRouter();
 
-function limit(c: Context<AppEnv>, which: 'register' | 'signupIp' | 'loginEmail' | 'loginIp', key: string): void {
-  const { limiters, clock } = c.get('ctx');
-  limiters[which].enforce(key, clock.now(), (s) => `Too many requests; retry in ${s} s`);
+function limit(c: Context<AppEnv>, which: AbuseLimit, key: string): void {
+  takeAbuseLimit(c.get('ctx'), which, key);
 }
 
 const Email = z.string().trim().toLowerCase().email().max(254);
@@ -144,7 +144,6 @@ identityRoutes.openapi(
   async (c) => {
     const { email } = c.req.valid('json');
     limit(c, 'loginIp', clientIp(c));
-    limit(c, 'loginEmail', email);
     await requestLoginCode(c.get('ctx'), email);
     return c.json(
       {
@@ -179,7 +178,9 @@ identityRoutes.openapi(
   }),
   async (c) => {
     const { email, code } = c.req.valid('json');
-    const result = await verifyLoginCode(c.get('ctx'), email, code);
+    const result = await withLoginVerifyLimit(c.get('ctx'), clientIp(c), () =>
+      verifyLoginCode(c.get('ctx'), email, code),
+    );
     c.header('cache-control', 'no-store');
     return c.json(result, 200);
   },

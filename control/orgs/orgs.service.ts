@@ -75,7 +75,7 @@ async function issueVerification(
   await db
     .insertInto('email_verifications')
     .values({
-      id: newId('evt', now),
+      id: newId('emv', now),
       org_id: input.orgId,
       user_id: input.userId,
       email: input.email,
@@ -114,7 +114,16 @@ function sendLater(ctx: AppContext, mail: { to: string; subject: string; text: s
 export async function signup(ctx: AppContext, input: { email: string; name?: string | undefined }): Promise<void> {
   const now = ctx.clock.now();
   const email = input.email.toLowerCase();
-  const existing = await ctx.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
+  const existing = await ctx.db
+    .selectFrom('users')
+    .select(['id', 'org_id', 'email_verified_at'])
+    .where('email', '=', email)
+    .executeTakeFirst();
+  if (existing && existing.email_verified_at === null) {
+    // Signing up again before verifying resends the verification (same 202): the withheld credit is not stranded.
+    await resendVerification(ctx, { orgId: existing.org_id, userId: existing.id, email }, now);
+    return;
+  }
   if (existing) {
     sendLater(ctx, {
       to: email,
@@ -158,7 +167,19 @@ export async function signup(ctx: AppContext, input: { email: string; name?: str
   sendLater(ctx, verificationMail(ctx, email, token));
 }
 
-/** An anonymous (registered) org attaches an email to get a verification token. */
+async function resendVerification(
+  ctx: AppContext,
+  input: { orgId: string; userId: string; email: string },
+  now: number,
+): Promise<void> {
+  const token = await ctx.db.transaction().execute((trx) => issueVerification(ctx, trx, input, now));
+  sendLater(ctx, verificationMail(ctx, input.email, token));
+}
+
+/**
+ * An org attaches an email to get a verification token: an anonymous (registered) org a new one, or an org whose
+ * own unverified user has this email (web signup) a fresh token for it, which is how verification is resent.
+ */
 export async function requestOrgEmail(ctx: AppContext, orgId: string, rawEmail: string): Promise<void> {
   const now = ctx.clock.now();
   const email = rawEmail.toLowerCase();
@@ -168,7 +189,8 @@ export async function requestOrgEmail(ctx: AppContext, orgId: string, rawEmail: 
     .where('id', '=', orgId)
     .executeTakeFirstOrThrow();
   if (org.email_verified_at !== null) throw new SvcError('invalid_state', 'This org already has a verified email');
-  const taken = await ctx.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
+  const taken = await ctx.db.selectFrom('users').select(['id', 'org_id']).where('email', '=', email).executeTakeFirst();
+  if (taken?.org_id === orgId) return resendVerification(ctx, { orgId, userId: taken.id, email }, now);
   if (taken) {
     sendLater(ctx, {
       to: email,
@@ -202,28 +224,31 @@ export async function verifyEmail(ctx: AppContext, token: string): Promise<Verif
     if (!v || v.consumed_at !== null || v.expires_at <= now)
       throw new SvcError('invalid_token', 'Verification token is wrong, used or expired');
     await trx.updateTable('email_verifications').set({ consumed_at: now }).where('id', '=', v.id).execute();
-    const applied = await applyEmailVerification(trx, { orgId: v.org_id, userId: v.user_id, email: v.email }, now);
+    const { released, elevated } = await applyEmailVerification(
+      trx,
+      { orgId: v.org_id, userId: v.user_id, email: v.email },
+      now,
+    );
     return {
       verified: true as const,
       org_id: v.org_id,
       email: v.email,
-      released_credit_cents: applied.releasedCents,
-      elevated_key_ids: applied.elevatedKeyIds,
+      released_credit_cents: released,
+      elevated_key_ids: elevated,
     };
   });
 }
 
 /**
- * What a proven email does to its org, whichever way it was proven (the emailed token, or the login code on the
- * OAuth authorization page): the owner user exists and is verified, withheld signup credit is released, and the
- * org's registered keys gain billing:write and provider:write (the same keys; no second one). Runs in the caller's
+ * An email proven for an org (the emailed token, or the login code on the OAuth authorization page for a
+ * registered key's org): its owner user exists and is verified, then `markOrgEmailVerified`. Runs in the caller's
  * transaction; `conflict` when the email already belongs to another account.
  */
 export async function applyEmailVerification(
   trx: Db,
   input: { orgId: string; userId: string | null; email: string },
   now: number,
-): Promise<{ userId: string; releasedCents: number; elevatedKeyIds: string[] }> {
+): Promise<{ userId: string; released: number; elevated: string[] }> {
   let userId = input.userId;
   if (userId === null) {
     const taken = await trx.selectFrom('users').select('id').where('email', '=', input.email).executeTakeFirst();
@@ -245,17 +270,25 @@ export async function applyEmailVerification(
   } else {
     await trx.updateTable('users').set({ email_verified_at: now }).where('id', '=', userId).execute();
   }
-  await trx
-    .updateTable('orgs')
-    .set({ email: input.email, email_verified_at: now })
-    .where('id', '=', input.orgId)
-    .execute();
+  return { userId, ...(await markOrgEmailVerified(trx, input.orgId, input.email, now)) };
+}
 
+/**
+ * The org's email is proven (verification token, or a login code received at it): record it, release the withheld
+ * signup credit (idempotent) and elevate the org's registered keys. Runs inside the caller's transaction.
+ */
+export async function markOrgEmailVerified(
+  trx: Db,
+  orgId: string,
+  email: string,
+  now: number,
+): Promise<{ released: number; elevated: string[] }> {
+  await trx.updateTable('orgs').set({ email, email_verified_at: now }).where('id', '=', orgId).execute();
   let released = 0;
   const pending = await trx
     .selectFrom('ledger_entries')
     .selectAll()
-    .where('org_id', '=', input.orgId)
+    .where('org_id', '=', orgId)
     .where('kind', '=', 'signup_credit')
     .where('status', '=', 'pending')
     .execute();
@@ -263,12 +296,11 @@ export async function applyEmailVerification(
     const r = await releasePending(trx, p, 'email verified', now);
     if (r.applied) released += p.amount_cents;
   }
-
   const elevated: string[] = [];
   const keys = await trx
     .selectFrom('api_keys')
     .select(['id', 'scopes'])
-    .where('org_id', '=', input.orgId)
+    .where('org_id', '=', orgId)
     .where('origin', '=', 'register')
     .where('revoked_at', 'is', null)
     .execute();
@@ -285,5 +317,5 @@ export async function applyEmailVerification(
     await recordChange(trx, 'key', k.id, now);
     elevated.push(k.id);
   }
-  return { userId, releasedCents: released, elevatedKeyIds: elevated };
+  return { released, elevated };
 }

@@ -10,6 +10,7 @@ import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { ImportedEndpoint } from '../catalog/openapi-import.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
+import { normalizeCategory } from '../catalog/category.js';
 import { getOwnedApi, slugify, uniqueApiSlug } from './apis.repo.js';
 import { resolveImport, type ImportSourceInput } from './import-source.js';
 
@@ -252,15 +253,6 @@ async function requireFreeSlug(db: Db, wanted: string): Promise<string> {
   const taken = await db.selectFrom('apis').select('id').where('slug', '=', slug).executeTakeFirst();
   if (taken) throw new SvcError('conflict', `The slug ${slug} is taken`);
   return slug;
-}
-
-export function normalizeCategory(c: string): string {
-  const v = c
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40);
-  return v || 'other';
 }
 
 function firstSentence(s: string): string {

@@ -8,6 +8,7 @@ import { newRouter } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
 import { PaginationQuery, pageOf } from '../lib/pagination.js';
+import { InstantQuery } from '../lib/instant-query.js';
 import { DAY_MS } from '../../core/clock.js';
 import { SvcError } from '../../core/errors.js';
 import { catalogReader } from '../catalog/catalog-access.js';
@@ -60,13 +61,10 @@ providersRoutes.openapi(
   },
 );
 
+// The same bounds as /v1/usage: plain dates or date-times.
 const AnalyticsQuery = z.object({
-  from: z
-    .string()
-    .datetime({ offset: true })
-    .optional()
-    .openapi({ description: 'ISO time, default 30 days before `to`' }),
-  to: z.string().datetime({ offset: true }).optional().openapi({ description: 'ISO time, default now' }),
+  from: InstantQuery.optional().openapi({ description: 'ISO date or date-time, default 30 days before `to`' }),
+  to: InstantQuery.optional().openapi({ description: 'ISO date or date-time, default now' }),
 });
 
 providersRoutes.openapi(
@@ -82,8 +80,8 @@ providersRoutes.openapi(
     const p = requireScope(c, 'provider:write');
     const ctx = c.get('ctx');
     const q = c.req.valid('query');
-    const to = q.to ? Date.parse(q.to) : ctx.clock.now();
-    const from = q.from ? Date.parse(q.from) : to - 30 * DAY_MS;
+    const to = q.to ?? ctx.clock.now();
+    const from = q.from ?? to - 30 * DAY_MS;
     if (from >= to)
       throw new SvcError('validation_failed', '`from` must be before `to`', {
         errors: [{ path: 'from', message: 'must be before to' }],

@@ -113,7 +113,7 @@ export async function verifyApi(ctx: AppContext, orgId: string, apiId: string): 
         ? `${checks.length} check(s) passed`
         : `${checks.filter((c) => !c.ok).length} of ${checks.length} check(s) failed`;
   const now = ctx.clock.now();
-  const verificationId = newId('evt', now);
+  const verificationId = newId('vrf', now);
   await ctx.db.transaction().execute(async (trx) => {
     await trx
       .insertInto('verifications')

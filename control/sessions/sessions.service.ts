@@ -10,24 +10,46 @@ import { newId, sixDigitCode } from '../../core/ids.js';
 import { safeEqualHex } from '../../core/crypto.js';
 import { postEntry } from '../ledger/ledger.service.js';
 import { mintSessionToken } from '../../core/key-format.js';
-import { insertOrg } from '../orgs/orgs.service.js';
+import { insertOrg, markOrgEmailVerified } from '../orgs/orgs.service.js';
 
 export const LOGIN_CODE_TTL_MS = 10 * 60_000;
 export const LOGIN_CODE_MAX_ATTEMPTS = 5;
 export const SESSION_TTL_MS = 30 * 86_400_000;
+export const LOGIN_SEND_WINDOW_MS = 3600_000;
 
 function codeHash(ctx: AppContext, codeId: string, code: string): string {
   // Keyed: a 6-digit code space is too small for a plain hash to protect a leaked database.
   return createHmac('sha256', ctx.secretKey).update(`${codeId}:${code}`).digest('hex');
 }
 
-/** Same work, same response and no mail-delivery wait on either branch: existence of the account is not revealed. */
+/**
+ * Same work, same response and no mail-delivery wait on either branch: existence of the account is not revealed.
+ * Past `SVC_LOGIN_RATE_PER_HOUR` codes per email per hour the request is a quiet no-op while the latest code is still
+ * usable: a stranger can neither flood the mailbox nor lock its owner out (the last mailed code keeps working).
+ */
 export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promise<void> {
   const now = ctx.clock.now();
   const email = rawEmail.toLowerCase();
   const code = sixDigitCode();
   const id = newId('lgc', now);
-  await ctx.db.transaction().execute(async (trx) => {
+  const issued = await ctx.db.transaction().execute(async (trx) => {
+    const recent = await trx
+      .selectFrom('login_codes')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('email', '=', email)
+      .where('created_at', '>', now - LOGIN_SEND_WINDOW_MS)
+      .executeTakeFirstOrThrow();
+    if (Number(recent.n) >= ctx.config.rateLimits.loginPerHour) {
+      const latest = await trx
+        .selectFrom('login_codes')
+        .select(['expires_at', 'attempts'])
+        .where('email', '=', email)
+        .where('consumed_at', 'is', null)
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (latest && latest.expires_at > now && latest.attempts < LOGIN_CODE_MAX_ATTEMPTS) return false;
+    }
     // A new code replaces any earlier one.
     await trx
       .updateTable('login_codes')
@@ -46,7 +68,9 @@ export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promi
         consumed_at: null,
       })
       .execute();
+    return true;
   });
+  if (!issued) return;
   const mail = {
     to: email,
     subject: `Your svc login code: ${code}`,
@@ -134,12 +158,19 @@ export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: s
       };
       await trx.insertInto('users').values(user).execute();
     }
-    // Receiving the code proves the mailbox: the email counts as verified from now on.
+    // Receiving the code proves the mailbox: the email counts as verified from now on, for the user and its org
+    // (which releases a web signup's withheld credit, as the verification token would have).
     await trx
       .updateTable('users')
       .set({ last_login_at: now, email_verified_at: user.email_verified_at ?? now })
       .where('id', '=', user.id)
       .execute();
+    const org = await trx
+      .selectFrom('orgs')
+      .select('email_verified_at')
+      .where('id', '=', user.org_id)
+      .executeTakeFirst();
+    if (org && org.email_verified_at === null) await markOrgEmailVerified(trx, user.org_id, email, now);
     let starter = 0;
     if (ctx.config.credits.starterCents > 0) {
       const r = await postEntry(

@@ -44,9 +44,17 @@ const CreateDoc = z
     version: z.string().regex(/^\d{1,6}\.\d{1,6}\.\d{1,6}$/, 'version must be x.y.z'),
     markdown: z.string().min(1).max(200_000),
     api_id: z.string().min(1).max(64),
-    acceptance_mode: z.enum(['required', 'optional']),
+    acceptance_mode: z.enum(['required', 'optional']).optional(),
+    'acceptance-mode': z
+      .enum(['required', 'optional'])
+      .optional()
+      .openapi({ description: "The spec's spelling; same as acceptance_mode (send one)" }),
   })
-  .strict();
+  .strict()
+  .refine((d) => (d.acceptance_mode === undefined) !== (d['acceptance-mode'] === undefined), {
+    message: 'send acceptance_mode (or acceptance-mode), exactly one',
+    path: ['acceptance_mode'],
+  });
 const AcceptBody = z
   .object({
     document_id: z
@@ -69,7 +77,9 @@ termsRoutes.openapi(
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
-    return c.json(toDocument(await createDocument(c.get('ctx'), p.orgId, c.req.valid('json'))), 201);
+    const { 'acceptance-mode': alias, acceptance_mode, ...doc } = c.req.valid('json');
+    const input = { ...doc, acceptance_mode: (acceptance_mode ?? alias)! };
+    return c.json(toDocument(await createDocument(c.get('ctx'), p.orgId, input)), 201);
   },
 );
 

@@ -5,6 +5,7 @@ import { bearer, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT, PAGE_MAX_OFFSET } from '../lib/pagination.js';
 import { SvcError } from '../../core/errors.js';
 import { DAY_MS } from '../../core/clock.js';
+import { InstantQuery as instant } from '../lib/instant-query.js';
 import { requireScope } from '../auth/rest-auth.js';
 import { usageSummary } from './usage.service.js';
 
@@ -12,14 +13,6 @@ export const usageRoutes = newRouter();
 
 export const USAGE_DEFAULT_DAYS = 30;
 export const USAGE_MAX_DAYS = 366;
-
-const instant = z
-  .string()
-  .refine(
-    (s) => /^\d{4}-\d{2}-\d{2}(T.*)?$/.test(s) && !Number.isNaN(Date.parse(s)),
-    'must be an ISO date (2026-11-01) or date-time',
-  )
-  .transform((s) => Date.parse(s));
 
 const UsageQuery = z.object({
   from: instant

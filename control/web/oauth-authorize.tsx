@@ -15,7 +15,7 @@ import {
   type RequestParams,
 } from '../oauth/authorization-request.js';
 import { approveAuthorization, denyAuthorization, elevateAndApprove } from '../oauth/grants.service.js';
-import { takeAbuseLimit } from '../auth/abuse-limits.js';
+import { takeAbuseLimit, withLoginVerifyLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
 import { SvcError } from '../../core/errors.js';
 import { consumeLoginCode, requestLoginCode } from '../sessions/sessions.service.js';
@@ -174,11 +174,16 @@ async function _stepUpAnswer(c: Context<WebEnv>, checked: Checked, rawEmail: str
     );
   };
   try {
-    await consumeLoginCode(ctx, email.data, (await formString(c, 'code')) ?? '');
+    const code = (await formString(c, 'code')) ?? '';
+    await withLoginVerifyLimit(ctx, clientIp(c), () => consumeLoginCode(ctx, email.data, code));
   } catch (e) {
     if (e instanceof SvcError && e.code === 'invalid_code') return retry('That code is wrong or expired.', 400);
     if (e instanceof SvcError && e.code === 'too_many_attempts')
       return retry('Too many wrong codes: go back and send a new code.', 429);
+    if (e instanceof SvcError && e.code === 'rate_limited') {
+      c.header('retry-after', String(e.retryAfter ?? 60));
+      return retry(e.detail, 429);
+    }
     throw e;
   }
   try {

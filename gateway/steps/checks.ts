@@ -43,7 +43,9 @@ export function checkCall(
   maxPrice: number | null,
 ): Refusal | null {
   const doc = resolved.listing.requiredTermsDocId;
-  if (doc !== null && !listings.termsAccepted(key.orgId, doc)) {
+  // A provider's own org never needs to accept its own terms (docs/providers.md).
+  const own = resolved.listing.providerOrgId === key.orgId;
+  if (doc !== null && !own && !listings.termsAccepted(key.orgId, doc)) {
     return {
       ok: false,
       code: 'terms_not_accepted',
@@ -56,7 +58,7 @@ export function checkCall(
       ok: false,
       code: 'price_above_max',
       detail: `The current price is ${price} cents, above your X-Svc-Max-Price-Cents of ${maxPrice}.`,
-      extra: { price_cents: price },
+      extra: { price_cents: price, available_cents: maxPrice },
     };
   }
   if (price > 0 && key.freeOnly) {
@@ -72,7 +74,7 @@ export function checkCall(
       ok: false,
       code: 'per_call_cap_exceeded',
       detail: `This call costs ${price} cents, above the key's per-call cap of ${key.perCallMaxCents}.`,
-      extra: { price_cents: price },
+      extra: { price_cents: price, available_cents: key.perCallMaxCents },
     };
   }
   return null;

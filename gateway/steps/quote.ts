@@ -8,13 +8,14 @@ import type { KeyRecord } from '../cache/key-cache.js';
 import type { PipelineDeps } from '../pipeline.js';
 import type { ClientSink } from '../respond.js';
 import type { Refusal, Resolved } from './checks.js';
+import { capDetail } from './relay-util.js';
 
 export function quote(
   d: PipelineDeps,
   sink: ClientSink,
   requestId: string,
   key: KeyRecord,
-  _verified: boolean,
+  verified: boolean,
   resolved: Resolved,
   price: number,
   refusal: Refusal | null,
@@ -22,6 +23,8 @@ export function quote(
 ): void {
   let ok = refusal === null;
   let code: string | null = refusal?.code ?? null;
+  // Every refusal carries its detail, whichever check made it (the same words the call itself would get).
+  let detail: string | null = refusal?.detail ?? null;
   let available: number | null = null;
   if (ok && price > 0) {
     const peek = d.leases.peek(key, utcDay(now), price);
@@ -29,6 +32,7 @@ export function quote(
     if (!peek.ok) {
       ok = false;
       code = peek.code;
+      detail = capDetail(peek.code, price, peek.headroom, verified);
     }
   }
   const body = {
@@ -39,7 +43,7 @@ export function quote(
     base_price_cents: resolved.endpoint.priceCents,
     would_pass: ok,
     code,
-    detail: refusal?.detail ?? null,
+    detail,
     available_cents: available,
   };
   sink.send(

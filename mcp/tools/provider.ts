@@ -4,7 +4,7 @@ import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
 
 const ApiId = z.string().min(1).max(64).describe('Your API id (api_…), from provider_list_apis');
 const url = z.string().url().max(2000);
-const Detail = z.looseObject({ id: z.string() });
+const Detail = z.looseObject({ api_id: z.string() });
 const P = 'provider:write' as const;
 const HUMAN = 'A person must open this URL in a browser to finish identity verification; payouts start after that.';
 

@@ -41,3 +41,15 @@ describe('error codes', () => {
     expect(problemOf(e, 'r').detail).not.toContain('SQLITE');
   });
 });
+
+describe('validation_failed always lists errors[]', () => {
+  it('a validation failure not tied to one field names the whole input', () => {
+    const body = problemOf(new SvcError('validation_failed', 'Body must be { accept_terms?: boolean }'), 'req_1');
+    expect(body.errors).toEqual([{ path: '', message: 'Body must be { accept_terms?: boolean }' }]);
+  });
+
+  it('keeps the field errors it was given', () => {
+    const errors = [{ path: 'email', message: 'Invalid email' }];
+    expect(problemOf(new SvcError('validation_failed', 'x', { errors }), 'req_1').errors).toEqual(errors);
+  });
+});

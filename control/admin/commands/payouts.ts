@@ -4,6 +4,7 @@
  */
 import { defineCommand } from 'citty';
 import { isSvcError } from '../../../core/errors.js';
+import { paymentsMode } from '../../billing/payments.js';
 import { periodEnd, previousPeriod, runPayouts } from '../../billing/payouts.service.js';
 import { fail, jsonArg, withAdminContext } from '../admin-context.js';
 
@@ -22,7 +23,11 @@ const run = defineCommand({
       const failed = results.some((r) => r.outcome === 'failed');
       if (args.json) {
         process.stdout.write(
-          JSON.stringify({ ok: !failed, data: { period, payments_mode: payments.kind, results } }, null, 2) + '\n',
+          JSON.stringify(
+            { ok: !failed, data: { period, payments_mode: paymentsMode({ config, payments }), results } },
+            null,
+            2,
+          ) + '\n',
         );
       } else {
         const lines = [`payouts for ${period} (${payments.kind} mode):`];

@@ -4,7 +4,7 @@
  */
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { takeAbuseLimit } from '../../auth/abuse-limits.js';
+import { takeAbuseLimit, withLoginVerifyLimit } from '../../auth/abuse-limits.js';
 import { clientIp } from '../../lib/client-ip.js';
 import { SvcError } from '../../../core/errors.js';
 import { endSession, requestLoginCode, verifyLoginCode } from '../../sessions/sessions.service.js';
@@ -100,8 +100,8 @@ loginRoutes.post('/login', async (c) => {
   if (!email.success)
     return renderPage(c, signInPage(400), <EmailForm c={c} next={next} email={raw} error="Enter a valid email." />);
   try {
+    // Per address only: the per-email cap is soft and lives in requestLoginCode (nobody can lock a person out).
     takeAbuseLimit(ctx, 'loginIp', clientIp(c));
-    takeAbuseLimit(ctx, 'loginEmail', email.data);
   } catch (e) {
     if (!(e instanceof SvcError)) throw e;
     c.header('retry-after', String(e.retryAfter ?? 60));
@@ -126,7 +126,7 @@ loginRoutes.post('/login/verify', async (c) => {
     );
   if (!code.success) return again('The code is the 6 digits from the email.', 400);
   try {
-    const login = await verifyLoginCode(ctx, email.data, code.data);
+    const login = await withLoginVerifyLimit(ctx, clientIp(c), () => verifyLoginCode(ctx, email.data, code.data));
     setSessionCookie(c, login.session_token);
   } catch (e) {
     if (e instanceof SvcError && e.code === 'invalid_code') return again('That code is wrong or expired.', 400);

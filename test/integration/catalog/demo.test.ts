@@ -34,6 +34,43 @@ describe('demo listing', () => {
     expect(s.body).toEqual({ score: 2, label: 'positive' });
   });
 
+  it('knows the README city (lisbon) and answers HEAD like GET without a body', async () => {
+    const auth = { authorization: `Bearer ${DEMO_UPSTREAM_SECRET}` };
+    const lisbon = await call(upstream.url, 'GET', '/cities/lisbon', { headers: auth });
+    expect(lisbon.status).toBe(200);
+    expect(lisbon.body).toMatchObject({ city: 'lisbon', country: 'PT' });
+    const head = await fetch(`${upstream.url}/current?city=lisbon`, { method: 'HEAD', headers: auth });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('application/json');
+    expect(await head.text()).toBe('');
+  });
+
+  it('production seeds the demo only when asked, past the SSRF guard, and starts either way', async () => {
+    const prod = {
+      SVC_ENV: 'production',
+      SVC_SMTP_URL: 'smtp://127.0.0.1:9',
+      SVC_DEMO_UPSTREAM_PORT: String(upstream.port),
+    };
+    const off = tempDataDir();
+    const { SVC_DEMO: _unset, ...defaults } = baseEnv(off.dir, prod);
+    const plain = await startProcess('control', 'control/main.js', defaults);
+    try {
+      expect((await call(plain.url, 'GET', '/v1/apis/demo-weather')).status).toBe(404);
+    } finally {
+      await plain.stop();
+      off.cleanup();
+    }
+    const on = tempDataDir();
+    const withDemo = await startProcess('control', 'control/main.js', baseEnv(on.dir, { ...prod, SVC_DEMO: 'true' }));
+    try {
+      const d = await call(withDemo.url, 'GET', '/v1/apis/demo-weather');
+      expect(d.status).toBe(200);
+    } finally {
+      await withDemo.stop();
+      on.cleanup();
+    }
+  });
+
   it('a fresh data dir lists demo-weather with free and paid endpoints, once, across restarts', async () => {
     for (let run = 0; run < 2; run++) {
       const control = await startProcess('control', 'control/main.js', env);

@@ -151,6 +151,18 @@ describe('leaderboards resist self-dealing', () => {
     }
   });
 
+  it('an empty board still says when the job last ran; categories are normalised', async () => {
+    // The earlier tests waited for a refresh, so the job has run.
+    const data = await call(h.control.url, 'GET', '/v1/leaderboards/top_grossing?category=data');
+    expect((await call(h.control.url, 'GET', '/v1/leaderboards/top_grossing?category=DATA')).body.entries).toEqual(
+      data.body.entries,
+    );
+    const empty = await call(h.control.url, 'GET', '/v1/leaderboards/top_grossing?category=no-such-category');
+    expect(empty.status).toBe(200);
+    expect(empty.body.entries).toEqual([]);
+    expect(empty.body.computed_at).toEqual(expect.any(String));
+  });
+
   it('has per-category boards, ranks on the listing, and refuses unknown boards', async () => {
     const data = await board('top_grossing', '?category=data');
     expect(data[0]?.slug).toBe('honest-api');

@@ -118,6 +118,13 @@ describe('catalog search', () => {
     expect(p.body.total).toBe(0);
   });
 
+  it('normalises the category filter as the docs say (FINANCE, " Finance " = finance)', async () => {
+    const exact = (await search('category=finance&limit=1')).body.total;
+    expect(exact).toBe(60);
+    expect((await search('category=FINANCE&limit=1')).body.total).toBe(exact);
+    expect((await search(`category=${encodeURIComponent(' Finance ')}&limit=1`)).body.total).toBe(exact);
+  });
+
   it('filters by category and max_price_cents (cheapest endpoint)', async () => {
     const r = await search('category=finance&max_price_cents=10&limit=100');
     expect(r.body.data.length).toBeGreaterThan(0);

@@ -121,6 +121,13 @@ describe('listing views', () => {
     expect(o.body.openapi).toBe('3.0.0');
   });
 
+  it("the published OpenAPI names the gateway address, never the provider's upstream origin", async () => {
+    const o = await call(h.control.url, 'GET', '/v1/apis/petstore/openapi');
+    expect(o.body.servers).toEqual([{ url: expect.stringMatching(/\/petstore$/), description: 'svc gateway' }]);
+    expect(JSON.stringify(o.body)).not.toContain('petstore.swagger.io');
+    expect(JSON.stringify(o.body)).not.toContain(up.url);
+  });
+
   it('history lists price changes newest first', async () => {
     const r = await call(h.control.url, 'GET', '/v1/apis/petstore/history?limit=10');
     expect(r.status).toBe(200);
@@ -217,6 +224,8 @@ describe('provider analytics, profile, directory, activity, catalog requests', (
       body: { query: 'satellite imagery', email: 'me@example.com', notes: 'daily tiles' },
     });
     expect(a.status).toBe(201);
+    expect(a.body.catalog_request_id).toMatch(/^creq_/);
+    expect(a.body.request_id).toBeUndefined();
     const b = await call(h.control.url, 'POST', '/v1/catalog/requests', {
       token: consumer.key,
       body: { query: 'tide tables' },

@@ -27,6 +27,7 @@ beforeAll(async () => {
   const port = (verifier.address() as AddressInfo).port;
   h = await startControl({
     SVC_ENV: 'production',
+    SVC_SMTP_URL: 'smtp://127.0.0.1:9',
     SVC_CHALLENGE_VERIFY_URL: `http://127.0.0.1:${port}/siteverify`,
     SVC_CHALLENGE_SECRET: 'challenge-secret',
   });
@@ -72,5 +73,14 @@ describe('production signup', () => {
 
   it('still lets agents register without a challenge', async () => {
     expect((await call(h.control.url, 'POST', '/v1/register')).status).toBe(201);
+  });
+});
+
+describe('production without Stripe', () => {
+  it('reports payments_mode disabled (test payments are refused), not test', async () => {
+    const reg = (await call(h.control.url, 'POST', '/v1/register')).body;
+    const res = await call(h.control.url, 'GET', '/v1/billing/balance', { token: reg.api_key });
+    expect(res.status).toBe(200);
+    expect(res.body.payments_mode).toBe('disabled');
   });
 });

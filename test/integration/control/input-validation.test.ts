@@ -65,3 +65,17 @@ describe('bad input', () => {
     expect(await counts()).toEqual(before);
   });
 });
+
+describe('media type and error shape', () => {
+  it('a POST body without a JSON content type is 415 unsupported_media_type and writes nothing', async () => {
+    const before = await counts();
+    const res = await call(h.control.url, 'POST', '/v1/signup', {
+      rawBody: 'email=a@b.co',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(res.status).toBe(415);
+    expect(res.body.code).toBe('unsupported_media_type');
+    expect(res.body.request_id).toBe(res.headers.get('x-svc-request-id'));
+    expect(await counts()).toEqual(before);
+  });
+});

@@ -11,6 +11,8 @@ import { loadSecretKey } from '../../../core/secret-key.js';
 import { loadConfig } from '../../../core/config.js';
 import { DAY_MS } from '../../../core/clock.js';
 import type { DbHandles } from '../../../core/db/database.js';
+import { recordChange } from '../../../core/db/changes.js';
+import { newId } from '../../../core/ids.js';
 
 export interface SeenRequest {
   method: string;
@@ -230,4 +232,40 @@ export function useGatewayWorld(
     await g?.stop();
     await w?.cleanup();
   });
+}
+
+/** Activates a `required` terms document on the world's listing (as the provider would) and waits for the gateway. */
+export async function activateRequiredTerms(w: World, gatewayUrl: string): Promise<string> {
+  const docId = newId('doc');
+  const now = Date.now();
+  await w.h.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('legal_documents')
+      .values({
+        id: docId,
+        org_id: w.provider.orgId,
+        api_id: w.apiId,
+        kind: 'terms',
+        source: 'hosted',
+        version: '1.0.0',
+        markdown: '# Terms',
+        acceptance_mode: 'required',
+        status: 'activated',
+        created_at: now,
+        activated_at: now,
+      })
+      .execute();
+    await recordChange(trx, 'terms', w.apiId, now);
+  });
+  await feedApplied(w.h, gatewayUrl);
+  return docId;
+}
+
+/** Makes a document optional again so later tests of the file are not blocked by it. */
+export async function retireTerms(w: World, gatewayUrl: string, docId: string): Promise<void> {
+  await w.h.db.transaction().execute(async (trx) => {
+    await trx.updateTable('legal_documents').set({ acceptance_mode: 'optional' }).where('id', '=', docId).execute();
+    await recordChange(trx, 'terms', w.apiId, Date.now());
+  });
+  await feedApplied(w.h, gatewayUrl);
 }

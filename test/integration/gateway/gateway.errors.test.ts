@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
-import { makeWorld, gw, balanceOf, feedApplied, until, clearOfUtcMidnight, type World } from './fixture.js';
+import {
+  makeWorld,
+  gw,
+  balanceOf,
+  feedApplied,
+  until,
+  clearOfUtcMidnight,
+  activateRequiredTerms,
+  retireTerms,
+  type World,
+} from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
 import { recordChange } from '../../../core/db/changes.js';
@@ -159,28 +169,7 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
 
   it('428 terms_not_accepted until the org accepts the active required document', async () => {
     const c = await paidOrg();
-    const docId = newId('doc');
-    const now = Date.now();
-    await w.h.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('legal_documents')
-        .values({
-          id: docId,
-          org_id: w.provider.orgId,
-          api_id: w.apiId,
-          kind: 'terms',
-          source: 'hosted',
-          version: '1.0.0',
-          markdown: '# Terms',
-          acceptance_mode: 'required',
-          status: 'activated',
-          created_at: now,
-          activated_at: now,
-        })
-        .execute();
-      await recordChange(trx, 'terms', w.apiId, now);
-    });
-    await feedApplied(w.h, g.url);
+    const docId = await activateRequiredTerms(w, g.url);
     const r = await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key });
     expectProblem(r, 428, 'terms_not_accepted');
     expect(r.json).toMatchObject({ document_id: docId });
@@ -201,11 +190,7 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
     await feedApplied(w.h, g.url);
     expect((await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key })).status).toBe(200);
     // Other orgs stay blocked until they accept; then the document is retired so later tests are unaffected.
-    await w.h.db.transaction().execute(async (trx) => {
-      await trx.updateTable('legal_documents').set({ acceptance_mode: 'optional' }).where('id', '=', docId).execute();
-      await recordChange(trx, 'terms', w.apiId, Date.now());
-    });
-    await feedApplied(w.h, g.url);
+    await retireTerms(w, g.url, docId);
   });
 
   it('429 rate_limited with Retry-After when the key exceeds rate_limit_per_min', async () => {

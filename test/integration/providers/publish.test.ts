@@ -69,6 +69,8 @@ describe('credentials, verify, publish, unpublish', () => {
     });
     const ok = await call(h.control.url, 'POST', `/v1/provider/apis/${id}/verify`, { token: org.key });
     expect(ok.body.ok).toBe(true);
+    // Its own prefix: `evt_` is what email verifications (now `emv_`) and payment events used.
+    expect(ok.body.verification_id).toMatch(/^vrf_/);
     expect(ok.body.checks).toHaveLength(1); // /items/{id} needs a parameter, POST is never called
     expect(ok.body.checks[0]).toMatchObject({ method: 'GET', path: '/ping', status: 200, ok: true });
     expect(typeof ok.body.checks[0].latency_ms).toBe('number');

@@ -14,7 +14,7 @@ let org: SeededOrg;
 
 beforeAll(async () => {
   docs = await serveDocuments({ '/doc.json': smallOpenApi('Loopback Doc') });
-  h = await startControl({ SVC_ENV: 'production' });
+  h = await startControl({ SVC_ENV: 'production', SVC_SMTP_URL: 'smtp://127.0.0.1:9' });
   db = openTestDb(h.dataDir);
   org = await seedOrg(db);
 });

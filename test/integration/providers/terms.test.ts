@@ -41,6 +41,24 @@ const doc = (version: string, extra: Record<string, unknown> = {}) => ({
 });
 
 describe('provider documents and consumer terms', () => {
+  it("accepts the spec's spelling acceptance-mode as well as acceptance_mode, but not both", async () => {
+    const { acceptance_mode: _, ...base } = doc('9.0.0');
+    const dashed = await call(h.control.url, 'POST', '/v1/provider/documents', {
+      token: provider.key,
+      body: { ...base, 'acceptance-mode': 'optional' },
+    });
+    expect(dashed.status).toBe(201);
+    expect(dashed.body.acceptance_mode).toBe('optional');
+    const both = await call(h.control.url, 'POST', '/v1/provider/documents', {
+      token: provider.key,
+      body: { ...base, version: '9.0.1', acceptance_mode: 'required', 'acceptance-mode': 'optional' },
+    });
+    expect(both.status).toBe(400);
+    expect(both.body.errors[0].path).toBe('acceptance_mode');
+    // Leave no extra document behind for the tests below that count them.
+    await db.db.deleteFrom('legal_documents').where('id', '=', dashed.body.document_id).execute();
+  });
+
   it('creates, lists and activates documents; validates fields', async () => {
     const bad = await call(h.control.url, 'POST', '/v1/provider/documents', { token: provider.key, body: doc('1.0') });
     expect(bad.status).toBe(400);

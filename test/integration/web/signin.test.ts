@@ -174,19 +174,20 @@ describe('security headers and limits', () => {
     expect(api.headers.get('content-security-policy')).toBeNull();
   });
 
-  it('rate-limits code requests per email like the REST route (shared budget, 429)', async () => {
+  it('caps codes mailed per email like the REST route (shared budget), without locking the person out', async () => {
     const web = new WebClient(h.control.url);
     const email = 'limited@example.com';
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await web.submit('/login', '/login', { email })).status);
-    expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
-    expect(statuses[5]).toBe(429);
+    // Past the cap the page still says "check your email" (docs/identity.md): the last mailed code keeps working.
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
     for (let i = 0; i < 5; i++) await smtp.waitFor(email);
     const rest = await fetch(`${h.control.url}/v1/auth/login/request`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email }),
     });
-    expect(rest.status).toBe(429);
+    expect(rest.status).toBe(202);
+    await expect(smtp.waitFor(email, undefined, 500)).rejects.toThrow();
   });
 });
