@@ -5,7 +5,7 @@ import type { AppContext } from './context.js';
 import { SvcError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { onError, problemResponse, type AppEnv } from './lib/http.js';
-import { authenticate } from './auth/rest-auth.js';
+import { authenticate, refuseMalformedAuthorization } from './auth/rest-auth.js';
 import { identityRoutes } from './orgs/identity.routes.js';
 import { keysRoutes } from './keys/keys.routes.js';
 import { catalogRoutes } from './catalog/catalog.routes.js';
@@ -15,6 +15,7 @@ import { billingRoutes } from './billing/billing.routes.js';
 import { marketRoutes } from './market/market.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
+import { cliLoginRoutes } from './sessions/cli-login.routes.js';
 import { createWebRoutes } from './web/web.routes.js';
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
@@ -31,10 +32,15 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     '*',
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
-      onError: (c) => problemResponse(c, new SvcError('payload_too_large', `Body over ${MAX_BODY_BYTES} bytes`)),
+      // The rest of the upload is not read: say so, so the client does not reuse a socket that is about to close.
+      onError: (c) => {
+        const res = problemResponse(c, new SvcError('payload_too_large', `Body over ${MAX_BODY_BYTES} bytes`));
+        res.headers.set('connection', 'close');
+        return res;
+      },
     }),
   );
-  app.use('/v1/*', authenticate());
+  app.use('/v1/*', refuseMalformedAuthorization(), authenticate());
 
   app.get('/healthz', (c) => c.json({ ok: true, process: 'control' }));
   app.get('/readyz', async (c) => {
@@ -52,6 +58,7 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     marketRoutes,
     usageRoutes,
     oauthRoutes,
+    cliLoginRoutes,
   ]) {
     app.route('/', routes);
   }

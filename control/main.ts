@@ -7,6 +7,7 @@ import { createAppContext } from './context.js';
 import { paymentsMode } from './billing/payments.js';
 import { startBackgroundJobs } from './jobs.js';
 import { seedDemo } from './demo-seed.js';
+import { answerClientErrors } from './lib/client-error.js';
 
 const config = loadConfigOrExit();
 const problems = productionProblems(config);
@@ -41,3 +42,5 @@ function shutdown(signal: string): void {
 }
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 process.on('SIGINT', () => shutdown('SIGINT'));
+// Requests Node's parser refuses get a problem+json answer, not Node's bare status line (docs/security.md).
+answerClientErrors(server);

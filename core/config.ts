@@ -67,6 +67,8 @@ const EnvSchema = z.object({
     .transform((v) => (v === undefined ? undefined : v === '1' || v === 'true' || v === 'yes')),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** How often leaderboards and listing stats are recomputed (control/market/leaderboards.job.ts). */
+  /** Comma-separated upstream host names (or IP literals) allowed although private; production only (docs/security.md). */
+  SVC_EGRESS_ALLOW: z.string().default(''),
   SVC_LEADERBOARD_REFRESH_MS: z.coerce.number().int().min(200).max(86_400_000).default(60_000),
 });
 
@@ -96,6 +98,8 @@ export interface Config {
   demo: boolean;
   logLevel: Env['SVC_LOG_LEVEL'];
   leaderboardRefreshMs: number;
+  /** SVC_EGRESS_ALLOW split: hosts the production egress rule lets through although they resolve to private addresses. */
+  egressAllow: readonly string[];
 }
 
 export class ConfigError extends Error {}
@@ -210,6 +214,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     demo,
     logLevel: e.SVC_LOG_LEVEL,
     leaderboardRefreshMs: e.SVC_LEADERBOARD_REFRESH_MS,
+    egressAllow: Object.freeze(
+      e.SVC_EGRESS_ALLOW.split(',')
+        .map((h) => h.trim())
+        .filter(Boolean),
+    ),
   });
 }
 

@@ -13,7 +13,11 @@ export const CODES = {
   invalid_token: { status: 400, title: 'Token is wrong, used or expired' },
   accept_terms_required: { status: 400, title: 'Terms must be accepted to publish' },
   url_not_allowed: { status: 400, title: 'URL not allowed' },
+  path_not_allowed: { status: 400, title: 'Path parameter would leave the endpoint path' },
   webhook_signature_invalid: { status: 400, title: 'Webhook signature invalid' },
+  invalid_grant: { status: 400, title: 'CLI login code is wrong, used, expired or does not match' },
+  authorization_pending: { status: 400, title: 'CLI login not confirmed yet' },
+  expired_token: { status: 400, title: 'CLI login expired' },
   // 401
   unauthorized: { status: 401, title: 'Missing or unknown credential' },
   api_key_required: { status: 401, title: 'An API key is required here, not a session token' },

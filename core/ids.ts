@@ -10,6 +10,7 @@ export type IdPrefix =
   | 'key'
   | 'ses'
   | 'lgc'
+  | 'clc'
   | 'emv'
   | 'vrf'
   | 'api'

@@ -17,13 +17,14 @@ import type { IdempotencyStore } from './idempotency.js';
 import type { KeyRateLimiter } from './rate-limiter.js';
 import type { ClientSink, Headers } from './respond.js';
 import { authenticate } from './steps/authenticate.js';
-import { checkCall, monthStartOf, priceOf, resolveListing, type Resolved } from './steps/checks.js';
+import { checkCall, monthStartOf, parseMaxPrice, priceOf, resolveListing, type Resolved } from './steps/checks.js';
 import { SMALL_BODY, capDetail, header, responseHeaders } from './steps/relay-util.js';
 import { passThrough } from './steps/pass-through.js';
 import { forward, type ForwardRequest } from './steps/forward.js';
 import { quote } from './steps/quote.js';
 import { RequestBody, collectBody } from './request-body.js';
 import { isBusy, retryWhileBusy } from './no-wait.js';
+import { isEgressRefusal } from '../core/egress.js';
 
 export interface ProxyRequest {
   method: string;
@@ -92,10 +93,15 @@ export class Pipeline {
     // HEAD is free (no body is served, so nothing is sold); it still needs a valid key and counts toward rate limits.
     const price = p.method === 'HEAD' ? 0 : priceOf(d.listings, key.orgId, resolved.endpoint, now);
     ids.push(['x-svc-price-cents', String(price)]);
-    const maxRaw = header(p.headers, 'x-svc-max-price-cents');
-    const maxPrice = maxRaw === '' ? null : Number(maxRaw);
-    if (maxPrice !== null && !(Number.isSafeInteger(maxPrice) && maxPrice >= 0)) {
-      return refuse('validation_failed', 'X-Svc-Max-Price-Cents must be a non-negative integer.');
+    const maxPrice = parseMaxPrice(p.headers);
+    if (maxPrice !== null && typeof maxPrice === 'object') {
+      const message = `X-Svc-Max-Price-Cents ${maxPrice.invalid}.`;
+      const path = 'header:X-Svc-Max-Price-Cents';
+      return sink.problem(
+        new SvcError('validation_failed', message, { errors: [{ path, message }] }),
+        p.requestId,
+        ids,
+      );
     }
     const refusal = checkCall(d.listings, key, resolved, price, maxPrice);
     if (isQuote) return quote(d, sink, p.requestId, key, auth.org.emailVerified, resolved, price, refusal, now);
@@ -412,7 +418,11 @@ export class Pipeline {
           ids,
           idemKey,
           key,
-          kind === 'too_large' ? 'The upstream answer exceeds the gateway size limit; nothing was charged.' : undefined,
+          kind === 'too_large'
+            ? 'The upstream answer exceeds the gateway size limit; nothing was charged.'
+            : isEgressRefusal(err)
+              ? "The upstream's address is not a public address (egress rule, docs/security.md); nothing was charged."
+              : undefined,
           err,
         );
       },

@@ -72,11 +72,17 @@ export class UwsSink implements ClientSink {
   send(status: number, headers: Headers, body: Buffer | string): void {
     if (this.aborted) return;
     const res = this.res;
+    // A `connection: close` answer (framing refused, oversized body) must really end the socket: uWS keeps it open
+    // unless told, and unread body bytes would then parse as the next request.
+    let close = false;
     res.cork(() => {
       res.writeStatus(statusLine(status));
-      for (const [k, v] of headers) res.writeHeader(k, v);
-      if (this.isHead) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
-      else res.end(body);
+      for (const [k, v] of headers) {
+        if (k === 'connection' && v === 'close') close = true;
+        else res.writeHeader(k, v);
+      }
+      if (this.isHead) res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.length, close);
+      else res.end(body, close);
     });
     this.aborted = true;
     this.#finish();

@@ -73,16 +73,32 @@ export function createServer(
     const headers: Headers = [];
     let headerBytes = url.length + query.length;
     let contentLength = -1;
+    let badLength = false;
     let chunked = false;
     req.forEach((k, v) => {
       headers.push([k, v]);
       headerBytes += k.length + v.length + 4;
-      if (k === 'content-length') contentLength = Number(v);
-      else if (k === 'transfer-encoding') chunked = true;
+      if (k === 'content-length') {
+        // RFC 9112 §6.3: differing or malformed Content-Length values make the framing unknowable (smuggling).
+        const n = /^[0-9]{1,15}$/.test(v) ? Number(v) : Number.NaN;
+        if (Number.isNaN(n) || (contentLength !== -1 && n !== contentLength)) badLength = true;
+        contentLength = n;
+      } else if (k === 'transfer-encoding') chunked = true;
     });
     state.active++;
     const sink = new UwsSink(res, method === 'HEAD', () => state.active--);
     const requestId = fastId('req');
+    if (badLength) {
+      const message = 'Content-Length must be one decimal value (sent once, or repeated with the same value).';
+      return sink.problem(
+        new SvcError('validation_failed', message, { errors: [{ path: 'header:Content-Length', message }] }),
+        requestId,
+        [
+          ['x-svc-request-id', requestId],
+          ['connection', 'close'],
+        ],
+      );
+    }
     if (headerBytes > opts.maxHeaderBytes) {
       return sink.problem(
         new SvcError('headers_too_large', `Request headers exceed ${opts.maxHeaderBytes} bytes.`),

@@ -17,6 +17,7 @@ import { IdempotencyStore } from './idempotency.js';
 import { Instances } from './instances.js';
 import { KeyRateLimiter } from './rate-limiter.js';
 import { createUpstreamAgent } from './steps/forward.js';
+import { egressPolicy } from '../core/egress.js';
 import { Pipeline } from './pipeline.js';
 import { createServer, loadUws, type ServerState } from './server.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
@@ -116,6 +117,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
       connectTimeoutMs: cfg.connectTimeoutMs,
       headersTimeoutMs: cfg.headersTimeoutMs,
       bodyTimeoutMs: cfg.bodyTimeoutMs,
+      egress: egressPolicy(base),
     }),
     signalPressure(orgId) {
       const now = clock.now();

@@ -82,12 +82,13 @@ try {
   const demo = config.demo && existsSync(join(DIST, 'demo/upstream.js'));
   if (demo) {
     const demo = await start('demo-upstream', 'demo/upstream.js');
-    // With SVC_DEMO_UPSTREAM_PORT=0 the upstream picked a free port: the demo listing must point there.
+    // With SVC_DEMO_UPSTREAM_PORT=0 the upstream picked a free port: the demo listing (and the gateway) must know it.
     controlEnv = { ...process.env, SVC_DEMO_UPSTREAM_PORT: new URL(demo.url!).port };
   }
   const [control, gateway, mcp] = await Promise.all([
     start('control', 'control/main.js', controlEnv),
-    start('gateway', 'gateway/main.js'),
+    // The gateway's egress rule lets the demo upstream's port through in production: it must know the picked port.
+    start('gateway', 'gateway/main.js', controlEnv),
     start('mcp', 'mcp/main.js'),
   ]);
   process.stdout.write(

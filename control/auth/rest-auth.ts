@@ -4,6 +4,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { bearerToken } from '../../core/key-format.js';
+import { SvcError } from '../../core/errors.js';
 import type { Scope } from '../../core/scopes.js';
 import type { AppEnv } from '../lib/http.js';
 import {
@@ -38,4 +39,17 @@ export function requireSession(c: Context<AppEnv>): Principal {
 /** Owner or admin, signed in as a human (session). */
 export function requireOrgAdminSession(c: Context<AppEnv>): Principal {
   return assertOrgAdmin(assertSession(c.get('principal')));
+}
+
+/**
+ * A credential that is sent must be valid, even on public routes: `Bearer a b`, a bare `Bearer` or `Basic …` is a
+ * 401, not an anonymous request. Runs before `authenticate()`.
+ */
+export function refuseMalformedAuthorization(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const header = c.req.header('authorization');
+    if (header !== undefined && bearerToken(header) === undefined)
+      throw new SvcError('unauthorized', 'Authorization must be `Bearer <svc_live_… key or sess_… token>`');
+    await next();
+  };
 }

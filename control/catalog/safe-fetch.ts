@@ -1,77 +1,45 @@
 /**
- * Outbound HTTP for imports and upstream verification, with the SSRF rule: in production every address a host
- * resolves to (including after redirects) must be public; development allows loopback/private so local upstreams work.
+ * Outbound HTTP for imports and upstream verification under the egress rule (core/egress.ts): checked at save time
+ * for a clear `url_not_allowed`, and again at connect time (the real check) on every redirect hop, since a redirect
+ * to an IP literal never reaches a DNS-time check. Development lets loopback and private upstreams through.
  */
-import { lookup as dnsLookup } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { Agent, fetch } from 'undici';
 import { SvcError } from '../../core/errors.js';
+import {
+  egressConnector,
+  egressPolicy,
+  isAllowedHost,
+  isEgressRefusal,
+  isNonPublicAddress,
+  normalizeHost,
+  type EgressPolicy,
+} from '../../core/egress.js';
 
-const BLOCKED = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  BLOCKED.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['64:ff9b::', 96],
-  ['2001:db8::', 32],
-  ['100::', 64],
-] as const)
-  BLOCKED.addSubnet(net, bits, 'ipv6');
+const CONNECT_TIMEOUT_MS = 5_000;
+/** Import sources may sit behind a redirect or two (raw file hosts, moved docs); more than this is refused. */
+export const MAX_REDIRECTS = 5;
 
-/** True when an IP literal is not a public unicast address (private, loopback, link-local, reserved...). */
-export function isNonPublicAddress(ip: string): boolean {
-  const fam = isIP(ip);
-  if (fam === 4) return BLOCKED.check(ip, 'ipv4');
-  if (fam === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-    if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
-    return BLOCKED.check(ip, 'ipv6');
-  }
-  return true;
+/** One keep-alive pool per policy (a process has one; tests may build more). */
+const agents = new Map<string, Agent>();
+function _agentFor(policy: EgressPolicy, lookup: LookupFunction | undefined): Agent {
+  if (lookup) return new Agent({ connect: egressConnector({ policy, timeout: CONNECT_TIMEOUT_MS, lookup }) });
+  const key = `${policy.guard}|${[...policy.allow].sort().join(',')}`;
+  let a = agents.get(key);
+  if (!a) agents.set(key, (a = new Agent({ connect: egressConnector({ policy, timeout: CONNECT_TIMEOUT_MS }) })));
+  return a;
 }
 
-/** A dns lookup that refuses non-public answers: runs at connect time, so a rebinding DNS cannot slip past. */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, '', 0);
-    const list = addresses as unknown as { address: string; family: number }[];
-    const bad = list.find((a) => isNonPublicAddress(a.address));
-    if (bad || list.length === 0) {
-      const e = new Error(`${hostname} resolves to a non-public address`) as NodeJS.ErrnoException;
-      e.code = 'ENOTPUBLIC';
-      return callback(e, '', 0);
-    }
-    if ((options as { all?: boolean }).all)
-      return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
-    callback(null, list[0]!.address, list[0]!.family);
-  });
-};
-
-const productionAgent = new Agent({ connect: { lookup: publicOnlyLookup, timeout: 5_000 } });
-const developmentAgent = new Agent({ connect: { timeout: 5_000 } });
-
 export interface SafeFetchOptions {
+  /** Production turns the egress guard on (core/egress.ts). */
   production: boolean;
+  /** Hosts the guard lets through although private (`SVC_EGRESS_ALLOW`). */
+  egressAllow?: readonly string[];
+  /** Redirects followed, each hop checked again (default MAX_REDIRECTS; 0 returns the 3xx itself). */
+  maxRedirects?: number;
+  /** Name resolution for the connect-time check (tests map a name to loopback). */
+  lookup?: LookupFunction;
   method?: string;
   headers?: Record<string, string>;
   body?: string;
@@ -86,8 +54,15 @@ export interface SafeFetchResult {
   latencyMs: number;
 }
 
-/** Throws `url_not_allowed` for a non-HTTP(S) URL or an address refused by the SSRF rule; network faults as `upstream_error`. */
-export function assertFetchableUrl(raw: string, production: boolean): URL {
+/**
+ * The save-time check: throws `url_not_allowed` for a non-HTTP(S) URL, embedded credentials, or (egress guard on)
+ * a non-public IP literal or a local-only name. Names that resolve privately are caught at connect time.
+ */
+export function assertFetchableUrl(raw: string, production: boolean, egressAllow: readonly string[] = []): URL {
+  return _assertFetchable(raw, egressPolicy({ isProduction: production, egressAllow }));
+}
+
+function _assertFetchable(raw: string, egress: EgressPolicy): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -99,9 +74,10 @@ export function assertFetchableUrl(raw: string, production: boolean): URL {
   }
   if (url.username || url.password)
     throw new SvcError('url_not_allowed', 'URLs with embedded credentials are not allowed');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = normalizeHost(url.hostname);
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   if (
-    production &&
+    !isAllowedHost(egress, host, port) &&
     (isIP(host) ? isNonPublicAddress(host) : /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i.test(host))
   ) {
     throw new SvcError(
@@ -113,26 +89,47 @@ export function assertFetchableUrl(raw: string, production: boolean): URL {
 }
 
 export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<SafeFetchResult> {
-  const url = assertFetchableUrl(raw, opts.production);
+  const egress = egressPolicy({ isProduction: opts.production, egressAllow: opts.egressAllow ?? [] });
+  let url = _assertFetchable(raw, egress);
   const maxBytes = opts.maxBytes ?? 2 * 1024 * 1024;
+  const maxRedirects = opts.maxRedirects ?? MAX_REDIRECTS;
+  const dispatcher = _agentFor(egress, opts.lookup);
+  const signal = AbortSignal.timeout(opts.timeoutMs ?? 10_000);
   const started = performance.now();
   let res;
-  try {
-    res = await fetch(url, {
-      method: opts.method ?? 'GET',
-      headers: opts.headers,
-      body: opts.body,
-      redirect: 'follow',
-      dispatcher: opts.production ? productionAgent : developmentAgent,
-      signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000),
-    });
-  } catch (e) {
-    const cause = (e as { cause?: NodeJS.ErrnoException }).cause;
-    if (cause?.code === 'ENOTPUBLIC')
-      throw new SvcError('url_not_allowed', `${url.hostname} resolves to a non-public address (refused in production)`);
-    if ((e as Error).name === 'TimeoutError')
-      throw new SvcError('upstream_timeout', `${url.host} did not answer in time`);
-    throw new SvcError('upstream_error', `Could not reach ${url.host}: ${cause?.code ?? (e as Error).message}`);
+  for (let hop = 0; ; hop++) {
+    try {
+      res = await fetch(url, {
+        method: opts.method ?? 'GET',
+        headers: opts.headers,
+        body: opts.body,
+        redirect: 'manual',
+        dispatcher,
+        signal,
+      });
+    } catch (e) {
+      const cause = (e as { cause?: NodeJS.ErrnoException }).cause;
+      if (isEgressRefusal(e))
+        throw new SvcError(
+          'url_not_allowed',
+          `${url.hostname} is not a public address (refused by the egress rule, docs/security.md)`,
+        );
+      if ((e as Error).name === 'TimeoutError')
+        throw new SvcError('upstream_timeout', `${url.host} did not answer in time`);
+      throw new SvcError('upstream_error', `Could not reach ${url.host}: ${cause?.code ?? (e as Error).message}`);
+    }
+    const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+    if (location === null || maxRedirects === 0) break;
+    await res.body?.cancel();
+    if (hop >= maxRedirects)
+      throw new SvcError('upstream_error', `${url.host} redirected more than ${maxRedirects} times`);
+    const next = _assertFetchable(new URL(location, url).toString(), egress);
+    // Like a browser: credentials set for one origin never follow a redirect to another; 303 (and 301/302 after a
+    // POST) continue as a GET without the body.
+    if (next.origin !== url.origin && opts.headers) opts = { ...opts, headers: _withoutCredentials(opts.headers) };
+    if (res.status === 303 || ((res.status === 301 || res.status === 302) && opts.method === 'POST'))
+      opts = { ...opts, method: 'GET', body: undefined };
+    url = next;
   }
   const declared = Number(res.headers.get('content-length') ?? '0');
   if (declared > maxBytes) {
@@ -155,4 +152,10 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
     text: Buffer.concat(chunks).toString('utf8'),
     latencyMs: Math.round(performance.now() - started),
   };
+}
+
+function _withoutCredentials(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (!/^(authorization|cookie|proxy-authorization)$/i.test(k)) out[k] = v;
+  return out;
 }

@@ -41,6 +41,9 @@ async function fetchDocument(ctx: Pick<AppContext, 'config'>, url: string): Prom
   try {
     const res = await safeFetch(url, {
       production: ctx.config.isProduction,
+      egressAllow: ctx.config.egressAllow,
+      // The document must be served at the client_id itself: a redirect would let another URL speak for it.
+      maxRedirects: 0,
       headers: { accept: 'application/json' },
       timeoutMs: 5_000,
       maxBytes: CLIENT_DOCUMENT_MAX_BYTES,

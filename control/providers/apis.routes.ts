@@ -11,6 +11,7 @@ import { createApi, patchApi, reimportApi, setCredentials } from './apis.service
 import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
 import { SvcError } from '../../core/errors.js';
+import { linkUrlSchema } from '../lib/link-url.js';
 import { PaginationQuery, pageOf } from '../lib/pagination.js';
 
 export const apisRoutes = newRouter();
@@ -51,8 +52,8 @@ const Metadata = {
   category: z.string().min(1).max(40).optional(),
   tags: z.array(z.string().min(1).max(40)).max(20).optional(),
   base_url: url.nullable().optional().openapi({ description: 'Upstream base URL; endpoint paths are relative to it' }),
-  docs_url: url.nullable().optional(),
-  logo_url: url.nullable().optional(),
+  docs_url: linkUrlSchema(2000).nullable().optional(),
+  logo_url: linkUrlSchema(2000).nullable().optional(),
   health_path: z
     .string()
     .startsWith('/')

@@ -3,6 +3,8 @@
  * upstream credentials. Every write a gateway caches records an 'api' change in the same transaction.
  */
 import type { AppContext } from '../context.js';
+import { assertLinkUrls } from '../lib/link-url.js';
+import { assertInjectable } from './credential-rules.js';
 import type { Db, Injection, Row, RowPatch } from '../../core/db/database.js';
 import { recordChange } from '../../core/db/changes.js';
 import { encryptSecret, fingerprint } from '../../core/crypto.js';
@@ -32,10 +34,11 @@ export async function createApi(
   orgId: string,
   input: ImportSourceInput & ListingMetadata,
 ): Promise<{ apiId: string; warnings: string[] }> {
+  assertLinkUrls({ docs_url: input.docs_url, logo_url: input.logo_url }, ctx.config.isProduction);
   const imported = await resolveImport(ctx, input);
   const api = imported.api;
   const baseUrl = input.base_url ?? api.baseUrl;
-  if (baseUrl) assertFetchableUrl(baseUrl, ctx.config.isProduction);
+  if (baseUrl) assertFetchableUrl(baseUrl, ctx.config.isProduction, ctx.config.egressAllow);
   const now = ctx.clock.now();
   const apiId = newId('api', now);
   const name = input.name ?? api.title;
@@ -184,6 +187,7 @@ async function syncEndpoints(
 
 export async function patchApi(ctx: AppContext, orgId: string, apiId: string, patch: ListingMetadata): Promise<void> {
   const api = await getOwnedApi(ctx.db, orgId, apiId);
+  assertLinkUrls({ docs_url: patch.docs_url, logo_url: patch.logo_url }, ctx.config.isProduction);
   const now = ctx.clock.now();
   const set: RowPatch<'apis'> = { updated_at: now };
   if (patch.name !== undefined) set.name = patch.name;
@@ -195,7 +199,7 @@ export async function patchApi(ctx: AppContext, orgId: string, apiId: string, pa
   if (patch.logo_url !== undefined) set.logo_url = patch.logo_url;
   if (patch.health_path !== undefined) set.health_path = patch.health_path;
   if (patch.base_url !== undefined) {
-    if (patch.base_url !== null) assertFetchableUrl(patch.base_url, ctx.config.isProduction);
+    if (patch.base_url !== null) assertFetchableUrl(patch.base_url, ctx.config.isProduction, ctx.config.egressAllow);
     set.base_url = patch.base_url === null ? null : patch.base_url.replace(/\/+$/, '');
   }
   await ctx.db.transaction().execute(async (trx) => {
@@ -217,6 +221,7 @@ export async function setCredentials(
   input: { secret: string; injection?: Exclude<Injection, 'none'> | undefined; injection_name?: string | undefined },
 ): Promise<void> {
   await getOwnedApi(ctx.db, orgId, apiId);
+  assertInjectable(input.secret, input.injection ?? 'bearer', input.injection_name);
   const injection = input.injection ?? 'bearer';
   if ((injection === 'header' || injection === 'query') && !input.injection_name) {
     throw new SvcError(

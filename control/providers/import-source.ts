@@ -48,6 +48,7 @@ async function fetchDocument(ctx: AppContext, url: string): Promise<string> {
   try {
     res = await safeFetch(url, {
       production: ctx.config.isProduction,
+      egressAllow: ctx.config.egressAllow,
       timeoutMs: 10_000,
       maxBytes: MAX_DOCUMENT_BYTES,
       headers: { accept: 'application/json, application/yaml, text/yaml, */*' },

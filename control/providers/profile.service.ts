@@ -7,6 +7,7 @@ import type { Db, Row } from '../../core/db/database.js';
 import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { slugify } from './apis.repo.js';
+import { assertLinkUrls } from '../lib/link-url.js';
 
 export interface ProfilePatch {
   slug?: string | undefined;
@@ -88,6 +89,7 @@ export async function getMyProfile(ctx: AppContext, orgId: string): Promise<Row<
 }
 
 export async function updateMyProfile(ctx: AppContext, orgId: string, patch: ProfilePatch): Promise<Row<'providers'>> {
+  assertLinkUrls({ website: patch.website, logo_url: patch.logo_url }, ctx.config.isProduction);
   const current = await ensureProviderProfile(ctx, orgId);
   const now = ctx.clock.now();
   if (patch.slug !== undefined && patch.slug !== current.slug) {

@@ -11,6 +11,7 @@ import { PaginationQuery, pageOf } from '../lib/pagination.js';
 import { InstantQuery } from '../lib/instant-query.js';
 import { DAY_MS } from '../../core/clock.js';
 import { SvcError } from '../../core/errors.js';
+import { linkUrlSchema } from '../lib/link-url.js';
 import { catalogReader } from '../catalog/catalog-access.js';
 import { toListingSummary, listingSummaries } from '../catalog/listing-summary.js';
 import { apisRoutes } from './apis.routes.js';
@@ -27,8 +28,8 @@ const ProfileBody = z
     slug: z.string().min(3).max(60).optional(),
     display_name: z.string().trim().min(1).max(100).optional(),
     bio: z.string().max(2000).nullable().optional(),
-    website: z.string().url().max(500).nullable().optional(),
-    logo_url: z.string().url().max(500).nullable().optional(),
+    website: linkUrlSchema(500).nullable().optional(),
+    logo_url: linkUrlSchema(500).nullable().optional(),
   })
   .strict();
 

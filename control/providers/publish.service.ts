@@ -81,6 +81,9 @@ export async function verifyApi(ctx: AppContext, orgId: string, apiId: string): 
     try {
       const res = await safeFetch(url, {
         production: ctx.config.isProduction,
+        egressAllow: ctx.config.egressAllow,
+        // A 3xx answer proves the upstream is there; following it would carry the secret elsewhere.
+        maxRedirects: 0,
         headers,
         timeoutMs: 5_000,
         maxBytes: 1024 * 1024,

@@ -4,7 +4,9 @@
  * needed and grants starter credits once (idempotency key `starter:{org_id}`).
  */
 import { createHmac } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { AppContext } from '../context.js';
+import type { Database } from '../../core/db/database.js';
 import { SvcError } from '../../core/errors.js';
 import { newId, sixDigitCode } from '../../core/ids.js';
 import { safeEqualHex } from '../../core/crypto.js';
@@ -186,28 +188,38 @@ export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: s
       );
       if (r.applied) starter = ctx.config.credits.starterCents;
     }
-    const token = mintSessionToken();
-    await trx
-      .insertInto('sessions')
-      .values({
-        id: newId('ses', now),
-        org_id: user.org_id,
-        user_id: user.id,
-        token_hash: token.hash,
-        created_at: now,
-        expires_at: now + SESSION_TTL_MS,
-        ended_at: null,
-      })
-      .execute();
+    const session = await insertSession(trx, { orgId: user.org_id, userId: user.id }, now);
     return {
-      session_token: token.plaintext,
-      expires_at: new Date(now + SESSION_TTL_MS).toISOString(),
+      session_token: session.token,
+      expires_at: session.expires_at,
       org_id: user.org_id,
       user_id: user.id,
       new_account: newAccount,
       starter_credit_cents: starter,
     };
   });
+}
+
+/** A new `sess_…` token for a user (stored hashed; 30-day expiry). Shared by email-code and CLI sign-in. */
+export async function insertSession(
+  trx: Kysely<Database>,
+  who: { orgId: string; userId: string },
+  now: number,
+): Promise<{ token: string; expires_at: string }> {
+  const token = mintSessionToken();
+  await trx
+    .insertInto('sessions')
+    .values({
+      id: newId('ses', now),
+      org_id: who.orgId,
+      user_id: who.userId,
+      token_hash: token.hash,
+      created_at: now,
+      expires_at: now + SESSION_TTL_MS,
+      ended_at: null,
+    })
+    .execute();
+  return { token: token.plaintext, expires_at: new Date(now + SESSION_TTL_MS).toISOString() };
 }
 
 export async function endSession(ctx: AppContext, sessionId: string): Promise<void> {

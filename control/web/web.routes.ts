@@ -3,6 +3,7 @@
  * CSRF check on every page route, then the pages. Pages call the domain services directly, never the REST API.
  */
 import { assetsRoutes } from './assets/assets.routes.js';
+import { cliLoginPages } from './cli-login.js';
 import { csrfProtection } from './csrf.js';
 import { webOnError } from './error-page.js';
 import { dashboardRoutes } from './pages/dashboard.js';
@@ -15,7 +16,7 @@ import { newWebRouter, type WebEnv } from './web-env.js';
 import { loadWebSession } from './web-session.js';
 
 /** Page routers, in mount order. Feature owners add theirs here (e.g. the CLI login confirm, OAuth consent). */
-const PAGES = [homeRoutes, loginRoutes, dashboardRoutes, oauthAuthorizeRoutes];
+const PAGES = [homeRoutes, loginRoutes, dashboardRoutes, cliLoginPages, oauthAuthorizeRoutes];
 
 /** Paths that belong to the REST API and probes, not to pages: page middleware never touches them. */
 function isApiPath(path: string): boolean {

@@ -97,6 +97,22 @@ export interface LoginCodesTable {
   consumed_at: Ms | null;
 }
 
+/** `svc login` by browser or device code (control/sessions/cli-login.service.ts). */
+export interface CliLoginsTable {
+  id: string;
+  kind: 'code' | 'device';
+  secret_hash: string;
+  user_code_hash: string | null;
+  code_challenge: string | null;
+  redirect_uri: string | null;
+  org_id: string | null;
+  user_id: string | null;
+  created_at: Ms;
+  expires_at: Ms;
+  confirmed_at: Ms | null;
+  consumed_at: Ms | null;
+}
+
 export interface EmailVerificationsTable {
   id: string;
   org_id: string;
@@ -438,6 +454,7 @@ export interface Database {
   key_daily_spend: KeyDailySpendTable;
   sessions: SessionsTable;
   login_codes: LoginCodesTable;
+  cli_logins: CliLoginsTable;
   email_verifications: EmailVerificationsTable;
   outbox: OutboxTable;
   changes: ChangesTable;
@@ -482,7 +499,7 @@ export interface ApiStatsTable {
   computed_at: Ms;
 }
 
-/** OAuth clients: dynamically registered (RFC 7591) or a fetched Client ID Metadata Document (0006_oauth). */
+/** OAuth clients: dynamically registered (RFC 7591) or a fetched Client ID Metadata Document (0008_oauth). */
 export interface OAuthClientsTable {
   /** `oc_…` for a registered client; the https URL itself for a metadata document. */
   id: string;

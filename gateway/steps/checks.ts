@@ -17,7 +17,57 @@ export function resolveListing(listings: ListingCache, slug: string, method: str
   const endpoint = matchEndpoint(listing, method, path);
   if (!endpoint)
     return { ok: false, code: 'endpoint_not_found', detail: `${slug} has no ${method} endpoint matching ${path}.` };
+  const bad = escapingParameter(endpoint, path);
+  if (bad !== null)
+    return {
+      ok: false,
+      code: 'path_not_allowed',
+      detail: `The path parameter "${bad.slice(0, 100)}" could leave the endpoint's path: \`.\` and \`..\` segments, encoded slashes and backslashes are refused (docs/security.md).`,
+    };
   return { ok: true, listing, endpoint };
+}
+
+/**
+ * The path rule: the upstream path must stay inside the matched template, so a `{param}` segment that an upstream
+ * could read as a dot segment or a separator (after percent-decoding, or before a `;` matrix suffix) is refused.
+ * Returns the offending raw segment, or null.
+ */
+export function escapingParameter(endpoint: EndpointRec, path: string): string | null {
+  const parts = path.split('/').slice(1);
+  for (let i = 0; i < endpoint.segments.length; i++) {
+    if (endpoint.segments[i] !== null) continue;
+    const raw = parts[i] ?? '';
+    if (!raw.includes('.') && !raw.includes('%') && !raw.includes('\\')) continue; // the common case, no decoding
+    let value: string;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      return raw; // malformed percent-encoding: an upstream could decode it either way
+    }
+    const bare = value.split(';')[0]!;
+    if (bare === '.' || bare === '..' || /[/\\\0]/.test(value)) return raw;
+  }
+  return null;
+}
+
+export const MAX_PRICE_HEADER = 'x-svc-max-price-cents';
+
+/**
+ * X-Svc-Max-Price-Cents: absent = no cap; otherwise plain decimal digits (no sign, exponent, hex, fraction or
+ * leading zero), one value. An empty or malformed value is an error, never "no cap": a caller who meant a cap
+ * must not be charged without one. Returns the cap, null for none, or the reason it is refused.
+ */
+export function parseMaxPrice(headers: readonly [string, string][]): number | null | { invalid: string } {
+  let raw: string | undefined;
+  for (const [k, v] of headers) {
+    if (k !== MAX_PRICE_HEADER) continue;
+    if (raw !== undefined) return { invalid: 'send the header once' };
+    raw = v.trim();
+  }
+  if (raw === undefined) return null;
+  if (!/^(0|[1-9][0-9]{0,14})$/.test(raw))
+    return { invalid: 'must be a whole number of cents in plain decimal digits, e.g. 25' };
+  return Number(raw);
 }
 
 export function monthStartOf(ms: number): number {

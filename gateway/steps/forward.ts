@@ -7,6 +7,8 @@ import { Agent, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Listing } from '../cache/listing-cache.js';
+import { egressConnector, type EgressPolicy } from '../../core/egress.js';
+import type { LookupFunction } from 'node:net';
 
 export interface UpstreamSink {
   /** Headers arrived. The controller may be paused until the sink is ready for the body. */
@@ -47,17 +49,25 @@ const DROP_REQUEST = new Set([
   'idempotency-key',
 ]);
 
+/** The upstream pool; the egress rule (core/egress.ts) runs once per new connection, never per call. */
 export function createUpstreamAgent(opts: {
   connections: number;
   connectTimeoutMs: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
+  egress: EgressPolicy;
+  /** Tests resolve names through their own resolver. */
+  lookup?: LookupFunction;
 }): Agent {
   return new Agent({
     connections: opts.connections,
     pipelining: 1,
     keepAliveTimeout: 30_000,
-    connect: { timeout: opts.connectTimeoutMs },
+    connect: egressConnector({
+      policy: opts.egress,
+      timeout: opts.connectTimeoutMs,
+      ...(opts.lookup ? { lookup: opts.lookup } : {}),
+    }),
     headersTimeout: opts.headersTimeoutMs,
     bodyTimeout: opts.bodyTimeoutMs,
   });

@@ -5,8 +5,9 @@ import * as m0002 from './0002_catalog.js';
 import * as m0003 from './0003_billing.js';
 import * as m0004 from './0004_drop_unused_key_indexes.js';
 import * as m0005 from './0005_lean_call_rows.js';
-import * as m0006 from './0006_oauth.js';
+import * as m0006 from './0006_cli_logins.js';
 import * as m0007 from './0007_mcp_sessions.js';
+import * as m0008 from './0008_oauth.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
@@ -14,6 +15,7 @@ export const migrations: Record<string, Migration> = {
   '0003_billing': m0003,
   '0004_drop_unused_key_indexes': m0004,
   '0005_lean_call_rows': m0005,
-  '0006_oauth': m0006,
+  '0006_cli_logins': m0006,
   '0007_mcp_sessions': m0007,
+  '0008_oauth': m0008,
 };

@@ -74,4 +74,16 @@ describe('SSRF rule in production', () => {
     expect(p.status).toBe(400);
     expect(p.body.code).toBe('url_not_allowed');
   });
+
+  it('refuses an http: website in production (https: only), storing nothing', async () => {
+    const r = await call(h.control.url, 'PATCH', '/v1/provider/profile', {
+      token: org.key,
+      body: { website: 'http://example.com' },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('validation_failed');
+    expect(r.body.errors).toEqual([{ path: 'website', message: 'must be an https: URL' }]);
+    const row = await db.db.selectFrom('providers').select('website').executeTakeFirst();
+    expect(row?.website ?? null).toBeNull();
+  });
 });

@@ -1,0 +1,82 @@
+/**
+ * Calls to the control plane (`/v1`). The session token is used when both credentials are configured (spec §5);
+ * a problem+json refusal becomes a CliFailure carrying the server's code, status and the next command to run.
+ */
+import { type ResolvedConfig, loadConfig } from './config-store.js';
+import { CliFailure } from './failure.js';
+import { isProblem, readAll, send } from './http.js';
+import { type NextHint, nextCommand } from './next-step.js';
+
+export type AuthMode = 'auto' | 'session' | 'key' | 'none';
+
+export interface ApiOptions {
+  body?: unknown;
+  query?: Record<string, string | number | undefined | null>;
+  auth?: AuthMode;
+  hint?: NextHint;
+  /** Override the configured credential (e.g. checking a pasted key before storing it). */
+  token?: string;
+}
+
+let cached: ResolvedConfig | undefined;
+export function config(): ResolvedConfig {
+  cached ??= loadConfig();
+  return cached;
+}
+/** After `saveConfig`, so later calls in the same command see the new credentials. */
+export function reloadConfig(): ResolvedConfig {
+  cached = loadConfig();
+  return cached;
+}
+
+function _token(cfg: ResolvedConfig, auth: AuthMode): string | null {
+  if (auth === 'none') return null;
+  if (auth === 'session') return cfg.sessionToken;
+  if (auth === 'key') return cfg.apiKey;
+  return cfg.sessionToken ?? cfg.apiKey;
+}
+
+export function withQuery(path: string, query: ApiOptions['query']): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null && v !== '') qs.set(k, String(v));
+  const s = qs.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+export async function api<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  opts: ApiOptions = {},
+): Promise<T> {
+  const cfg = config();
+  const token = opts.token ?? _token(cfg, opts.auth ?? 'auto');
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] = 'application/json';
+  }
+  const res = await send(cfg.apiUrl + withQuery(path, opts.query), { method, headers, ...(body ? { body } : {}) });
+  const text = (await readAll(res)).toString('utf8');
+  const status = res.statusCode ?? 0;
+  if (status >= 400) throw failureFrom(status, text, isProblem(res), opts.hint);
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+export function failureFrom(status: number, text: string, problem: boolean, hint: NextHint = {}): CliFailure {
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    /* not JSON */
+  }
+  const code = problem && typeof parsed.code === 'string' ? parsed.code : `http_${status}`;
+  const message =
+    (typeof parsed.detail === 'string' && parsed.detail) ||
+    (typeof parsed.title === 'string' && parsed.title) ||
+    `HTTP ${status}`;
+  const next = parsed.next as { action?: unknown } | undefined;
+  const action = next && typeof next.action === 'string' ? next.action : null;
+  return new CliFailure('api', code, message, status, nextCommand(code, action, hint));
+}

@@ -1,0 +1,31 @@
+/** `svc keys create --name`: a new key (shown once) with scopes and caps. It is printed, not stored. */
+import { api } from '../../client.js';
+import { str, svcCommand } from '../../command.js';
+import { SCOPES } from '../../catalog-values.js';
+import { usageError } from '../../failure.js';
+import { budgetArgs, budgetBody } from '../_shared.js';
+
+export default svcCommand({
+  meta: { name: 'create', description: 'Create a key (printed once; per-agent keys with caps are safest)' },
+  args: {
+    name: { type: 'string', required: true, description: 'What the key is for' },
+    scopes: { type: 'string', description: `Comma-separated: ${SCOPES.join(',')}` },
+    ...budgetArgs,
+  },
+  examples: ['svc keys create --name ci-agent --scopes catalog:read,proxy:call --budget 500 --daily-cap 100'],
+  async run({ args }) {
+    const body: Record<string, unknown> = { name: str(args, 'name'), ...budgetBody(args) };
+    const scopes = str(args, 'scopes');
+    if (scopes !== undefined) {
+      const list = scopes
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const bad = list.filter((s) => !(SCOPES as readonly string[]).includes(s));
+      if (bad.length) throw usageError(`unknown scope ${bad.join(', ')}; choose from ${SCOPES.join(', ')}`);
+      body.scopes = list;
+    }
+    const r = await api<{ api_key: string; key: { id: string } }>('POST', '/v1/keys', { body });
+    return { data: r, human: `${r.api_key}\nKey ${r.key.id} created. It is shown once: store it now.` };
+  },
+});

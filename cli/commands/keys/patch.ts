@@ -1,0 +1,23 @@
+/** `svc keys patch <id>`: name, caps, approval mode. */
+import { api } from '../../client.js';
+import { str, svcCommand } from '../../command.js';
+import { usageError } from '../../failure.js';
+import { describe } from '../../output.js';
+import { budgetArgs, budgetBody } from '../_shared.js';
+
+export default svcCommand({
+  meta: { name: 'patch', description: 'Change a key’s name, caps or approval mode' },
+  args: {
+    id: { type: 'positional', description: 'key_… id' },
+    name: { type: 'string', description: 'New name' },
+    ...budgetArgs,
+  },
+  examples: ['svc keys patch key_01jd… --daily-cap 200 --approval-mode free_only'],
+  async run({ args }) {
+    const body: Record<string, unknown> = budgetBody(args);
+    if (str(args, 'name')) body.name = str(args, 'name');
+    if (Object.keys(body).length === 0) throw usageError('nothing to change: pass --name or a cap flag');
+    const r = await api('PATCH', `/v1/keys/${encodeURIComponent(str(args, 'id')!)}`, { body });
+    return { data: r, human: () => describe(r) };
+  },
+});

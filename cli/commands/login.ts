@@ -1,0 +1,81 @@
+/**
+ * `svc login`: in the browser by default (login-browser.ts), a pasted key (`--key -` reads stdin), or a one-time
+ * code by mail (`--email`, then `--code`; on a terminal the code is prompted for).
+ */
+import { api, config, reloadConfig } from '../client.js';
+import { str, svcCommand } from '../command.js';
+import { saveConfig } from '../config-store.js';
+import { CliFailure, usageError } from '../failure.js';
+import { interactive } from '../output.js';
+import { readStdin } from '../read-stdin.js';
+
+const KEY_FORMAT = /^svc_live_[A-Za-z0-9]{24}$/;
+
+export default svcCommand({
+  meta: {
+    name: 'login',
+    description: 'Log in in the browser, or paste a key (--key -), or use a mailed code (--email)',
+  },
+  args: {
+    key: { type: 'string', description: "An API key to store; '-' reads it from stdin (keeps it out of history)" },
+    email: { type: 'string', description: 'Mail a 6-digit login code to this address' },
+    code: { type: 'string', description: 'The 6-digit code from the mail (with --email)' },
+    'no-browser': { type: 'boolean', description: 'Show a code to enter in any browser instead (SSH, CI)' },
+  },
+  examples: [
+    'svc login',
+    'svc login --no-browser',
+    'printf %s "$SVC_KEY" | svc login --key -',
+    'svc login --email ada@example.com',
+    'svc login --email ada@example.com --code 123456',
+  ],
+  async run({ args }) {
+    const key = str(args, 'key');
+    if (key !== undefined) return loginWithKey(key === '-' ? (await readStdin()).toString('utf8').trim() : key);
+    const email = str(args, 'email');
+    let code = str(args, 'code');
+    if (code && !email) throw usageError('--code needs --email');
+    if (!email) {
+      const flow = await import('../login-browser.js');
+      const s = args['no-browser'] || flow.noBrowserHere() ? await flow.deviceLogin() : await flow.loopbackLogin();
+      saveConfig({ sessionToken: s.session_token });
+      return {
+        data: { org_id: s.org_id, expires_at: s.expires_at },
+        human: `Logged in (org ${s.org_id}); session stored in ${config().file}`,
+      };
+    }
+    if (!code) {
+      await api('POST', '/v1/auth/login/request', { auth: 'none', body: { email } });
+      if (!interactive())
+        return {
+          data: { status: 'code_sent', email },
+          human: `A 6-digit code is on its way to ${email}.\nThen: svc login --email ${email} --code <code>`,
+        };
+      const p = await import('@clack/prompts');
+      const v = await p.text({ message: `Code sent to ${email}` });
+      if (p.isCancel(v) || !v) throw usageError('cancelled');
+      code = v.trim();
+    }
+    const r = await api<{ session_token: string; org_id: string; expires_at: string; new_account: boolean }>(
+      'POST',
+      '/v1/auth/login/verify',
+      { auth: 'none', body: { email, code }, hint: { email } },
+    );
+    saveConfig({ sessionToken: r.session_token });
+    const { session_token: _secret, ...shown } = r;
+    return { data: shown, human: `Logged in as ${email} (org ${r.org_id}); session stored in ${config().file}` };
+  },
+});
+
+async function loginWithKey(key: string) {
+  if (!KEY_FORMAT.test(key)) throw usageError('that is not an API key (svc_live_ followed by 24 characters)');
+  // Check the key before storing it, so a typo is caught now rather than on the first call.
+  const me = await api<{ org: { id: string }; credential: { key_id: string } }>('GET', '/v1/me', { token: key });
+  saveConfig({ apiKey: key });
+  reloadConfig();
+  if (!me.credential?.key_id) throw new CliFailure('api', 'unauthorized', 'The key was not accepted', 401, 'svc login');
+  return {
+    data: { org_id: me.org.id, key_id: me.credential.key_id },
+    human: `Key ${me.credential.key_id} of org ${me.org.id} stored in ${config().file}`,
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * `svc provider create <source>` (alias `svc publish <source>`): import an API as a draft from an OpenAPI URL,
+ * a marketplace export URL (`--rapidapi`), or a local file (JSON or YAML, sent as `body`).
+ */
+import { readFileSync } from 'node:fs';
+import { api } from '../../client.js';
+import { str, svcCommand } from '../../command.js';
+import { usageError } from '../../failure.js';
+import { withSpinner } from '../../spinner.js';
+
+export default svcCommand({
+  meta: { name: 'create', description: 'Import an API as a draft (OpenAPI URL, --rapidapi URL, or a local file)' },
+  args: {
+    source: { type: 'positional', description: 'URL of the OpenAPI document, or a local file path' },
+    rapidapi: { type: 'boolean', description: 'The URL is a marketplace OpenAPI export' },
+    name: { type: 'string', description: 'Listing name (default: from the document)' },
+    slug: { type: 'string', description: 'Listing slug' },
+    category: { type: 'string', description: 'Category' },
+    'base-url': { type: 'string', description: 'Upstream base URL' },
+  },
+  examples: [
+    'svc provider create https://api.example.com/openapi.json --category weather',
+    'svc publish ./openapi.yaml',
+  ],
+  async run({ args }) {
+    const source = str(args, 'source')!;
+    const isUrl = /^https?:\/\//.test(source);
+    if (args.rapidapi && !isUrl) throw usageError('--rapidapi takes a URL');
+    let body: Record<string, unknown>;
+    if (isUrl) body = args.rapidapi ? { rapidapi_url: source } : { openapi_url: source };
+    else {
+      try {
+        body = { body: readFileSync(source, 'utf8') };
+      } catch {
+        throw usageError(`cannot read ${source}: pass an http(s) URL or a readable file`);
+      }
+    }
+    for (const [flag, field] of [
+      ['name', 'name'],
+      ['slug', 'slug'],
+      ['category', 'category'],
+      ['base-url', 'base_url'],
+    ] as const)
+      if (str(args, flag)) body[field] = str(args, flag);
+    const r = await withSpinner('Importing', () =>
+      api<{ api_id: string; slug: string; endpoints?: unknown[] }>('POST', '/v1/provider/apis', { body }),
+    );
+    return {
+      data: r,
+      human: [
+        `Draft ${r.api_id} (${r.slug}) created${Array.isArray(r.endpoints) ? ` with ${r.endpoints.length} endpoints` : ''}.`,
+        `Next: svc provider credentials ${r.api_id} --secret <upstream secret>`,
+      ].join('\n'),
+    };
+  },
+});

@@ -1,0 +1,40 @@
+/** `svc register`: anonymous agent registration (0 credits); the new key is stored in ~/.svc/config.json. */
+import { api, config } from '../client.js';
+import { svcCommand } from '../command.js';
+import { saveConfig } from '../config-store.js';
+import { CliFailure } from '../failure.js';
+import { dim } from '../output.js';
+
+interface Registered {
+  api_key: string;
+  key_id: string;
+  org_id: string;
+  scopes: string[];
+  credit_cents: number;
+}
+
+export default svcCommand({
+  meta: { name: 'register', description: 'Create an anonymous org and API key (0 credits) and store the key' },
+  args: { force: { type: 'boolean', description: 'Replace a key that is already stored' } },
+  examples: ['svc register'],
+  async run({ args }) {
+    if (config().apiKey && !args.force && !process.env.SVC_API_KEY)
+      throw new CliFailure(
+        'api',
+        'key_already_stored',
+        `A key is already stored in ${config().file}; registering again would replace it`,
+        null,
+        'svc register --force',
+      );
+    const reg = await api<Registered>('POST', '/v1/register', { auth: 'none' });
+    saveConfig({ apiKey: reg.api_key });
+    return {
+      data: reg,
+      human: [
+        `Registered org ${reg.org_id} with key ${reg.key_id} (0 credits).`,
+        `Key stored in ${config().file} ${dim('(shown once: keep it secret)')}`,
+        'Free APIs work now: svc search <query>',
+      ].join('\n'),
+    };
+  },
+});

@@ -1,0 +1,48 @@
+/**
+ * Maps a server refusal (its stable `code`, or a `next.action` when the server sends one) to the command that
+ * resolves it. The CLI words the next step as a command, as the REST surface words it as a path.
+ */
+export interface NextHint {
+  slug?: string;
+  apiId?: string;
+  email?: string;
+}
+
+const BY_ACTION: Record<string, (h: NextHint) => string> = {
+  login: () => 'svc login',
+  verify_email: () => 'svc verify --token <token from the mail>',
+  add_credits: () => 'svc billing checkout --pack starter',
+  add_card: () => 'svc billing setup',
+  accept_terms: (h) => `svc terms accept ${h.slug ?? '<slug>'}`,
+};
+
+const BY_CODE: Record<string, (h: NextHint) => string> = {
+  unauthorized: () => 'svc login   (or `svc register` for an anonymous agent key)',
+  session_required: () => 'svc login',
+  challenge_required: () => 'svc login   (signup needs the web page in production)',
+  api_key_required: () => 'svc provision',
+  key_revoked: () => 'svc login --key -   (paste a live key)',
+  insufficient_credits: () => 'svc billing checkout --pack starter',
+  budget_exceeded: () => 'svc budget set --budget <cents>',
+  per_call_cap_exceeded: () => 'svc budget set --per-call-max <cents>',
+  daily_cap_exceeded: () => 'svc budget set --daily-cap <cents>',
+  price_above_max: () => 'svc call <slug> <endpoint> --quote',
+  card_required: () => 'svc billing setup',
+  insufficient_scope: () => 'svc login   (a session has every scope; or verify your email: svc verify --token <token>)',
+  free_only_key: () => 'svc budget set --approval-mode auto',
+  terms_not_accepted: (h) => `svc terms accept ${h.slug ?? '<slug>'}`,
+  listing_not_found: () => 'svc search <query>',
+  endpoint_not_found: (h) => `svc inspect ${h.slug ?? '<slug>'} --endpoints`,
+  invalid_code: (h) => `svc login --email ${h.email ?? '<email>'}`,
+  too_many_attempts: (h) => `svc login --email ${h.email ?? '<email>'}`,
+  accept_terms_required: (h) => `svc provider publish ${h.apiId ?? '<id>'} --accept-terms`,
+  verification_failed: (h) => `svc provider credentials ${h.apiId ?? '<id>'} --secret <secret>`,
+  connection_failed: () => 'npm start   (or set SVC_API_URL / SVC_GATEWAY_URL)',
+};
+
+export function nextCommand(code: string, action: string | null, hint: NextHint = {}): string | null {
+  const byAction = action ? BY_ACTION[action] : undefined;
+  if (byAction) return byAction(hint);
+  const byCode = BY_CODE[code];
+  return byCode ? byCode(hint) : null;
+}

@@ -1,0 +1,78 @@
+/** REST side of `svc login` by browser: the token exchange (loopback code or device code) and the device start. */
+import { createRoute, z } from '@hono/zod-openapi';
+import { publicBase } from '../billing/billing.routes.js';
+import { takeAbuseLimit } from '../auth/abuse-limits.js';
+import { clientIp } from '../lib/client-ip.js';
+import { SvcError } from '../../core/errors.js';
+import { newRouter } from '../lib/http.js';
+import { jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { exchangeCliCode, pollDevice, startDeviceLogin } from './cli-login.service.js';
+
+export const cliLoginRoutes = newRouter();
+
+const TokenBody = z
+  .object({
+    code: z.string().min(1).max(200).optional(),
+    code_verifier: z.string().min(43).max(128).optional(),
+    redirect_uri: z.string().min(1).max(500).optional(),
+    device_code: z.string().min(1).max(200).optional(),
+  })
+  .strict()
+  .openapi({
+    description: 'Either { code, code_verifier, redirect_uri } (loopback flow) or { device_code } (device flow)',
+  });
+
+const SessionOut = z.object({ session_token: z.string(), expires_at: z.string(), org_id: z.string() });
+
+cliLoginRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/auth/cli/token',
+    tags: ['identity'],
+    summary: 'Exchange a CLI sign-in code (PKCE) or a confirmed device code for a session token',
+    request: jsonBody(TokenBody),
+    responses: { 200: jsonResponse(SessionOut, 'A session token (sess_…), shown once'), ...problemResponses },
+  }),
+  async (c) => {
+    const b = c.req.valid('json');
+    const ctx = c.get('ctx');
+    let out;
+    if (b.device_code && !b.code) out = await pollDevice(ctx, b.device_code);
+    else if (b.code && b.code_verifier && b.redirect_uri && !b.device_code)
+      out = await exchangeCliCode(ctx, { code: b.code, code_verifier: b.code_verifier, redirect_uri: b.redirect_uri });
+    else
+      throw new SvcError('validation_failed', 'Send { code, code_verifier, redirect_uri } or { device_code }', {
+        errors: [{ path: 'code', message: 'exactly one flow' }],
+      });
+    c.header('cache-control', 'no-store');
+    return c.json(out, 200);
+  },
+);
+
+cliLoginRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/auth/cli/device',
+    tags: ['identity'],
+    summary: 'Start a CLI sign-in without a browser: a device code to poll with and a user code to type',
+    responses: {
+      201: jsonResponse(
+        z.object({
+          device_code: z.string(),
+          user_code: z.string(),
+          verification_uri: z.string(),
+          interval: z.number().int(),
+          expires_in: z.number().int(),
+        }),
+        'Open verification_uri, enter user_code, then poll /v1/auth/cli/token with device_code',
+      ),
+      ...problemResponses,
+    },
+  }),
+  async (c) => {
+    // Anyone may start one, so it spends the per-address login budget (each start is a row and a code to guess).
+    takeAbuseLimit(c.get('ctx'), 'loginIp', clientIp(c));
+    c.header('cache-control', 'no-store');
+    return c.json(await startDeviceLogin(c.get('ctx'), publicBase(c)), 201);
+  },
+);
