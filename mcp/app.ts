@@ -17,6 +17,7 @@ import { SvcError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { PROBLEM_CONTENT_TYPE, problemOf, toSvcError } from '../core/problem.js';
 import { ALL_SCOPES } from '../core/scopes.js';
+import { stepUpScope } from '../control/oauth/step-up.js';
 import { ANONYMOUS, callerFromBearer, hasScope, type Caller } from './auth.js';
 import type { ControlCalls } from './control-calls.js';
 import type { GatewayCalls } from './gateway-calls.js';
@@ -162,6 +163,10 @@ export function createMcpApp(deps: McpAppDeps): Hono<Env> {
         );
       }
       if (!hasScope(caller, needed.scope)) {
+        // An elevatable registered key gets a one-time `svc_key:` handle in the scope, so the OAuth approval
+        // verifies an email for this key's org and elevates the same key (spec §3; control/oauth/step-up.ts).
+        const keyId = caller.principal?.keyId;
+        const scope = caller.key && keyId ? await stepUpScope(ctx, { keyId, plaintext: caller.key }) : needed.scope;
         return problem(
           new SvcError(
             'insufficient_scope',
@@ -169,7 +174,7 @@ export function createMcpApp(deps: McpAppDeps): Hono<Env> {
             { extra: { required_scope: needed.scope } },
           ),
           {
-            'www-authenticate': `Bearer error="insufficient_scope", scope="${needed.scope}", resource_metadata="${metadataUrl(c)}"`,
+            'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrl(c)}"`,
           },
         );
       }

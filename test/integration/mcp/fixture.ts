@@ -25,8 +25,11 @@ export interface McpFixture {
   stop(): Promise<void>;
 }
 
-export async function startMcpFixture(extraMcpEnv: Record<string, string> = {}): Promise<McpFixture> {
-  const h = await startControl();
+export async function startMcpFixture(
+  extraMcpEnv: Record<string, string> = {},
+  controlEnv: Record<string, string> = {},
+): Promise<McpFixture> {
+  const h = await startControl(controlEnv);
   const gateway = await startGateway(h.dataDir);
   const upstream = await startStubUpstream();
   const db = openTestDb(h.dataDir);
@@ -39,6 +42,7 @@ export async function startMcpFixture(extraMcpEnv: Record<string, string> = {}):
   const mcpEnv = baseEnv(h.dataDir, {
     SVC_PUBLIC_URL: h.control.url,
     SVC_GATEWAY_URL: gateway.url,
+    ...(controlEnv.SVC_MCP_URL ? { SVC_MCP_URL: controlEnv.SVC_MCP_URL } : {}),
     ...extraMcpEnv,
   });
   let mcp = await startProcess('mcp', 'mcp/main.js', mcpEnv);

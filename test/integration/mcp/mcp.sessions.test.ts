@@ -114,7 +114,7 @@ describe('MCP 2025-11-25 sessions (v1 SDK client)', () => {
       expect(r.status).toBe(403);
       expect(r.json).toMatchObject({ code: 'insufficient_scope', required_scope: scope });
       expect(r.headers.get('www-authenticate')).toMatch(
-        new RegExp(`^Bearer error="insufficient_scope", scope="${scope}", resource_metadata="http://`),
+        new RegExp(`^Bearer error="insufficient_scope", scope="[^"]*${scope}[^"]*", resource_metadata="http://`),
       );
     }
   });
@@ -183,5 +183,17 @@ describe('MCP 2025-11-25 sessions (v1 SDK client)', () => {
     const evil = await rawPost(f.endpoint, initializeBody(), { origin: 'http://evil.example.com' });
     expect(evil.status).toBe(403);
     expect(evil.json.code).toBe('forbidden');
+  });
+
+  it("a registered key's 403 carries a one-time svc_key: step-up handle so OAuth elevates the same key", async () => {
+    const res = await fetch(`${f.h.control.url}/v1/register`, { method: 'POST' });
+    const { api_key } = (await res.json()) as { api_key: string };
+    const r = await rawPost(
+      f.endpoint,
+      { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'billing_setup', arguments: {} } },
+      { authorization: `Bearer ${api_key}` },
+    );
+    expect(r.status).toBe(403);
+    expect(r.headers.get('www-authenticate')).toMatch(/scope="billing:write provider:write svc_key:[0-9A-Za-z]{32}"/);
   });
 });
