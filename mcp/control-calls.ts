@@ -9,14 +9,7 @@ import type { Principal } from '../control/auth/principal.js';
 import { authenticate } from '../control/auth/rest-auth.js';
 import { newId } from '../core/ids.js';
 import { onError, type AppEnv } from '../control/lib/http.js';
-import { identityRoutes } from '../control/orgs/identity.routes.js';
-import { keysRoutes } from '../control/keys/keys.routes.js';
-import { catalogRoutes } from '../control/catalog/catalog.routes.js';
-import { providersRoutes } from '../control/providers/providers.routes.js';
-import { billingRoutes } from '../control/billing/billing.routes.js';
-import { marketRoutes } from '../control/market/market.routes.js';
-import { usageRoutes } from '../control/usage/usage.routes.js';
-import { termsRoutes } from '../control/terms/terms.routes.js';
+import { DOMAIN_ROUTES } from '../control/app.js';
 
 /** Who a tool acts as: an API key sent as the bearer, or a Principal resolved elsewhere (OAuth without a key). */
 export interface Acting {
@@ -57,16 +50,7 @@ export function createControlCalls(ctx: AppContext): ControlCalls {
     await next();
   });
   app.use('/v1/*', authenticate());
-  for (const routes of [
-    identityRoutes,
-    keysRoutes,
-    catalogRoutes,
-    providersRoutes,
-    termsRoutes,
-    billingRoutes,
-    marketRoutes,
-    usageRoutes,
-  ]) {
+  for (const routes of DOMAIN_ROUTES) {
     app.route('/', routes as unknown as OpenAPIHono<AppEnv & { Bindings: Bindings }>);
   }
   app.onError((e, c) => onError(e, c as unknown as Context<AppEnv>));

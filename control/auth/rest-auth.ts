@@ -49,7 +49,9 @@ export function refuseMalformedAuthorization(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const header = c.req.header('authorization');
     if (header !== undefined && bearerToken(header) === undefined)
-      throw new SvcError('unauthorized', 'Authorization must be `Bearer <svc_live_… key or sess_… token>`');
+      throw new SvcError('unauthorized', 'Authorization must be `Bearer <svc_live_… key or sess_… token>`.', {
+        next: { action: 'authenticate' },
+      });
     await next();
   };
 }

@@ -12,6 +12,7 @@ import { billingStatus, packsView } from './billing.views.js';
 import { iso, listPayments } from './billing.repo.js';
 import { PageOf, PaginationQuery, pageOf } from '../lib/pagination.js';
 import { startCheckout } from './checkout.service.js';
+import { AutoReloadInputSchema } from '../../core/schemas/billing.schemas.js';
 import { openPortal, setAutoReload, startCardSetup } from './cards.service.js';
 import { handleStripeWebhook } from './webhooks.service.js';
 import { connectOnboard, getConnectAccount, toConnectResource } from './connect.service.js';
@@ -253,33 +254,13 @@ billingRoutes.openapi(
   },
 );
 
-const AutoReloadBody = z
-  .object({
-    enabled: z.boolean(),
-    threshold: z
-      .number()
-      .int()
-      .min(0)
-      .max(10_000_000)
-      .optional()
-      .openapi({ description: 'Reload when credit_cents falls below this (cents)' }),
-    amount: z
-      .number()
-      .int()
-      .min(1)
-      .max(10_000_000)
-      .optional()
-      .openapi({ description: 'Cents charged to the saved card and credited per reload' }),
-  })
-  .strict();
-
 billingRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/v1/billing/auto-reload',
     tags: ['billing'],
     security: bearer,
-    request: jsonBody(AutoReloadBody),
+    request: jsonBody(AutoReloadInputSchema),
     responses: { 200: jsonResponse(BalanceSchema.shape.auto_reload, 'Auto-reload settings now'), ...problemResponses },
   }),
   async (c) => {

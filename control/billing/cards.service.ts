@@ -4,6 +4,7 @@
  */
 import type { BillingCtx, CardInfo } from './payments.js';
 import type { Db, Row } from '../../core/db/database.js';
+import type { AutoReloadInput } from '../../core/schemas/billing.schemas.js';
 import { SvcError } from '../../core/errors.js';
 import { ensureCustomer } from './checkout.service.js';
 import { newOpenPayment } from './billing.repo.js';
@@ -77,21 +78,32 @@ export async function openPortal(ctx: BillingCtx, orgId: string, baseUrl: string
   return ctx.payments.createPortal({ orgId, customerId: account.customer_id, baseUrl });
 }
 
-export interface AutoReloadInput {
-  enabled: boolean;
-  threshold?: number | undefined;
-  amount?: number | undefined;
+/** One value from a field and its deprecated alias; both sent and different is a validation error. */
+function withAlias(input: AutoReloadInput, field: 'threshold_cents' | 'amount_cents'): number | undefined {
+  const alias = field === 'threshold_cents' ? 'threshold' : 'amount';
+  const [value, old] = [input[field], input[alias]];
+  if (value !== undefined && old !== undefined && value !== old) {
+    throw new SvcError('validation_failed', `Send ${field} or its deprecated alias ${alias}, not both`, {
+      errors: [{ path: alias, message: `conflicts with ${field}` }],
+    });
+  }
+  return value ?? old;
 }
 
 /** Enabling needs a card on file and both numbers (given now or kept from before); it resets pause and failures. */
 export async function setAutoReload(ctx: BillingCtx, orgId: string, input: AutoReloadInput): Promise<void> {
   const now = ctx.clock.now();
   const { checkoutMinCents, checkoutMaxCents } = ctx.config.billing;
-  if (input.amount !== undefined && (input.amount < checkoutMinCents || input.amount > checkoutMaxCents)) {
+  const inputThreshold = withAlias(input, 'threshold_cents');
+  const inputAmount = withAlias(input, 'amount_cents');
+  if (inputAmount !== undefined && (inputAmount < checkoutMinCents || inputAmount > checkoutMaxCents)) {
+    const path = input.amount_cents !== undefined ? 'amount_cents' : 'amount';
     throw new SvcError(
       'validation_failed',
-      `amount must be between ${checkoutMinCents} and ${checkoutMaxCents} cents`,
-      { errors: [{ path: 'amount', message: `between ${checkoutMinCents} and ${checkoutMaxCents}` }] },
+      `${path} must be between ${checkoutMinCents} and ${checkoutMaxCents} cents`,
+      {
+        errors: [{ path, message: `between ${checkoutMinCents} and ${checkoutMaxCents}` }],
+      },
     );
   }
   await ctx.db.transaction().execute(async (trx) => {
@@ -116,8 +128,8 @@ export async function setAutoReload(ctx: BillingCtx, orgId: string, input: AutoR
       .selectAll()
       .where('org_id', '=', orgId)
       .executeTakeFirstOrThrow();
-    const threshold = input.threshold ?? acc.auto_reload_threshold_cents;
-    const amount = input.amount ?? acc.auto_reload_amount_cents;
+    const threshold = inputThreshold ?? acc.auto_reload_threshold_cents;
+    const amount = inputAmount ?? acc.auto_reload_amount_cents;
     if (input.enabled) {
       if (!acc.payment_method_id || acc.processor !== ctx.payments.kind) {
         throw new SvcError('card_required', 'Auto-reload charges a saved card: add one first (POST /v1/billing/setup)');

@@ -6,10 +6,17 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { PaginationQuery, pageOf } from '../lib/pagination.js';
-import { newId } from '../../core/ids.js';
 import { SvcError } from '../../core/errors.js';
 import { clientIp } from '../lib/client-ip.js';
 import { catalogReader } from './catalog-access.js';
+import { discoverListings } from './discover.service.js';
+import { recordCatalogRequest } from './catalog-requests.service.js';
+import {
+  CatalogRequestInputSchema,
+  CatalogRequestSchema,
+  DiscoverInputSchema,
+  DiscoverResultSchema,
+} from '../../core/schemas/catalog.schemas.js';
 import { getVisibleListing } from './listings.repo.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
 import { categoriesWithCounts, searchListingIds, SORTS } from './search.service.js';
@@ -67,61 +74,20 @@ catalogRoutes.openapi(
   },
 );
 
-const DiscoverQuery = z.object({
-  query: z.string().min(1).max(200),
-  category: z.string().max(40).optional(),
-  max_results: z.coerce.number().int().min(1).max(50).default(10),
-});
-
 catalogRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/v1/catalog/discover',
     tags,
-    request: { query: DiscoverQuery },
-    responses: ok('Compact search for agents: listings with their callable endpoints'),
+    request: { query: DiscoverInputSchema },
+    responses: {
+      200: jsonResponse(DiscoverResultSchema, 'Compact search for agents: listings with their callable endpoints'),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     catalogReader(c);
-    const { db } = c.get('ctx');
-    const q = c.req.valid('query');
-    const { ids } = await searchListingIds(db, {
-      query: q.query,
-      category: q.category,
-      limit: q.max_results,
-      offset: 0,
-    });
-    const rows = await listingSummaries(db, { apiIds: ids.slice(0, q.max_results) });
-    const eps = rows.length
-      ? await db
-          .selectFrom('endpoints')
-          .select(['api_id', 'method', 'path', 'summary', 'price_cents'])
-          .where(
-            'api_id',
-            'in',
-            rows.map((r) => r.api_id),
-          )
-          .where('removed_at', 'is', null)
-          .orderBy('position')
-          .execute()
-      : [];
-    return c.json(
-      {
-        query: q.query,
-        results: rows.map((r) => ({
-          slug: r.slug,
-          name: r.name,
-          summary: r.summary,
-          category: r.category,
-          min_price_cents: r.min_price_cents,
-          endpoints: eps
-            .filter((e) => e.api_id === r.api_id)
-            .slice(0, 10)
-            .map((e) => ({ method: e.method, path: e.path, summary: e.summary, price_cents: e.price_cents })),
-        })),
-      },
-      200,
-    );
+    return c.json(await discoverListings(c.get('ctx').db, c.req.valid('query')), 200);
   },
 );
 
@@ -266,48 +232,17 @@ catalogRoutes.openapi(
   },
 );
 
-const RequestBody = z
-  .object({
-    query: z.string().trim().min(2).max(500),
-    email: z.string().email().max(254).optional(),
-    notes: z.string().max(2000).optional(),
-  })
-  .strict();
-
 catalogRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/v1/catalog/requests',
     tags,
-    request: jsonBody(RequestBody),
-    responses: { 201: jsonResponse(Json, 'Recorded catalog request'), ...problemResponses },
+    request: jsonBody(CatalogRequestInputSchema),
+    responses: { 201: jsonResponse(CatalogRequestSchema, 'Recorded catalog request'), ...problemResponses },
   }),
   async (c) => {
     const p = catalogReader(c);
-    const ctx = c.get('ctx');
-    const now = ctx.clock.now();
-    const who = p?.orgId ?? `ip:${clientIp(c)}`;
-    ctx.limiters.catalogRequests.enforce(who, now, () => 'Too many catalog requests; try again later');
-    const b = c.req.valid('json');
-    const row = {
-      id: newId('creq', now),
-      org_id: p?.orgId ?? null,
-      query: b.query,
-      email: b.email ?? null,
-      notes: b.notes ?? null,
-      created_at: now,
-    };
-    await ctx.db.insertInto('catalog_requests').values(row).execute();
-    return c.json(
-      {
-        // Not `request_id`: that name means the X-Svc-Request-Id of a call everywhere else.
-        catalog_request_id: row.id,
-        query: row.query,
-        email: row.email,
-        notes: row.notes,
-        created_at: new Date(now).toISOString(),
-      },
-      201,
-    );
+    const requester = p ? { orgId: p.orgId } : { ip: clientIp(c) };
+    return c.json(await recordCatalogRequest(c.get('ctx'), requester, c.req.valid('json')), 201);
   },
 );

@@ -6,7 +6,7 @@
 import type { ApprovalMode, Row } from '../../core/db/database.js';
 import { SvcError } from '../../core/errors.js';
 import type { Principal } from '../auth/principal.js';
-import type { KeyCaps } from './keys.service.js';
+import type { KeyCaps } from '../../core/schemas/keys.schemas.js';
 
 type CapRow = Pick<
   Row<'api_keys'>,

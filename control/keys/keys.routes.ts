@@ -1,69 +1,21 @@
 /** /v1/keys: list, create, patch caps, revoke. All need `keys:write`. */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
-import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
-import { ALL_SCOPES } from '../../core/scopes.js';
+import {
+  CreatedKeySchema,
+  CreateKeyInputSchema,
+  KeyIdSchema,
+  KeyResourceSchema,
+  PatchKeyInputSchema,
+} from '../../core/schemas/keys.schemas.js';
 import { PageOf, PaginationQuery } from '../lib/pagination.js';
 import { createKeyFor, listKeys, patchKey, revokeKey } from './keys.service.js';
 
 export const keysRoutes = newRouter();
 
-const KeyResourceSchema = z
-  .object({
-    id: z.string(),
-    object: z.literal('api_key'),
-    name: z.string(),
-    start: z.string(),
-    scopes: z.array(z.enum(ALL_SCOPES)),
-    approval_mode: z.enum(['auto', 'free_only']),
-    budget_cents: z.number().int().nullable(),
-    per_call_max_cents: z.number().int().nullable(),
-    daily_cap_cents: z.number().int().nullable(),
-    rate_limit_per_min: z.number().int().nullable(),
-    spent_cents: z.number().int(),
-    origin: z.string(),
-    created_at: z.string(),
-    updated_at: z.string(),
-    revoked_at: z.string().nullable(),
-    last_used_at: z.string().nullable(),
-  })
-  .openapi('ApiKey');
-
-const caps = {
-  budget_cents: centsField
-    .nullable()
-    .optional()
-    .openapi({ description: 'Lifetime spend cap in cents; null clears it' }),
-  per_call_max_cents: centsField
-    .nullable()
-    .optional()
-    .openapi({ description: 'Refuse any single call priced above this' }),
-  daily_cap_cents: centsField.nullable().optional().openapi({ description: 'Spend cap per UTC day' }),
-  approval_mode: z
-    .enum(['auto', 'free_only'])
-    .optional()
-    .openapi({ description: 'auto: any endpoint within caps; free_only: price-0 endpoints only' }),
-  rate_limit_per_min: z.number().int().min(1).max(1_000_000).nullable().optional(),
-};
-
-const CreateKeyBody = z
-  .object({
-    name: z.string().trim().min(1).max(100),
-    scopes: z.array(z.enum(ALL_SCOPES)).min(1).optional().openapi({ description: "Defaults to the creator's scopes" }),
-    ...caps,
-  })
-  .strict();
-
-const PatchKeyBody = z.object({ name: z.string().trim().min(1).max(100).optional(), ...caps }).strict();
-
-const KeyIdParam = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({ param: { name: 'id', in: 'path' } }),
-});
+const KeyIdParam = z.object({ id: KeyIdSchema.openapi({ param: { name: 'id', in: 'path' } }) });
 
 keysRoutes.openapi(
   createRoute({
@@ -90,12 +42,9 @@ keysRoutes.openapi(
     path: '/v1/keys',
     tags: ['keys'],
     security: bearer,
-    request: jsonBody(CreateKeyBody),
+    request: jsonBody(CreateKeyInputSchema),
     responses: {
-      201: jsonResponse(
-        z.object({ api_key: z.string(), key: KeyResourceSchema }),
-        'The key; `api_key` is shown only this once',
-      ),
+      201: jsonResponse(CreatedKeySchema, 'The key; `api_key` is shown only this once'),
       ...problemResponses,
     },
   }),
@@ -114,7 +63,7 @@ keysRoutes.openapi(
     path: '/v1/keys/{id}',
     tags: ['keys'],
     security: bearer,
-    request: { params: KeyIdParam, ...jsonBody(PatchKeyBody) },
+    request: { params: KeyIdParam, ...jsonBody(PatchKeyInputSchema) },
     responses: { 200: jsonResponse(KeyResourceSchema, 'The updated key'), ...problemResponses },
   }),
   async (c) => {

@@ -2,7 +2,7 @@
  * API keys: mint (plaintext shown once, sha256 stored), list, patch caps, revoke. A key never grants scopes
  * its creator lacks, nor raises caps when it is capped itself (key-permissions.ts). Every change is announced on the change feed so gateways drop their cached copy.
  */
-import type { Db, Row, ApprovalMode } from '../../core/db/database.js';
+import type { Db, Row } from '../../core/db/database.js';
 import { recordChange } from '../../core/db/changes.js';
 import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -10,34 +10,8 @@ import { pageOf, type Page } from '../lib/pagination.js';
 import { formatScopes, parseScopes, type Scope } from '../../core/scopes.js';
 import type { Principal } from '../auth/principal.js';
 import { mintApiKey } from '../../core/key-format.js';
+import type { CreateKeyInput, KeyCaps, KeyResource, PatchKeyInput } from '../../core/schemas/keys.schemas.js';
 import { assertMayManage, assertNoRaise, childCaps, isConstrained } from './key-permissions.js';
-
-export interface KeyCaps {
-  budget_cents?: number | null;
-  per_call_max_cents?: number | null;
-  daily_cap_cents?: number | null;
-  approval_mode?: ApprovalMode;
-  rate_limit_per_min?: number | null;
-}
-
-export interface KeyResource {
-  id: string;
-  object: 'api_key';
-  name: string;
-  start: string;
-  scopes: Scope[];
-  approval_mode: ApprovalMode;
-  budget_cents: number | null;
-  per_call_max_cents: number | null;
-  daily_cap_cents: number | null;
-  rate_limit_per_min: number | null;
-  spent_cents: number;
-  origin: Row<'api_keys'>['origin'];
-  created_at: string;
-  updated_at: string;
-  revoked_at: string | null;
-  last_used_at: string | null;
-}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -110,7 +84,7 @@ export async function insertKey(
 export async function createKeyFor(
   db: Db,
   creator: Principal,
-  input: { name: string; scopes?: Scope[] | undefined } & KeyCaps,
+  input: CreateKeyInput,
   now: number,
 ): Promise<{ resource: KeyResource; plaintext: string }> {
   const scopes = input.scopes ?? [...creator.scopes].filter((s) => s !== 'keys:write');
@@ -187,7 +161,7 @@ export async function patchKey(
   db: Db,
   principal: Principal,
   keyId: string,
-  patch: { name?: string | undefined } & KeyCaps,
+  patch: PatchKeyInput,
   now: number,
 ): Promise<KeyResource> {
   const orgId = principal.orgId;

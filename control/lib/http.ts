@@ -2,11 +2,12 @@
  * Hono plumbing shared by every control-plane route file: the app's env type, a router factory whose zod
  * validation failures become `validation_failed`, and the one error mapper (`onError`).
  */
-import { OpenAPIHono } from '@hono/zod-openapi';
+import { OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { z } from 'zod';
 import type { AppContext } from '../context.js';
-import type { Principal } from '../auth/principal.js';
+import { assertAuthenticated, type Principal } from '../auth/principal.js';
 import { SvcError, type FieldError } from '../../core/errors.js';
 import { PROBLEM_CONTENT_TYPE, problemOf, toSvcError } from '../../core/problem.js';
 import { restNextStep } from '../../core/next-step.js';
@@ -32,19 +33,40 @@ export function fieldErrors(issues: readonly ZodLikeIssue[], prefix = ''): Field
   }));
 }
 
-/** A router for one domain's routes; mount it with `app.route('/', router)`. */
+/** zod issues as the one `validation_failed` error, one `errors[]` entry per bad field. */
+export function validationError(issues: readonly ZodLikeIssue[]): SvcError {
+  const errors = fieldErrors(issues);
+  return new SvcError('validation_failed', errors.map((e) => `${e.path || '(body)'}: ${e.message}`).join('; '), {
+    errors,
+  });
+}
+
+/**
+ * A router for one domain's routes; mount it with `app.route('/', router)`. A route whose OpenAPI entry declares
+ * `security` refuses a request without a credential (401) before its input is validated, so the document's
+ * security marks are the truth the auth suite checks.
+ */
 export function newRouter(): OpenAPIHono<AppEnv> {
-  return new OpenAPIHono<AppEnv>({
+  const router = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        const errors = fieldErrors(result.error.issues);
-        throw new SvcError('validation_failed', errors.map((e) => `${e.path || '(body)'}: ${e.message}`).join('; '), {
-          errors,
-        });
+        throw validationError(result.error.issues);
       }
     },
   });
+  const register = router.openapi.bind(router) as (route: RouteConfig, ...rest: unknown[]) => unknown;
+  (router as { openapi: typeof register }).openapi = (route, ...rest) => {
+    if (!route.security?.length) return register(route, ...rest);
+    const own = route.middleware ? [route.middleware].flat() : [];
+    return register({ ...route, middleware: [credentialRequired, ...own] }, ...rest);
+  };
+  return router;
 }
+
+const credentialRequired: MiddlewareHandler<AppEnv> = async (c, next) => {
+  assertAuthenticated(c.get('principal'));
+  await next();
+};
 
 export function problemResponse(c: Context<AppEnv>, err: SvcError): Response {
   const requestId = c.get('requestId') ?? 'req_unknown';
@@ -77,4 +99,25 @@ export function onError(e: unknown, c: Context<AppEnv>): Response {
     });
   }
   return problemResponse(c, err);
+}
+
+/**
+ * An optional JSON body (e.g. terms acceptance, publish): no body means `{}`; anything sent must be JSON matching
+ * `schema`, else invalid_json / validation_failed. Never falls back to defaults on a malformed body.
+ */
+export async function optionalJsonBody<T extends z.ZodType>(c: Context<AppEnv>, schema: T): Promise<z.output<T>> {
+  const text = await c.req.text();
+  let json: unknown = {};
+  if (text.trim() !== '') {
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new SvcError('invalid_json', 'Request body is not valid JSON');
+    }
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw validationError(parsed.error.issues);
+  }
+  return parsed.data;
 }

@@ -1,5 +1,6 @@
 /** Shared OpenAPI pieces for route definitions: the problem body schema, bearer security, JSON helpers. */
 import { z } from '@hono/zod-openapi';
+import { NextStepSchema } from '../../core/next-step.js';
 
 export const ProblemSchema = z
   .object({
@@ -10,6 +11,7 @@ export const ProblemSchema = z
     code: z.string(),
     request_id: z.string(),
     errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    next: NextStepSchema.optional(),
   })
   .openapi('Problem');
 

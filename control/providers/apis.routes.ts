@@ -1,18 +1,18 @@
 /** /v1/provider/apis: a provider's listing lifecycle (create/import, patch, credentials, pricing, verify, publish). `provider:write`. */
 import { createRoute, z } from '@hono/zod-openapi';
-import { newRouter } from '../lib/http.js';
+import { newRouter, optionalJsonBody } from '../lib/http.js';
 import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
 import { DiscountTiersSchema } from '../../core/discounts.js';
 import { cancelPendingPricing, setPricing } from '../pricing/pricing.service.js';
-import { getOwnedApi, listEndpoints, pendingChanges } from './apis.repo.js';
-import { iso, toProviderApi, toProviderApiDetail } from './apis.serialize.js';
+import { getOwnedApi } from './apis.repo.js';
+import { listOwnedApis, ownedApiDetail } from './provider-apis.service.js';
+import { iso, toProviderApi } from './apis.serialize.js';
 import { createApi, patchApi, reimportApi, setCredentials } from './apis.service.js';
 import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
-import { SvcError } from '../../core/errors.js';
 import { linkUrlSchema } from '../lib/link-url.js';
-import { PaginationQuery, pageOf } from '../lib/pagination.js';
+import { PaginationQuery } from '../lib/pagination.js';
 
 export const apisRoutes = newRouter();
 
@@ -97,9 +97,8 @@ const PricingBody = z
   .strict();
 const PublishBody = z.object({ accept_terms: z.boolean().optional(), skip_verify: z.boolean().optional() }).strict();
 
-async function detail(ctx: AppContext, orgId: string, apiId: string) {
-  const api = await getOwnedApi(ctx.db, orgId, apiId);
-  return toProviderApiDetail(api, await listEndpoints(ctx.db, apiId), await pendingChanges(ctx.db, apiId));
+function detail(ctx: AppContext, orgId: string, apiId: string) {
+  return ownedApiDetail(ctx.db, orgId, apiId);
 }
 
 const tags = ['provider'];
@@ -141,34 +140,8 @@ apisRoutes.openapi(
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
-    const { db } = c.get('ctx');
     const { limit, offset } = c.req.valid('query');
-    const page = pageOf(
-      await db
-        .selectFrom('apis')
-        .selectAll()
-        .where('org_id', '=', p.orgId)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(limit + 1)
-        .offset(offset)
-        .execute(),
-      limit,
-      offset,
-    );
-    const rows = page.data;
-    const counts = await db
-      .selectFrom('endpoints')
-      .select(['api_id', db.fn.countAll<number>().as('n')])
-      .where('removed_at', 'is', null)
-      .where('api_id', 'in', rows.length ? rows.map((r) => r.id) : [''])
-      .groupBy('api_id')
-      .execute();
-    const byApi = new Map(counts.map((r) => [r.api_id, Number(r.n)]));
-    return c.json(
-      { ...page, data: rows.map((r) => ({ ...toProviderApi(r), endpoint_count: byApi.get(r.id) ?? 0 })) },
-      200,
-    );
+    return c.json(await listOwnedApis(c.get('ctx').db, p.orgId, limit, offset), 200);
   },
 );
 
@@ -323,11 +296,7 @@ apisRoutes.openapi(
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
-    const body = (await c.req.json().catch(() => ({}))) as unknown;
-    const parsed = PublishBody.safeParse(body ?? {});
-    if (!parsed.success)
-      throw new SvcError('validation_failed', 'Body must be { accept_terms?: boolean, skip_verify?: boolean }');
-    const opts = parsed.data;
+    const opts = await optionalJsonBody(c, PublishBody);
     const r = await publishApi(c.get('ctx'), p.orgId, api_id, opts);
     return c.json({ ...(await detail(c.get('ctx'), p.orgId, api_id)), verify: r.verify }, 200);
   },

@@ -3,7 +3,7 @@
  * (`GET /v1/apis/:slug/terms` with any credential, `POST .../accept` with an owner/admin session only).
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import { newRouter } from '../lib/http.js';
+import { newRouter, optionalJsonBody } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireAuth, requireOrgAdminSession, requireScope } from '../auth/rest-auth.js';
 import { getVisibleListing } from '../catalog/listings.repo.js';
@@ -161,14 +161,8 @@ termsRoutes.openapi(
     const p = requireOrgAdminSession(c);
     const ctx = c.get('ctx');
     const api = await getVisibleListing(ctx.db, c.req.valid('param').slug, p.orgId);
-    const raw = (await c.req.json().catch(() => ({}))) as unknown;
-    const body = AcceptBody.safeParse(raw ?? {});
-    const r = await acceptTerms(
-      ctx,
-      { orgId: p.orgId, userId: p.userId! },
-      api.id,
-      body.success ? body.data.document_id : undefined,
-    );
+    const body = await optionalJsonBody(c, AcceptBody);
+    const r = await acceptTerms(ctx, { orgId: p.orgId, userId: p.userId! }, api.id, body.document_id);
     return c.json(
       {
         slug: api.slug,

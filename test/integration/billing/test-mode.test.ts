@@ -113,6 +113,32 @@ describe('local test-payments mode', () => {
     expect(r.body.code).toBe('card_required');
   });
 
+  it('auto-reload takes threshold_cents/amount_cents; the old threshold/amount still work unless they disagree', async () => {
+    const org = await seedOrg(db);
+    await saveCard(org, '4242 4242 4242 4242');
+    const set = (body: Record<string, unknown>) =>
+      call(h.control.url, 'POST', '/v1/billing/auto-reload', { token: org.key, body });
+    const canonical = await set({ enabled: true, threshold_cents: 700, amount_cents: 600 });
+    expect(canonical.status).toBe(200);
+    expect(canonical.body).toMatchObject({ enabled: true, threshold_cents: 700, amount_cents: 600 });
+    const old = await set({ enabled: true, threshold: 800 });
+    expect(old.body).toMatchObject({ threshold_cents: 800, amount_cents: 600 });
+    const conflict = await set({ enabled: true, amount_cents: 600, amount: 900 });
+    expect([conflict.status, conflict.body.code, conflict.body.errors[0].path]).toEqual([
+      400,
+      'validation_failed',
+      'amount',
+    ]);
+    const tooSmall = await set({ enabled: true, amount_cents: 1 });
+    expect([tooSmall.status, tooSmall.body.errors[0].path]).toEqual([400, 'amount_cents']);
+    const row = await db.db
+      .selectFrom('billing_accounts')
+      .selectAll()
+      .where('org_id', '=', org.orgId)
+      .executeTakeFirstOrThrow();
+    expect([row.auto_reload_threshold_cents, row.auto_reload_amount_cents]).toEqual([800, 600]);
+  });
+
   it('auto-reloads once per dip: one charge while under the threshold, another only after the next dip', async () => {
     const org = await seedOrg(db);
     await db.db.transaction().execute((trx) =>

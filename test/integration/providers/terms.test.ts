@@ -164,6 +164,47 @@ describe('provider documents and consumer terms', () => {
     expect(fresh.body).toMatchObject({ accepted: true, version: '1.1.0' });
   });
 
+  it('a malformed acceptance body is refused and accepts nothing, whatever its content type', async () => {
+    const org = await seedOrg(db);
+    const accept = (rawBody: string | undefined, contentType?: string) =>
+      call(h.control.url, 'POST', `/v1/apis/${listing.slug}/terms/accept`, {
+        token: org.session,
+        ...(rawBody !== undefined ? { rawBody } : {}),
+        headers: contentType ? { 'content-type': contentType } : {},
+      });
+    const wrongType = await accept('{"document_id":5}', 'application/json');
+    expect([wrongType.status, wrongType.body.code]).toEqual([400, 'validation_failed']);
+    expect(wrongType.body.errors[0].path).toBe('document_id');
+    const unknownField = await accept('{"document":"doc_x"}', 'application/json');
+    expect([unknownField.status, unknownField.body.code]).toEqual([400, 'validation_failed']);
+    const notJson = await accept('{"document_id":', 'application/json');
+    expect([notJson.status, notJson.body.code]).toEqual([400, 'invalid_json']);
+    const notObject = await accept('["doc_x"]', 'application/json');
+    expect([notObject.status, notObject.body.code]).toEqual([400, 'validation_failed']);
+    // The same bodies without a JSON content type used to be ignored, accepting whatever version is active.
+    for (const raw of ['{"document_id":5}', '{"document_id":', 'doc_x']) {
+      const plain = await accept(raw, 'text/plain');
+      expect([raw, plain.status, plain.body.code]).toEqual([raw, 415, 'unsupported_media_type']);
+    }
+    // ... and without any content type (a Blob body sends none).
+    for (const raw of ['{"document_id":5}', '{"document_id":', '["doc_x"]']) {
+      const res = await fetch(`${h.control.url}/v1/apis/${listing.slug}/terms/accept`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${org.session}` },
+        body: new Blob([raw]),
+      });
+      const body = (await res.json()) as { code?: string };
+      expect([raw, res.status, body.code]).toEqual([raw, 415, 'unsupported_media_type']);
+    }
+    const rows = () => db.db.selectFrom('terms_acceptances').selectAll().where('org_id', '=', org.orgId).execute();
+    expect(await rows()).toHaveLength(0);
+
+    // No body at all still means "the active version".
+    const noBody = await accept(undefined);
+    expect(noBody.status).toBe(200);
+    expect(await rows()).toHaveLength(1);
+  });
+
   it('an unknown or draft slug is listing_not_found', async () => {
     const r = await call(h.control.url, 'GET', '/v1/apis/no-such-api/terms', { token: consumer.key });
     expect(r.status).toBe(404);
