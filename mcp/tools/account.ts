@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { answer, defineTool, READ, rest, seg, WRITE, type ToolEnv } from '../tool-kit.js';
 import { ok } from '../result.js';
+import { KeyCapsSchema, KeyIdSchema, KeyResourceSchema } from '../../core/schemas/keys.schemas.js';
 
 const Cents = z.number().int().min(0).max(100_000_000);
 const HUMAN = 'A person must open this URL in a browser to finish; call get_balance afterwards to see the effect.';
@@ -128,12 +129,12 @@ export const accountTools = [
     description:
       "Sets a key's caps in cents: lifetime `budget_cents`, `per_call_max_cents`, `daily_cap_cents` (null clears one). Defaults to the key this session acts as. The gateway refuses calls over a cap with 402.",
     input: z.object({
-      key_id: z.string().max(64).optional(),
-      budget_cents: Cents.nullable().optional(),
-      per_call_max_cents: Cents.nullable().optional(),
-      daily_cap_cents: Cents.nullable().optional(),
+      key_id: KeyIdSchema.optional(),
+      budget_cents: KeyCapsSchema.shape.budget_cents,
+      per_call_max_cents: KeyCapsSchema.shape.per_call_max_cents,
+      daily_cap_cents: KeyCapsSchema.shape.daily_cap_cents,
     }),
-    output: z.looseObject({ id: z.string() }),
+    output: KeyResourceSchema,
     annotations: { ...WRITE, idempotentHint: true },
     run: async ({ key_id, ...caps }, env) => {
       const id = key_id ?? env.caller.principal?.keyId;

@@ -2,6 +2,12 @@
 import { z } from 'zod';
 import { SORTS } from '../../control/catalog/search.service.js';
 import { BOARDS } from '../../control/market/leaderboards.service.js';
+import {
+  CatalogRequestInputSchema,
+  CatalogRequestSchema,
+  DiscoverInputSchema,
+  DiscoverResultSchema,
+} from '../../core/schemas/catalog.schemas.js';
 import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
 
 const Slug = z.string().min(1).max(80).describe('Listing slug, e.g. demo-weather (from discover_tools/search_apis)');
@@ -20,12 +26,8 @@ export const catalogTools = [
     title: 'Discover APIs (compact)',
     description:
       'Compact catalog search for agents: the best matching live APIs with their endpoints and prices in cents (0 = free). Free to call. Next: get_schema for the inputs, then call_api.',
-    input: z.object({
-      query: z.string().min(1).max(200).describe('What you need, e.g. "weather forecast"'),
-      category: Category,
-      max_results: z.number().int().min(1).max(50).optional().describe('Default 10'),
-    }),
-    output: z.looseObject({ query: z.string(), results: z.array(z.looseObject({ slug: z.string() })) }),
+    input: DiscoverInputSchema,
+    output: DiscoverResultSchema,
     annotations: READ,
     run: async (a, env) => answer('discover_tools', env, await rest(env, 'GET', '/v1/catalog/discover', { query: a })),
   }),
@@ -87,12 +89,8 @@ export const catalogTools = [
     title: 'Request a missing API',
     description:
       'Tell the marketplace an API you need is missing (recorded for providers; nothing is charged). Give an email to hear when it lands.',
-    input: z.object({
-      query: z.string().min(2).max(500).describe('What the API should do'),
-      email: z.string().email().max(254).optional(),
-      notes: z.string().max(2000).optional(),
-    }),
-    output: z.looseObject({}),
+    input: CatalogRequestInputSchema,
+    output: CatalogRequestSchema,
     annotations: WRITE,
     run: async (a, env) => answer('request_api', env, await rest(env, 'POST', '/v1/catalog/requests', { body: a })),
   }),
