@@ -14,10 +14,23 @@ import { termsRoutes } from './terms/terms.routes.js';
 import { billingRoutes } from './billing/billing.routes.js';
 import { marketRoutes } from './market/market.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
+import { oauthRoutes } from './oauth/oauth.routes.js';
 import { cliLoginRoutes } from './sessions/cli-login.routes.js';
 import { createWebRoutes } from './web/web.routes.js';
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+/** The domain operations under /v1; the MCP process runs the same list in-process (mcp/control-calls.ts). */
+export const DOMAIN_ROUTES = [
+  identityRoutes,
+  keysRoutes,
+  catalogRoutes,
+  providersRoutes,
+  termsRoutes,
+  billingRoutes,
+  marketRoutes,
+  usageRoutes,
+] as const;
 
 export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
@@ -47,19 +60,7 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     return c.json({ ok: true });
   });
 
-  for (const routes of [
-    identityRoutes,
-    keysRoutes,
-    catalogRoutes,
-    providersRoutes,
-    termsRoutes,
-    billingRoutes,
-    marketRoutes,
-    usageRoutes,
-    cliLoginRoutes,
-  ]) {
-    app.route('/', routes);
-  }
+  for (const routes of [...DOMAIN_ROUTES, oauthRoutes, cliLoginRoutes]) app.route('/', routes);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',

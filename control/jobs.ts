@@ -3,10 +3,11 @@ import type { AppContext } from './context.js';
 import { autoReloadJob, payoutsJob } from './billing/billing.jobs.js';
 import { priceScheduleJob } from './pricing/pricing.service.js';
 import { leaderboardJob } from './market/leaderboards.job.js';
+import { oauthSweepJob } from './oauth/oauth.jobs.js';
 
 export type Job = (ctx: AppContext) => () => void;
 
-const JOBS: Job[] = [autoReloadJob, payoutsJob, priceScheduleJob, leaderboardJob];
+const JOBS: Job[] = [autoReloadJob, payoutsJob, priceScheduleJob, leaderboardJob, oauthSweepJob];
 
 export function startBackgroundJobs(ctx: AppContext): () => void {
   const stops = JOBS.map((job) => job(ctx));

@@ -41,6 +41,8 @@ export const CODES = {
   not_found: { status: 404, title: 'Not found' },
   listing_not_found: { status: 404, title: 'No live listing with this slug' },
   endpoint_not_found: { status: 404, title: 'No endpoint of this listing matches' },
+  // 405
+  method_not_allowed: { status: 405, title: 'Method not allowed here' },
   // 409
   conflict: { status: 409, title: 'Conflict' },
   invalid_state: { status: 409, title: 'Not allowed in the current state' },

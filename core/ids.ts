@@ -29,7 +29,9 @@ export type IdPrefix =
   | 'prc'
   | 'act'
   | 'prv'
-  | 'bat';
+  | 'bat'
+  | 'oc'
+  | 'ogr';
 
 function timePart(ms: number): string {
   let out = '';

@@ -1,45 +1,41 @@
 /**
- * MCP process. This round it serves only its health, the OAuth protected-resource metadata and a clear 503 on
- * /mcp: the tools themselves (spec §4, MCP) are a later issue and will call the control/* services directly.
+ * MCP process: the 34 tools of spec §4 at `/mcp` for both protocol eras (2025-11-25 sessions, 2026-07-28
+ * stateless), on the shared SQLite file and the control plane's own code; call_api goes through the gateway.
  */
-import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit } from '../core/config.js';
-import { createLogger } from '../core/log.js';
-import { SvcError } from '../core/errors.js';
-import { newId } from '../core/ids.js';
-import { PROBLEM_CONTENT_TYPE, problemOf } from '../core/problem.js';
+import { intervalJob } from '../control/lib/interval-job.js';
+import { createAppContext } from '../control/context.js';
+import { createControlCalls } from './control-calls.js';
+import { createGatewayCalls } from './gateway-calls.js';
+import { McpSessionStore } from './sessions.js';
+import { createMcpApp } from './app.js';
 
 const config = loadConfigOrExit();
-const log = createLogger('mcp', config.logLevel);
-const app = new Hono();
-
-app.get('/healthz', (c) => c.json({ ok: true, process: 'mcp' }));
-app.get('/.well-known/oauth-protected-resource', (c) =>
-  c.json({
-    resource: `${config.urls.mcp}/mcp`,
-    authorization_servers: [config.urls.control],
-    bearer_methods_supported: ['header'],
-    scopes_supported: ['catalog:read', 'proxy:call', 'keys:write', 'usage:read', 'billing:write', 'provider:write'],
-  }),
-);
-app.all('/mcp', (c) => {
-  const err = new SvcError(
-    'unavailable',
-    'The MCP tools are not enabled in this build yet; use the REST control plane (/v1) meanwhile',
-  );
-  return c.body(JSON.stringify(problemOf(err, newId('req'))), 503, { 'content-type': PROBLEM_CONTENT_TYPE });
-});
+const ctx = await createAppContext(config, { process: 'mcp' });
+const sessions = new McpSessionStore(ctx);
+const gateway = createGatewayCalls(config.urls.gateway);
+const app = createMcpApp({ ctx, sessions, control: createControlCalls(ctx), gateway });
+const stopSweep = intervalJob(ctx.log, 'mcp session sweep', 3600_000, () => sessions.sweep(), { firstAfterMs: 5_000 });
 
 const server = serve({ fetch: app.fetch, port: config.ports.mcp, hostname: config.host }, (info: AddressInfo) => {
   const url = `http://${info.address}:${info.port}`;
   process.stdout.write(JSON.stringify({ ready: 'mcp', url, port: info.port }) + '\n');
-  log.info('mcp listening', { url });
+  ctx.log.info('mcp listening', { url, env: config.env });
 });
 
+let stopping = false;
 function shutdown(): void {
-  server.close(() => process.exit(0));
+  if (stopping) return;
+  stopping = true;
+  stopSweep();
+  server.close(() => {
+    void gateway
+      .close()
+      .then(() => ctx.close())
+      .finally(() => process.exit(0));
+  });
   setTimeout(() => process.exit(0), 2000).unref();
 }
 process.on('SIGTERM', shutdown);

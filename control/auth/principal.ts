@@ -37,7 +37,19 @@ export async function principalFromToken(ctx: AuthContext, token: string): Promi
   });
 }
 
-async function principalFromApiKey({ db }: AuthContext, token: string): Promise<Principal> {
+function principalFromApiKey(ctx: AuthContext, token: string): Promise<Principal> {
+  return _keyPrincipal(ctx, 'key_hash', sha256Hex(token));
+}
+
+/**
+ * The Principal of a key known by id, exactly as the key would give it as a bearer: for credentials that stand
+ * for a key without being it (an OAuth access token resolves to its grant's key).
+ */
+export function principalFromKeyId(ctx: AuthContext, keyId: string): Promise<Principal> {
+  return _keyPrincipal(ctx, 'id', keyId);
+}
+
+async function _keyPrincipal({ db }: AuthContext, column: 'key_hash' | 'id', value: string): Promise<Principal> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('orgs', 'orgs.id', 'api_keys.org_id')
@@ -51,7 +63,7 @@ async function principalFromApiKey({ db }: AuthContext, token: string): Promise<
       'orgs.status as org_status',
       'users.role',
     ])
-    .where('api_keys.key_hash', '=', sha256Hex(token))
+    .where(`api_keys.${column}`, '=', value)
     .executeTakeFirst();
   if (!row) throw new SvcError('unauthorized', 'Unknown API key.', { next: { action: 'authenticate' } });
   if (row.revoked_at !== null) throw new SvcError('key_revoked', 'This API key has been revoked');

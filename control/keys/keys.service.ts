@@ -194,10 +194,21 @@ export async function revokeKey(db: Db, principal: Principal, keyId: string, now
   return db.transaction().execute(async (trx) => {
     const row = await orgKey(trx, orgId, keyId);
     assertMayManage(principal, await _principalKey(trx, principal), row);
-    if (row.revoked_at === null) {
-      await trx.updateTable('api_keys').set({ revoked_at: now, updated_at: now }).where('id', '=', keyId).execute();
-      await recordChange(trx, 'key', keyId, now);
-    }
+    await markKeyRevoked(trx, keyId, now);
     return toKeyResource(await orgKey(trx, orgId, keyId));
   });
+}
+
+/**
+ * Revokes a key (once) and tells the gateways, inside the caller's transaction. No permission check: for callers
+ * that decided already (revokeKey above; the end of an OAuth grant whose approval minted the key).
+ */
+export async function markKeyRevoked(trx: Db, keyId: string, now: number): Promise<void> {
+  const r = await trx
+    .updateTable('api_keys')
+    .set({ revoked_at: now, updated_at: now })
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (r.numUpdatedRows > 0n) await recordChange(trx, 'key', keyId, now);
 }

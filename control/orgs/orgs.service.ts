@@ -224,28 +224,11 @@ export async function verifyEmail(ctx: AppContext, token: string): Promise<Verif
     if (!v || v.consumed_at !== null || v.expires_at <= now)
       throw new SvcError('invalid_token', 'Verification token is wrong, used or expired');
     await trx.updateTable('email_verifications').set({ consumed_at: now }).where('id', '=', v.id).execute();
-    let userId = v.user_id;
-    if (userId === null) {
-      const taken = await trx.selectFrom('users').select('id').where('email', '=', v.email).executeTakeFirst();
-      if (taken) throw new SvcError('conflict', 'This email belongs to another account');
-      userId = newId('usr', now);
-      await trx
-        .insertInto('users')
-        .values({
-          id: userId,
-          org_id: v.org_id,
-          email: v.email,
-          name: null,
-          role: 'owner',
-          email_verified_at: now,
-          created_at: now,
-          last_login_at: null,
-        })
-        .execute();
-    } else {
-      await trx.updateTable('users').set({ email_verified_at: now }).where('id', '=', userId).execute();
-    }
-    const { released, elevated } = await markOrgEmailVerified(trx, v.org_id, v.email, now);
+    const { released, elevated } = await applyEmailVerification(
+      trx,
+      { orgId: v.org_id, userId: v.user_id, email: v.email },
+      now,
+    );
     return {
       verified: true as const,
       org_id: v.org_id,
@@ -254,6 +237,40 @@ export async function verifyEmail(ctx: AppContext, token: string): Promise<Verif
       elevated_key_ids: elevated,
     };
   });
+}
+
+/**
+ * An email proven for an org (the emailed token, or the login code on the OAuth authorization page for a
+ * registered key's org): its owner user exists and is verified, then `markOrgEmailVerified`. Runs in the caller's
+ * transaction; `conflict` when the email already belongs to another account.
+ */
+export async function applyEmailVerification(
+  trx: Db,
+  input: { orgId: string; userId: string | null; email: string },
+  now: number,
+): Promise<{ userId: string; released: number; elevated: string[] }> {
+  let userId = input.userId;
+  if (userId === null) {
+    const taken = await trx.selectFrom('users').select('id').where('email', '=', input.email).executeTakeFirst();
+    if (taken) throw new SvcError('conflict', 'This email belongs to another account');
+    userId = newId('usr', now);
+    await trx
+      .insertInto('users')
+      .values({
+        id: userId,
+        org_id: input.orgId,
+        email: input.email,
+        name: null,
+        role: 'owner',
+        email_verified_at: now,
+        created_at: now,
+        last_login_at: null,
+      })
+      .execute();
+  } else {
+    await trx.updateTable('users').set({ email_verified_at: now }).where('id', '=', userId).execute();
+  }
+  return { userId, ...(await markOrgEmailVerified(trx, input.orgId, input.email, now)) };
 }
 
 /**

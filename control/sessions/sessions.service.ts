@@ -94,7 +94,11 @@ export interface LoginResult {
   starter_credit_cents: number;
 }
 
-export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: string): Promise<LoginResult> {
+/**
+ * Spends the newest unexpired login code of `email` if `code` matches; throws `invalid_code` or `too_many_attempts`.
+ * Used by the login below and by the OAuth authorization page, which proves an email without signing in.
+ */
+export async function consumeLoginCode(ctx: AppContext, rawEmail: string, code: string): Promise<void> {
   const now = ctx.clock.now();
   const email = rawEmail.toLowerCase();
   // Wrong-code bookkeeping must commit even though the request fails, so it is its own transaction.
@@ -131,6 +135,12 @@ export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: s
       'Too many wrong codes: request a new one with POST /v1/auth/login/request',
       { retryAfter: 1 },
     );
+}
+
+export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: string): Promise<LoginResult> {
+  await consumeLoginCode(ctx, rawEmail, code);
+  const now = ctx.clock.now();
+  const email = rawEmail.toLowerCase();
 
   return ctx.db.transaction().execute(async (trx) => {
     let user = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();

@@ -19,6 +19,7 @@ import { marketPages } from './pages/market.js';
 import { providersPages } from './pages/providers.js';
 import { homeRoutes } from './pages/home.js';
 import { loginRoutes } from './pages/login.js';
+import { oauthAuthorizeRoutes } from './oauth-authorize.js';
 import { securityHeaders } from './security-headers.js';
 import type { MiddlewareHandler } from 'hono';
 import { newWebRouter, type WebEnv } from './web-env.js';
@@ -40,6 +41,7 @@ const PAGES = [
   marketPages,
   providersPages,
   cliLoginPages,
+  oauthAuthorizeRoutes,
 ];
 
 /** Paths that belong to the REST API and probes, not to pages: page middleware never touches them. */

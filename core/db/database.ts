@@ -488,6 +488,12 @@ export interface Database {
   connect_accounts: ConnectAccountsTable;
   payouts: PayoutsTable;
   api_stats: ApiStatsTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_tokens: OAuthTokensTable;
+  oauth_step_ups: OAuthStepUpsTable;
+  mcp_sessions: McpSessionsTable;
 }
 
 /** Per-listing usage aggregates over 30 days, materialized by the leaderboard job (0002_catalog). */
@@ -498,6 +504,92 @@ export interface ApiStatsTable {
   orgs_30d: number;
   gross_30d_cents: number;
   computed_at: Ms;
+}
+
+/** OAuth clients: dynamically registered (RFC 7591) or a fetched Client ID Metadata Document (0009_oauth). */
+export interface OAuthClientsTable {
+  /** `oc_…` for a registered client; the https URL itself for a metadata document. */
+  id: string;
+  kind: 'registered' | 'metadata_document';
+  /** Self-asserted by the client: always shown as unverified. */
+  client_name: string | null;
+  /** JSON array of exact redirect URIs. */
+  redirect_uris: string;
+  /** JSON: the registration request or the fetched document, as accepted. */
+  metadata: string;
+  created_at: Ms;
+  /** Metadata documents: when the cached copy was fetched. */
+  fetched_at: Ms | null;
+}
+
+/** One approval by a person: a client may act as `key_id` on `resource`. Revoking it ends every token of the family. */
+export interface OAuthGrantsTable {
+  id: string;
+  client_id: string;
+  org_id: string;
+  user_id: string;
+  key_id: string;
+  /** 1 when approval minted the key (revoked with the grant); 0 when it elevated an existing key. */
+  key_minted: 0 | 1;
+  /** The minted key's plaintext, AES-256-GCM under the secret key: the MCP server needs it to call the gateway. */
+  key_secret: string | null;
+  /** RFC 8707 resource the tokens are bound to, e.g. `{mcp_url}/mcp`. */
+  resource: string;
+  scope: string;
+  created_at: Ms;
+  revoked_at: Ms | null;
+  revoked_reason: string | null;
+}
+
+export interface OAuthCodesTable {
+  code_hash: string;
+  grant_id: string;
+  redirect_uri: string;
+  /** PKCE S256 challenge (base64url sha256 of the verifier). */
+  code_challenge: string;
+  created_at: Ms;
+  expires_at: Ms;
+  consumed_at: Ms | null;
+}
+
+export interface OAuthTokensTable {
+  token_hash: string;
+  kind: 'access' | 'refresh';
+  grant_id: string;
+  created_at: Ms;
+  expires_at: Ms;
+  /** Refresh tokens: when it was exchanged for a new pair; presenting it again revokes the grant. */
+  rotated_at: Ms | null;
+  revoked_at: Ms | null;
+}
+
+/** A 2025-11-25-era MCP session (0008_mcp_sessions); the id itself is never stored. */
+export interface McpSessionsTable {
+  /** sha256 hex of the Mcp-Session-Id. */
+  id_hash: string;
+  /** The key bound to the session (Authorization on initialize, or svc_register / provision_access inside it). */
+  key_id: string | null;
+  /** That key, AES-256-GCM with the data dir's secret key (`v1:…`); the gateway needs the plaintext. */
+  key_secret: string | null;
+  protocol_version: string;
+  created_at: Ms;
+  last_used_at: Ms;
+  /** last_used_at + 30 days; swept by the MCP process. */
+  expires_at: Ms;
+}
+
+/**
+ * A one-time link from an MCP client's insufficient_scope answer to the registered key it holds, so the person's
+ * approval can elevate that same key (control/oauth/step-up.ts).
+ */
+export interface OAuthStepUpsTable {
+  handle_hash: string;
+  key_id: string;
+  /** The key's plaintext, AES-256-GCM under the secret key; moves to the grant on approval. */
+  key_secret: string;
+  created_at: Ms;
+  expires_at: Ms;
+  consumed_at: Ms | null;
 }
 
 export type Row<T extends keyof Database> = Selectable<Database[T]>;

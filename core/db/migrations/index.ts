@@ -7,6 +7,8 @@ import * as m0004 from './0004_drop_unused_key_indexes.js';
 import * as m0005 from './0005_lean_call_rows.js';
 import * as m0006 from './0006_cli_logins.js';
 import * as m0007 from './0007_import_components.js';
+import * as m0008 from './0008_mcp_sessions.js';
+import * as m0009 from './0009_oauth.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
@@ -16,4 +18,6 @@ export const migrations: Record<string, Migration> = {
   '0005_lean_call_rows': m0005,
   '0006_cli_logins': m0006,
   '0007_import_components': m0007,
+  '0008_mcp_sessions': m0008,
+  '0009_oauth': m0009,
 };

@@ -1,0 +1,172 @@
+/**
+ * MCP row of the bench: `tools/call` of get_balance and of call_api (free endpoint) through MCP, both protocol eras,
+ * over 20 connections, beside the direct REST balance call and the direct gateway call, in the same run.
+ * `npm run build && node dist/bench/mcp.bench.js [seconds]` → bench/results/mcp-<ts>.json and a table on stdout.
+ */
+import autocannon from 'autocannon';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from './setup.js';
+import { spawn } from 'node:child_process';
+import { stopChild } from './procs.js';
+import { freePort } from './nginx.js';
+
+const SECONDS = Number(process.argv[2] ?? 5);
+const CONNECTIONS = 20;
+const MODERN = '2026-07-28';
+
+interface Row {
+  name: string;
+  req_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function load(name: string, o: autocannon.Options): Promise<Row> {
+  const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...o });
+  return {
+    name,
+    req_per_s: Math.round(r.requests.average),
+    p50_ms: r.latency.p50,
+    p99_ms: r.latency.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+  };
+}
+
+const rpc = (name: string, args: Record<string, unknown>, modern: boolean) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: '[<id>]',
+    method: 'tools/call',
+    params: {
+      name,
+      arguments: args,
+      ...(modern
+        ? {
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN,
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          }
+        : {}),
+    },
+  });
+
+async function main(): Promise<void> {
+  const data = mkdtempSync(join(tmpdir(), 'svc-bench-mcp-'));
+  const [control, gateway, mcp, demo] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const env = {
+    ...process.env,
+    SVC_DATA_DIR: data,
+    SVC_ENV: 'development',
+    SVC_LOG_LEVEL: 'warn',
+    SVC_CONTROL_PORT: String(control),
+    SVC_GATEWAY_PORT: String(gateway),
+    SVC_MCP_PORT: String(mcp),
+    SVC_DEMO_UPSTREAM_PORT: String(demo),
+    SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '100000000',
+  };
+  // The whole marketplace as `npm start` runs it; ready once both health checks answer.
+  const all = { child: spawn(process.execPath, [join(ROOT, 'dist/scripts/start.js')], { env, stdio: 'ignore' }) };
+  try {
+    const base = `http://127.0.0.1:${control}`;
+    const gw = `http://127.0.0.1:${gateway}`;
+    const mcpUrl = `http://127.0.0.1:${mcp}/mcp`;
+    for (let i = 0; i < 150; i++) {
+      const ok = await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      const mok = await fetch(`http://127.0.0.1:${mcp}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok && mok) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const { api_key: key } = (await (await fetch(`${base}/v1/register`, { method: 'POST' })).json()) as {
+      api_key: string;
+    };
+    const auth = { authorization: `Bearer ${key}` };
+    const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: { ...json, ...auth },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+      }),
+    });
+    const session = init.headers.get('mcp-session-id')!;
+    const legacy = { ...json, 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session };
+    const modern = (tool: string) => ({
+      ...json,
+      ...auth,
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'tools/call',
+      'mcp-name': tool,
+    });
+    const call = { slug: 'demo-weather', endpoint: '/current', input: { city: 'lisbon' } };
+    const post = { method: 'POST' as const, idReplacement: true };
+    const rows: Row[] = [];
+    rows.push(await load('REST GET /v1/billing/balance', { url: `${base}/v1/billing/balance`, headers: auth }));
+    rows.push(
+      await load('MCP get_balance (2025-11-25, session)', {
+        url: mcpUrl,
+        ...post,
+        headers: legacy,
+        body: rpc('get_balance', {}, false),
+      }),
+    );
+    rows.push(
+      await load('MCP get_balance (2026-07-28, stateless)', {
+        url: mcpUrl,
+        ...post,
+        headers: modern('get_balance'),
+        body: rpc('get_balance', {}, true),
+      }),
+    );
+    rows.push(
+      await load('gateway GET /demo-weather/current', { url: `${gw}/demo-weather/current?city=lisbon`, headers: auth }),
+    );
+    rows.push(
+      await load('MCP call_api (2025-11-25, session)', {
+        url: mcpUrl,
+        ...post,
+        headers: legacy,
+        body: rpc('call_api', call, false),
+      }),
+    );
+    rows.push(
+      await load('MCP call_api (2026-07-28, stateless)', {
+        url: mcpUrl,
+        ...post,
+        headers: modern('call_api'),
+        body: rpc('call_api', call, true),
+      }),
+    );
+    const result = {
+      at: new Date().toISOString(),
+      seconds: SECONDS,
+      connections: CONNECTIONS,
+      caveat: 'machine shared with other work during the run; absolute numbers are low-confidence',
+      rows,
+    };
+    const dir = join(ROOT, 'bench/results');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `mcp-${result.at.replace(/[:.]/g, '').slice(0, 15)}Z.json`);
+    writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+    console.table(rows);
+    console.log(`written ${file}`);
+  } finally {
+    await stopChild(all.child);
+  }
+}
+
+await main();

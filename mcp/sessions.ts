@@ -1,0 +1,90 @@
+/**
+ * Sessions of the 2025-11-25 era: `Mcp-Session-Id` minted on initialize, stored only as sha256 with the key bound
+ * to it (encrypted: call_api sends it to the gateway). Any MCP process can serve any session, and a session
+ * survives a restart. A session lives 30 days after its last use (spec §8); expired rows are swept.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from '../control/context.js';
+import { decryptSecret, encryptSecret, sha256Hex } from '../core/crypto.js';
+
+export const SESSION_TTL_MS = 30 * 86_400_000;
+/** last_used_at is rewritten at most this often, so a busy session does not write on every request. */
+const TOUCH_EVERY_MS = 60_000;
+
+export interface McpSession {
+  id: string;
+  keyId: string | null;
+  key: string | null;
+  protocolVersion: string;
+}
+
+type SessionCtx = Pick<AppContext, 'db' | 'clock' | 'secretKey'>;
+
+export class McpSessionStore {
+  constructor(private readonly ctx: SessionCtx) {}
+
+  async create(protocolVersion: string, key: { id: string; plaintext: string } | null): Promise<McpSession> {
+    const id = randomUUID();
+    const now = this.ctx.clock.now();
+    await this.ctx.db
+      .insertInto('mcp_sessions')
+      .values({
+        id_hash: sha256Hex(id),
+        key_id: key?.id ?? null,
+        key_secret: key ? encryptSecret(this.ctx.secretKey, key.plaintext) : null,
+        protocol_version: protocolVersion,
+        created_at: now,
+        last_used_at: now,
+        expires_at: now + SESSION_TTL_MS,
+      })
+      .execute();
+    return { id, keyId: key?.id ?? null, key: key?.plaintext ?? null, protocolVersion };
+  }
+
+  /** The live session with this id, or undefined when it never existed, was ended or expired. */
+  async get(id: string): Promise<McpSession | undefined> {
+    const now = this.ctx.clock.now();
+    const row = await this.ctx.db
+      .selectFrom('mcp_sessions')
+      .selectAll()
+      .where('id_hash', '=', sha256Hex(id))
+      .executeTakeFirst();
+    if (!row || row.expires_at <= now) return undefined;
+    if (now - row.last_used_at >= TOUCH_EVERY_MS) {
+      await this.ctx.db
+        .updateTable('mcp_sessions')
+        .set({ last_used_at: now, expires_at: now + SESSION_TTL_MS })
+        .where('id_hash', '=', row.id_hash)
+        .execute();
+    }
+    return {
+      id,
+      keyId: row.key_id,
+      key: row.key_secret === null ? null : decryptSecret(this.ctx.secretKey, row.key_secret),
+      protocolVersion: row.protocol_version,
+    };
+  }
+
+  /** Binds a key to the session: later requests without Authorization act as it. */
+  async bindKey(id: string, key: { id: string; plaintext: string }): Promise<void> {
+    await this.ctx.db
+      .updateTable('mcp_sessions')
+      .set({ key_id: key.id, key_secret: encryptSecret(this.ctx.secretKey, key.plaintext) })
+      .where('id_hash', '=', sha256Hex(id))
+      .execute();
+  }
+
+  /** DELETE /mcp: true when a live session was ended. */
+  async end(id: string): Promise<boolean> {
+    const r = await this.ctx.db.deleteFrom('mcp_sessions').where('id_hash', '=', sha256Hex(id)).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  async sweep(): Promise<number> {
+    const r = await this.ctx.db
+      .deleteFrom('mcp_sessions')
+      .where('expires_at', '<=', this.ctx.clock.now())
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+}

@@ -1,0 +1,57 @@
+/** Profile tools: the public provider directory, and your own provider profile (provider:write). */
+import { z } from 'zod';
+import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
+
+const Profile = z.looseObject({ slug: z.string() });
+
+export const profileTools = [
+  defineTool({
+    name: 'list_providers',
+    title: 'Provider directory',
+    description: 'Public directory of providers with their live listings. Free.',
+    input: z.object({
+      query: z.string().max(200).optional(),
+      limit: z.number().int().min(1).max(100).optional().describe('Default 20'),
+      offset: z.number().int().min(0).max(10_000).optional(),
+    }),
+    output: z.looseObject({ data: z.array(z.looseObject({})), has_more: z.boolean() }),
+    annotations: READ,
+    run: async (a, env) => answer('list_providers', env, await rest(env, 'GET', '/v1/providers', { query: a })),
+  }),
+  defineTool({
+    name: 'get_provider_profile',
+    title: 'A provider',
+    description: "A provider's public profile and live listings. Free.",
+    input: z.object({ slug: z.string().min(1).max(80) }),
+    output: Profile,
+    annotations: READ,
+    run: async (a, env) => answer('get_provider_profile', env, await rest(env, 'GET', `/v1/providers/${seg(a.slug)}`)),
+  }),
+  defineTool({
+    name: 'get_my_profile',
+    title: 'My provider profile',
+    description: "Your org's provider profile (created on first use).",
+    input: z.object({}),
+    output: Profile,
+    annotations: READ,
+    scope: 'provider:write',
+    run: async (_a, env) => answer('get_my_profile', env, await rest(env, 'GET', '/v1/provider/profile')),
+  }),
+  defineTool({
+    name: 'update_my_profile',
+    title: 'Edit my provider profile',
+    description: 'Changes your public provider profile: slug, display_name, bio, website, logo_url (null clears).',
+    input: z.object({
+      slug: z.string().min(3).max(60).optional(),
+      display_name: z.string().trim().min(1).max(100).optional(),
+      bio: z.string().max(2000).nullable().optional(),
+      website: z.string().url().max(500).nullable().optional(),
+      logo_url: z.string().url().max(500).nullable().optional(),
+    }),
+    output: Profile,
+    annotations: { ...WRITE, idempotentHint: true },
+    scope: 'provider:write',
+    run: async (a, env) =>
+      answer('update_my_profile', env, await rest(env, 'PATCH', '/v1/provider/profile', { body: a })),
+  }),
+];

