@@ -88,6 +88,11 @@ function _assertFetchable(raw: string, egress: EgressPolicy): URL {
   return url;
 }
 
+function _isStaleConnectionReset(e: unknown): boolean {
+  const code = (e as { cause?: { code?: string } }).cause?.code;
+  return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET';
+}
+
 export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<SafeFetchResult> {
   const egress = egressPolicy({ isProduction: opts.production, egressAllow: opts.egressAllow ?? [] });
   let url = _assertFetchable(raw, egress);
@@ -97,16 +102,19 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
   const signal = AbortSignal.timeout(opts.timeoutMs ?? 10_000);
   const started = performance.now();
   let res;
+  const method = opts.method ?? 'GET';
+  const request = (target: URL) =>
+    fetch(target, { method, headers: opts.headers, body: opts.body, redirect: 'manual', dispatcher, signal });
   for (let hop = 0; ; hop++) {
     try {
-      res = await fetch(url, {
-        method: opts.method ?? 'GET',
-        headers: opts.headers,
-        body: opts.body,
-        redirect: 'manual',
-        dispatcher,
-        signal,
-      });
+      try {
+        res = await request(url);
+      } catch (e) {
+        // A kept-alive connection the server closed while idle (its keep-alive timeout racing our reuse) fails
+        // before any byte of an answer: a GET or HEAD is safe to send once more, on a fresh connection.
+        if (!(method === 'GET' || method === 'HEAD') || !_isStaleConnectionReset(e)) throw e;
+        res = await request(url);
+      }
     } catch (e) {
       const cause = (e as { cause?: NodeJS.ErrnoException }).cause;
       if (isEgressRefusal(e))
