@@ -6,6 +6,7 @@
 import type { Context } from 'hono';
 import type { AuthorizationRequest, RequestParams } from '../oauth/authorization-request.js';
 import { csrfField } from './csrf.js';
+import { CodeInput, CodeSentNotice } from './login-code.js';
 import type { WebEnv } from './web-env.js';
 
 export const AUTHORIZE_PARAMS = [
@@ -113,24 +114,13 @@ export function StepUpCodeForm(props: {
 }) {
   return (
     <>
-      {props.error ? (
-        <p class="notice error" role="alert">
-          {props.error}
-        </p>
-      ) : (
-        <p class="notice" role="status">
-          If {props.email} can receive mail, a 6-digit code valid for 10 minutes is on its way.
-        </p>
-      )}
+      <CodeSentNotice email={props.email} error={props.error} />
       <Intro req={props.req} />
       <form class="stack" method="post" action="/oauth/authorize">
         {csrfField(props.c)}
         <RequestFields params={props.params} />
         <input type="hidden" name="email" value={props.email} />
-        <label>
-          Code from the email
-          <input name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength={6} />
-        </label>
+        <CodeInput required={false} />
         <DecisionButtons approve="Verify and approve" />
       </form>
     </>

@@ -13,6 +13,7 @@ import { renderPage, type PageOptions } from '../layout.js';
 import { formString } from '../form.js';
 import { newWebRouter, type WebEnv } from '../web-env.js';
 import { clearSessionCookie, safeNext, setSessionCookie } from '../web-session.js';
+import { CodeInput, CodeSentNotice } from '../login-code.js';
 
 export const loginRoutes = newWebRouter();
 
@@ -49,30 +50,12 @@ function EmailForm(props: { c: Context<WebEnv>; next: string; email?: string; er
 function CodeForm(props: { c: Context<WebEnv>; next: string; email: string; error?: string }) {
   return (
     <>
-      {props.error ? (
-        <p class="notice error" role="alert">
-          {props.error}
-        </p>
-      ) : (
-        <p class="notice" role="status">
-          If {props.email} can receive mail, a 6-digit code valid for 10 minutes is on its way.
-        </p>
-      )}
+      <CodeSentNotice email={props.email} error={props.error} />
       <form class="stack" method="post" action="/login/verify">
         {csrfField(props.c)}
         <input type="hidden" name="next" value={props.next} />
         <input type="hidden" name="email" value={props.email} />
-        <label>
-          Code from the email
-          <input
-            name="code"
-            inputmode="numeric"
-            autocomplete="one-time-code"
-            pattern="[0-9]{6}"
-            maxlength={6}
-            required
-          />
-        </label>
+        <CodeInput required />
         <div>
           <button type="submit">Sign in</button>
         </div>
