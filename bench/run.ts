@@ -11,7 +11,7 @@ import { parseOptions, type BenchOptions } from './options.js';
 import { ensureTool } from './tools.js';
 import { startPinned, type Pinned } from './procs.js';
 import { startNginx } from './nginx.js';
-import { ROOT, seedDataDir, startGateway, unknownKey, type Seeded } from './setup.js';
+import { ROOT, seedDataDir, startGateway, startStub, unknownKey, type Seeded } from './setup.js';
 import { checkTarget, type CheckResult, type Target, type TargetId, TARGET_LABELS } from './targets.js';
 import { runThroughput, type LoadRun } from './phase-throughput.js';
 import { repin, runLatency, type LatencyRun } from './phase-latency.js';
@@ -84,13 +84,7 @@ async function _main(): Promise<void> {
     if (nginx.note) notes.push(`nginx target skipped: ${nginx.note}`);
     if (wrk.note) notes.push(`added-latency phase skipped (needs wrk): ${wrk.note}`);
 
-    const stub = await startPinned(
-      'stub-upstream',
-      LOAD_CPU,
-      process.execPath,
-      [join(ROOT, 'dist', 'bench', 'stub-upstream.js')],
-      { PATH: process.env.PATH ?? '' },
-    );
+    const stub = await startStub(LOAD_CPU);
     procs.push(stub);
     log(`stub upstream ${stub.url} (pid ${stub.pid}, cpu ${LOAD_CPU})`);
     const targets: Target[] = [

@@ -73,6 +73,13 @@ export interface GatewayOptions {
   env?: Record<string, string>;
 }
 
+/** The stub upstream (stub-upstream.ts) as its own process pinned to `cpus`. */
+export function startStub(cpus: string): Promise<Pinned> {
+  return startPinned('stub-upstream', cpus, process.execPath, [join(ROOT, 'dist', 'bench', 'stub-upstream.js')], {
+    PATH: process.env.PATH ?? '',
+  });
+}
+
 export function startGateway(seed: Seeded, name: string, opts: GatewayOptions): Promise<Pinned> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '',
