@@ -2,7 +2,7 @@
  * Shell completion: the command tree is read from the commands themselves (so it never drifts) and written into
  * a static script, so pressing TAB never starts node. Completes commands, flags, enum values, boards and clients.
  */
-import { BOARDS } from './catalog-values.js';
+import { BOARDS } from '../core/enumerations.js';
 import type { ArgsDef } from 'citty';
 import type { SvcCommand } from './command.js';
 import { CLIENT_IDS } from './connect/clients.js';

@@ -1,5 +1,5 @@
 /** Flag groups several commands share, and the body they turn into. */
-import { APPROVAL_MODES } from '../catalog-values.js';
+import { APPROVAL_MODES } from '../../core/enumerations.js';
 import { centsFlag } from '../args.js';
 import { type ParsedArgs, str } from '../command.js';
 

@@ -1,7 +1,7 @@
 /** `svc leaderboard <board>`: one merit board. */
 import { api } from '../client.js';
 import { str, svcCommand } from '../command.js';
-import { BOARDS } from '../catalog-values.js';
+import { BOARDS } from '../../core/enumerations.js';
 import { usageError } from '../failure.js';
 import { describe } from '../output.js';
 

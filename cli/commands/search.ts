@@ -1,7 +1,7 @@
 /** `svc search <query>`: full catalog search. */
 import { api } from '../client.js';
 import { str, svcCommand } from '../command.js';
-import { SORTS } from '../catalog-values.js';
+import { SORTS } from '../../core/enumerations.js';
 import { table } from '../output.js';
 
 export default svcCommand({

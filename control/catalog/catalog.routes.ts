@@ -19,7 +19,8 @@ import {
 } from '../../core/schemas/catalog.schemas.js';
 import { getVisibleListing } from './listings.repo.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
-import { categoriesWithCounts, searchListingIds, SORTS } from './search.service.js';
+import { categoriesWithCounts, searchListingIds } from './search.service.js';
+import { BOARDS, SORTS } from '../../core/enumerations.js';
 import { storedDocumentText } from './stored-document.js';
 import {
   consumerOpenApi,
@@ -30,7 +31,6 @@ import {
   listingSchema,
   listingStats,
 } from './inspect.service.js';
-import { BOARDS } from '../market/leaderboards.service.js';
 import { leaderboard } from '../market/market.service.js';
 
 export const catalogRoutes = newRouter();

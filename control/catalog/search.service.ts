@@ -5,9 +5,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { normalizeCategory } from './category.js';
-
-export const SORTS = ['relevance', 'price', 'popularity', 'reliability', 'newest'] as const;
-export type Sort = (typeof SORTS)[number];
+import type { Sort } from '../../core/enumerations.js';
 
 export interface SearchParams {
   query?: string | undefined;

@@ -6,9 +6,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { DAY_MS } from '../../core/clock.js';
+import { BOARDS, type Board } from '../../core/enumerations.js';
 
-export const BOARDS = ['top_grossing', 'most_used', 'most_reliable', 'best_value', 'trending', 'new_rising'] as const;
-export type Board = (typeof BOARDS)[number];
 export const BOARD_SIZE = 50;
 /** Orgs needed for full credit: with fewer, every score is scaled by n / FULL_DIVERSITY_ORGS. */
 export const FULL_DIVERSITY_ORGS = 5;

@@ -4,7 +4,8 @@ import type { Db } from '../../core/db/database.js';
 import { DAY_MS } from '../../core/clock.js';
 import { normalizeCategory } from '../catalog/category.js';
 import { listingSummaries, toListingSummary } from '../catalog/listing-summary.js';
-import { lastLeaderboardRefresh, type Board } from './leaderboards.service.js';
+import { lastLeaderboardRefresh } from './leaderboards.service.js';
+import type { Board } from '../../core/enumerations.js';
 
 export async function leaderboard(db: Db, board: Board, rawCategory: string, limit: number) {
   const category = rawCategory ? normalizeCategory(rawCategory) : '';

@@ -13,6 +13,7 @@ import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
 import { linkUrlSchema } from '../lib/link-url.js';
 import { PaginationQuery } from '../lib/pagination.js';
+import { CREDENTIAL_INJECTIONS } from '../../core/enumerations.js';
 
 export const apisRoutes = newRouter();
 
@@ -69,7 +70,7 @@ const CredentialsBody = z
   .object({
     secret: z.string().min(1).max(4096),
     injection: z
-      .enum(['bearer', 'header', 'query'])
+      .enum(CREDENTIAL_INJECTIONS)
       .optional()
       .openapi({ description: 'Default bearer (Authorization: Bearer <secret>)' }),
     injection_name: z

@@ -5,9 +5,10 @@
 import { z } from 'zod';
 import { ALL_SCOPES } from '../scopes.js';
 import { CentsField } from './common.schemas.js';
+import { APPROVAL_MODES } from '../enumerations.js';
 
 export const ApprovalModeSchema = z
-  .enum(['auto', 'free_only'])
+  .enum(APPROVAL_MODES)
   .meta({ description: 'auto: any endpoint within caps; free_only: price-0 endpoints only' });
 
 export const KeyResourceSchema = z

@@ -1,7 +1,6 @@
 /** Catalog tools: find an API, read its listing and schema, see the market, ask for a missing API. */
 import { z } from 'zod';
-import { SORTS } from '../../control/catalog/search.service.js';
-import { BOARDS } from '../../control/market/leaderboards.service.js';
+import { BOARDS, SORTS } from '../../core/enumerations.js';
 import {
   CatalogRequestInputSchema,
   CatalogRequestSchema,

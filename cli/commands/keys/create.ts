@@ -1,7 +1,7 @@
 /** `svc keys create --name`: a new key (shown once) with scopes and caps. It is printed, not stored. */
 import { api } from '../../client.js';
 import { str, svcCommand } from '../../command.js';
-import { SCOPES } from '../../catalog-values.js';
+import { ALL_SCOPES } from '../../../core/scopes.js';
 import { usageError } from '../../failure.js';
 import { budgetArgs, budgetBody } from '../_shared.js';
 
@@ -9,7 +9,7 @@ export default svcCommand({
   meta: { name: 'create', description: 'Create a key (printed once; per-agent keys with caps are safest)' },
   args: {
     name: { type: 'string', required: true, description: 'What the key is for' },
-    scopes: { type: 'string', description: `Comma-separated: ${SCOPES.join(',')}` },
+    scopes: { type: 'string', description: `Comma-separated: ${ALL_SCOPES.join(',')}` },
     ...budgetArgs,
   },
   examples: ['svc keys create --name ci-agent --scopes catalog:read,proxy:call --budget 500 --daily-cap 100'],
@@ -21,8 +21,8 @@ export default svcCommand({
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
-      const bad = list.filter((s) => !(SCOPES as readonly string[]).includes(s));
-      if (bad.length) throw usageError(`unknown scope ${bad.join(', ')}; choose from ${SCOPES.join(', ')}`);
+      const bad = list.filter((s) => !(ALL_SCOPES as readonly string[]).includes(s));
+      if (bad.length) throw usageError(`unknown scope ${bad.join(', ')}; choose from ${ALL_SCOPES.join(', ')}`);
       body.scopes = list;
     }
     const r = await api<{ api_key: string; key: { id: string } }>('POST', '/v1/keys', { body });

@@ -1,7 +1,7 @@
 /** `svc provider credentials <id> --secret`: the upstream secret the gateway injects. `--secret -` reads stdin. */
 import { api } from '../../client.js';
 import { str, svcCommand } from '../../command.js';
-import { INJECTIONS } from '../../catalog-values.js';
+import { CREDENTIAL_INJECTIONS } from '../../../core/enumerations.js';
 import { readStdin } from '../../read-stdin.js';
 import { apiPath } from './_api-path.js';
 
@@ -10,7 +10,11 @@ export default svcCommand({
   args: {
     id: { type: 'positional', description: 'api_… id' },
     secret: { type: 'string', required: true, description: "The upstream secret; '-' reads it from stdin" },
-    injection: { type: 'enum', options: [...INJECTIONS], description: 'How the gateway sends it (default bearer)' },
+    injection: {
+      type: 'enum',
+      options: [...CREDENTIAL_INJECTIONS],
+      description: 'How the gateway sends it (default bearer)',
+    },
     'injection-name': { type: 'string', description: 'Header or query parameter name (header/query injection)' },
   },
   examples: [

@@ -1,7 +1,8 @@
 /** The public catalog: search with filters (query, category, sort, max price, free only) and paging. */
 import { z } from 'zod';
 import { listingSummaries, toListingSummary } from '../../catalog/listing-summary.js';
-import { categoriesWithCounts, searchListingIds, SORTS } from '../../catalog/search.service.js';
+import { categoriesWithCounts, searchListingIds } from '../../catalog/search.service.js';
+import { SORTS } from '../../../core/enumerations.js';
 import { formatCents } from '../../../core/money.js';
 import { dollarsToCents } from '../form.js';
 import { renderPage } from '../layout.js';

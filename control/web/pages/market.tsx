@@ -1,5 +1,5 @@
 /** Public market pages: the six leaderboards, the market overview with charts, and the activity feed. */
-import { BOARDS, type Board } from '../../market/leaderboards.service.js';
+import { BOARDS, type Board } from '../../../core/enumerations.js';
 import { activityFeed, leaderboard, marketOverview } from '../../market/market.service.js';
 import { categoriesWithCounts } from '../../catalog/search.service.js';
 import { SvcError } from '../../../core/errors.js';
