@@ -456,8 +456,15 @@ export class Pipeline {
     if (idemKey) this.d.idem.abandon(key.orgId, idemKey, p.requestId);
     if (p.body instanceof RequestBody && p.body.overflow) {
       const tooBig = new SvcError('payload_too_large', 'Request body exceeds the gateway limit; nothing was charged.');
+      const drained = p.body.drained;
       const answer = () =>
-        sink.problem(tooBig, p.requestId, [...ids, ['x-svc-charged-cents', '0'], ['connection', 'close']]);
+        drained.then((complete) =>
+          sink.problem(tooBig, p.requestId, [
+            ...ids,
+            ['x-svc-charged-cents', '0'],
+            ...(complete ? [] : ([['connection', 'close']] as Headers)),
+          ]),
+        );
       settled(rec(413, 0, 'payload_too_large')).then(answer, answer);
       return;
     }

@@ -6,8 +6,44 @@
 import { Readable } from 'node:stream';
 import type { HttpResponse } from 'uWebSockets.js';
 
+/** How much of a refused body we still read (and drop) so the client gets to read the answer. */
+export const DRAIN_BYTES = 1024 * 1024;
+const DRAIN_MS = 2_000;
+
+/**
+ * Reads and drops the rest of a refused body, then calls `onDone`. Clients that write the whole body before they
+ * read (fetch, curl) see EPIPE instead of our 413 when the socket closes under their write. Past DRAIN_BYTES or
+ * DRAIN_MS it gives up: `complete` is false and the answer must close the connection.
+ */
+export class BodyDrain {
+  #left = DRAIN_BYTES;
+  #done = false;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(private readonly onDone: (complete: boolean) => void) {
+    this.#timer = setTimeout(() => this.#finish(false), DRAIN_MS);
+    this.#timer.unref();
+  }
+
+  feed(byteLength: number, isLast: boolean): void {
+    this.#left -= byteLength;
+    if (isLast) this.#finish(true);
+    else if (this.#left < 0) this.#finish(false);
+  }
+
+  #finish(complete: boolean): void {
+    if (this.#done) return;
+    this.#done = true;
+    clearTimeout(this.#timer);
+    this.onDone(complete);
+  }
+}
+
 export class RequestBody extends Readable {
   overflow = false;
+  /** Settles once an overflowing body has been drained (true) or given up on (false); see BodyDrain. */
+  drained: Promise<boolean> = Promise.resolve(true);
+  #drain: BodyDrain | null = null;
   /** Set once the upstream request took the stream; an untaken stream is discarded after the answer. */
   taken = false;
   #size = 0;
@@ -23,10 +59,17 @@ export class RequestBody extends Readable {
 
   /** uWS onData callback. */
   feed(ab: ArrayBuffer, isLast: boolean): void {
+    if (this.#drain) return this.#drain.feed(ab.byteLength, isLast);
     if (this.destroyed) return;
     this.#size += ab.byteLength;
     if (this.#size > this.maxBytes) {
       this.overflow = true;
+      let settle: (complete: boolean) => void = () => {};
+      this.drained = new Promise((resolve) => {
+        settle = resolve;
+      });
+      this.#drain = new BodyDrain((complete) => settle(complete));
+      this.#drain.feed(0, isLast);
       this.destroy(new Error('request body exceeds SVC_GATEWAY_MAX_REQUEST_BYTES'));
       return;
     }

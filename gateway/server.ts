@@ -8,9 +8,8 @@ import { SvcError } from '../core/errors.js';
 import { fastId } from './fast-id.js';
 import type { Pipeline, ProxyRequest } from './pipeline.js';
 import { UwsSink, type Headers } from './respond.js';
-import { RequestBody } from './request-body.js';
-
-const SMALL_BODY = 64 * 1024;
+import { BodyDrain, DRAIN_BYTES, RequestBody } from './request-body.js';
+import { SMALL_BODY } from './steps/relay-util.js';
 
 const require = createRequire(import.meta.url);
 
@@ -134,15 +133,18 @@ export function createServer(
       );
     };
     if (contentLength <= 0 && !chunked) return run(null);
-    if (contentLength > opts.maxRequestBytes) {
-      return sink.problem(
+    const tooLarge = (complete: boolean) =>
+      sink.problem(
         new SvcError('payload_too_large', `Request body exceeds ${opts.maxRequestBytes} bytes.`),
         requestId,
-        [
-          ['x-svc-request-id', requestId],
-          ['connection', 'close'],
-        ],
+        [['x-svc-request-id', requestId], ...(complete ? [] : ([['connection', 'close']] as Headers))],
       );
+    if (contentLength > opts.maxRequestBytes) {
+      // Read and drop a modest excess so the client sees the 413 rather than a reset; answer a huge one at once.
+      if (contentLength - opts.maxRequestBytes > DRAIN_BYTES) return tooLarge(false);
+      const drain = new BodyDrain(tooLarge);
+      res.onData((ab, isLast) => drain.feed(ab.byteLength, isLast));
+      return;
     }
     if (chunked || contentLength > SMALL_BODY) {
       // Large or chunked bodies stream to the upstream with backpressure instead of being buffered.
@@ -152,20 +154,13 @@ export function createServer(
     }
     const parts: Buffer[] = [];
     let size = 0;
-    let over = false;
+    let drain: BodyDrain | null = null;
     res.onData((ab, isLast) => {
-      if (over) return;
+      if (drain) return drain.feed(ab.byteLength, isLast);
       size += ab.byteLength;
       if (size > opts.maxRequestBytes) {
-        over = true;
-        return sink.problem(
-          new SvcError('payload_too_large', `Request body exceeds ${opts.maxRequestBytes} bytes.`),
-          requestId,
-          [
-            ['x-svc-request-id', requestId],
-            ['connection', 'close'],
-          ],
-        );
+        drain = new BodyDrain(tooLarge);
+        return drain.feed(0, isLast);
       }
       // The ArrayBuffer is only valid during this callback: copy it.
       parts.push(Buffer.from(ab.slice(0)));

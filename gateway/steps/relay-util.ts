@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ErrorCode } from '../../core/errors.js';
 import type { Headers } from '../respond.js';
 
-/** Answers up to this size are buffered and sent in one write with a Content-Length. */
+/** Bodies (requests and answers) up to this size are buffered whole rather than streamed. */
 export const SMALL_BODY = 64 * 1024;
 
 const DROP_RESPONSE = new Set([
