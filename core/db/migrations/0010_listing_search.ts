@@ -100,7 +100,11 @@ const STATEMENTS = [
      UPDATE listing_search SET orgs_30d = new.orgs_30d, calls_30d = new.calls_30d, reliability = ${RELIABILITY('new')}
      WHERE api_id = new.api_id;
    END`,
-  `CREATE TRIGGER api_stats_search_au AFTER UPDATE ON api_stats BEGIN
+  // The stats refresh upserts every row: only a changed one rewrites the listing's search row.
+  `CREATE TRIGGER api_stats_search_au AFTER UPDATE ON api_stats
+   WHEN old.api_id IS NOT new.api_id OR old.orgs_30d IS NOT new.orgs_30d OR old.calls_30d IS NOT new.calls_30d
+     OR old.success_30d IS NOT new.success_30d
+   BEGIN
      UPDATE listing_search SET orgs_30d = 0, calls_30d = 0, reliability = -1 WHERE api_id = old.api_id;
      UPDATE listing_search SET orgs_30d = new.orgs_30d, calls_30d = new.calls_30d, reliability = ${RELIABILITY('new')}
      WHERE api_id = new.api_id;

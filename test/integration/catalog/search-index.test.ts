@@ -159,6 +159,11 @@ describe('listing_search follows every write path', () => {
       await chargeLikeGateway(db, consumer, 40, { apiId: l.apiId, providerOrgId: prov.orgId });
     await refreshLeaderboards(db.db, Date.now());
     expect(await rowOf(l.apiId)).toMatchObject({ orgs_30d: 1, calls_30d: 12, reliability: 1 });
+    // the next refresh updates the stats row in place
+    for (let i = 0; i < 3; i++)
+      await chargeLikeGateway(db, consumer, 40, { apiId: l.apiId, providerOrgId: prov.orgId });
+    await refreshLeaderboards(db.db, Date.now());
+    expect(await rowOf(l.apiId)).toMatchObject({ orgs_30d: 1, calls_30d: 15 });
 
     // unpublish takes it out; publishing again brings it back with its price and stats
     await call(h.control.url, 'POST', `/v1/provider/apis/${l.apiId}/unpublish`, { token: prov.key });
@@ -169,7 +174,7 @@ describe('listing_search follows every write path', () => {
       body: { accept_terms: true, skip_verify: true },
     });
     expect(pub.status).toBe(200);
-    expect(await rowOf(l.apiId)).toMatchObject({ min_price_cents: 40, orgs_30d: 1, calls_30d: 12 });
+    expect(await rowOf(l.apiId)).toMatchObject({ min_price_cents: 40, orgs_30d: 1, calls_30d: 15 });
 
     // an operator's suspension takes it out until lifted
     await admin('suspend', 'listing', l.slug);
