@@ -18,7 +18,7 @@ export function renderMarkdown(r: BenchResult): string {
   const s = r.summary;
   L.push(`# Gateway benchmark results`, '');
   L.push(
-    `Run: ${r.startedAt} → ${r.finishedAt} (${r.options.quick ? 'QUICK harness check, not a recorded result' : 'full run'}), \`npm run bench${r.argv.length ? ' -- ' + r.argv.join(' ') : ''}\``,
+    `Run: ${r.startedAt} → ${r.finishedAt} (${r.options.quick ? 'QUICK harness check, not a recorded result' : r.argv.some((a) => !a.startsWith('--record')) ? 'partial run: the flags below change the method' : 'full run'}), \`npm run bench${r.argv.length ? ' -- ' + r.argv.join(' ') : ''}\``,
   );
   L.push(
     `Machine: ${r.machine.nproc} CPUs (${r.machine.cpuModel}), kernel ${r.machine.kernel}, Node ${r.machine.node}. Load average at start ${r.loadavgStart}, at end ${r.machine.loadavg}.`,
