@@ -84,8 +84,8 @@ export function summarise(
     const elds = rs.flatMap((r) => (r.eld ? [r.eld.p999Ms] : []));
     throughput[id] = {
       rps: round(median(rs.map((r) => r.expected / r.load.durationSec))),
-      p50Ms: median(rs.map((r) => r.load.p50Ms)),
-      p99Ms: median(rs.map((r) => r.load.p99Ms)),
+      p50Ms: r2(median(rs.map((r) => r.load.p50Ms))),
+      p99Ms: r2(median(rs.map((r) => r.load.p99Ms))),
       cpuUsPerReq: r2(median(rs.map((r) => r.cpuUsPerReq ?? NaN))),
       eldP999Ms: r2(median(elds)),
       eldP999MsWorst: elds.length ? r2(Math.max(...elds)) : null,
