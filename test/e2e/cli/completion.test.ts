@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSvc, tempHome } from '../../helpers/cli.js';
+import { openTerminal } from '../../helpers/terminal.js';
 
 const exec = promisify(execFile);
 const home = tempHome();
@@ -59,43 +60,22 @@ describe('svc completion', () => {
   });
 
   it('zsh: TAB in an interactive zsh (compinit, driven through tmux) completes and lists candidates', async () => {
-    const session = `svc-zsh-${process.pid}`;
-    const tmux = (...a: string[]) => exec('tmux', a);
-    await tmux(
-      'new-session',
-      '-d',
-      '-s',
-      session,
-      '-x',
-      '200',
-      '-y',
-      '50',
-      `env -i HOME=${home.home} TERM=xterm PATH=/usr/bin:/bin zsh -f`,
-    );
-    const screen = async () => (await tmux('capture-pane', '-p', '-t', session)).stdout;
-    const waitFor = async (text: string) => {
-      await expect.poll(screen, { timeout: 10_000, interval: 100 }).toContain(text);
-    };
+    const term = await openTerminal(`env -i HOME=${home.home} TERM=xterm PATH=/usr/bin:/bin zsh -f`, {
+      columns: 200,
+      rows: 50,
+    });
     try {
-      await tmux(
-        'send-keys',
-        '-t',
-        session,
-        `autoload -U compinit && compinit -u && source ${scripts.zsh} && print READY`,
-        'Enter',
-      );
-      await waitFor('READY');
+      await term.keys(`autoload -U compinit && compinit -u && source ${scripts.zsh} && print READY`, 'Enter');
+      await term.waitFor('READY');
       // A unique prefix is completed in place on the command line.
-      await tmux('send-keys', '-t', session, 'svc provider pu', 'Tab');
-      await waitFor('svc provider publish');
+      await term.keys('svc provider pu', 'Tab');
+      await term.waitFor('svc provider publish');
       // An ambiguous one lists the candidates under the prompt.
-      await tmux('send-keys', '-t', session, 'C-u', 'clear', 'Enter');
-      await tmux('send-keys', '-t', session, 'svc connect --client claude-', 'Tab');
-      await expect
-        .poll(async () => /claude-code\s+claude-desktop/.test(await screen()), { timeout: 10_000, interval: 100 })
-        .toBe(true);
+      await term.keys('C-u', 'clear', 'Enter');
+      await term.keys('svc connect --client claude-', 'Tab');
+      await term.waitFor(/claude-code\s+claude-desktop/);
     } finally {
-      await tmux('kill-session', '-t', session).catch(() => undefined);
+      await term.close();
     }
   });
 });
