@@ -308,7 +308,9 @@ async function _main(): Promise<void> {
         [...paidRuns, ...fixedPaid].reduce((n, r) => n + r.expected, 0) +
         latency.filter((r) => r.target === 'paid').reduce((n, r) => n + r.wrk.requests - r.wrk.statusErrors, 0);
       const inFlightAtCutoffs =
-        paidRuns.length * o.connections + fixedPaid.length * FIXED_RATE_CONNECTIONS + latency.length;
+        paidRuns.length * o.connections +
+        fixedPaid.length * FIXED_RATE_CONNECTIONS +
+        latency.filter((r) => r.target === 'paid').length;
       integrity = await checkIntegrity(paidSeed, clientOk, inFlightAtCutoffs);
       log(`integrity of the paid path: ${integrity.ok ? 'ok' : 'FAILED'}: ${integrity.detail}`);
     }
