@@ -25,7 +25,11 @@ interface Row {
   non2xx: number;
 }
 
-async function load(name: string, o: autocannon.Options): Promise<Row> {
+/** `MCP_BENCH_ONLY=<regex>` runs only the matching rows (for profiling one of them). */
+const ONLY = process.env.MCP_BENCH_ONLY ? new RegExp(process.env.MCP_BENCH_ONLY) : undefined;
+
+async function load(name: string, o: autocannon.Options): Promise<Row | undefined> {
+  if (ONLY && !ONLY.test(name)) return undefined;
   const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...o });
   return {
     name,
@@ -114,7 +118,7 @@ async function main(): Promise<void> {
     });
     const call = { slug: 'demo-weather', endpoint: '/current', input: { city: 'lisbon' } };
     const post = { method: 'POST' as const, idReplacement: true };
-    const rows: Row[] = [];
+    const rows: (Row | undefined)[] = [];
     rows.push(await load('REST GET /v1/billing/balance', { url: `${base}/v1/billing/balance`, headers: auth }));
     rows.push(
       await load('MCP get_balance (2025-11-25, session)', {
@@ -156,13 +160,13 @@ async function main(): Promise<void> {
       seconds: SECONDS,
       connections: CONNECTIONS,
       caveat: 'machine shared with other work during the run; absolute numbers are low-confidence',
-      rows,
+      rows: rows.filter((r) => r !== undefined),
     };
     const dir = join(ROOT, 'bench/results');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `mcp-${result.at.replace(/[:.]/g, '').slice(0, 15)}Z.json`);
     writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
-    console.table(rows);
+    console.table(result.rows);
     console.log(`written ${file}`);
   } finally {
     await stopChild(all.child);
