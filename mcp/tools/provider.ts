@@ -1,5 +1,6 @@
 /** Provider tools (provider:write): import, price, verify and publish an API; payouts onboarding and analytics. */
 import { z } from 'zod';
+import { DiscountTiersSchema } from '../../core/discounts.js';
 import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
 import {
   CancelledPriceChangeSchema,
@@ -115,7 +116,7 @@ export const providerTools = [
           z.object({
             endpoint_id: z.string().min(1),
             price_cents: z.number().int().min(0).max(100_000_000),
-            discounts: z.array(z.looseObject({})).optional().describe('Volume tiers, see docs/providers.md'),
+            discounts: DiscountTiersSchema.optional().describe('Volume tiers, see docs/providers.md'),
           }),
         )
         .min(1)
