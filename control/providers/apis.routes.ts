@@ -14,11 +14,21 @@ import type { AppContext } from '../context.js';
 import { linkUrlSchema } from '../lib/link-url.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import { CREDENTIAL_INJECTIONS } from '../../core/enumerations.js';
+import {
+  CancelledPriceChangeSchema,
+  CredentialsResultSchema,
+  PricingResultSchema,
+  ProviderApiDetailSchema,
+  ProviderApiListSchema,
+  PublishResultSchema,
+  ReimportResultSchema,
+  VerifyResultSchema,
+} from '../../core/schemas/providers.schemas.js';
 
 export const apisRoutes = newRouter();
 
 const Json = z.record(z.string(), z.unknown()).openapi('ProviderJson');
-const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
+const ok = <T extends z.ZodType>(schema: T, d: string) => ({ 200: jsonResponse(schema, d), ...problemResponses });
 const ApiIdParam = z.object({
   api_id: z
     .string()
@@ -137,7 +147,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { query: PaginationQuery },
-    responses: ok('Draft and live listings of the org, newest first (paged)'),
+    responses: ok(ProviderApiListSchema, 'Draft and live listings of the org, newest first (paged)'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -153,7 +163,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Listing detail with endpoints, prices and pending increases'),
+    responses: ok(ProviderApiDetailSchema, 'Listing detail with endpoints, prices and pending increases'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -168,7 +178,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(PatchBody) },
-    responses: ok('The updated listing'),
+    responses: ok(ProviderApiDetailSchema, 'The updated listing'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -185,7 +195,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(ImportBody) },
-    responses: ok('Re-imported: endpoints matched by method+path keep their ids and prices'),
+    responses: ok(ReimportResultSchema, 'Re-imported: endpoints matched by method+path keep their ids and prices'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -206,7 +216,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(CredentialsBody) },
-    responses: ok('Stored (encrypted); only a fingerprint is returned'),
+    responses: ok(CredentialsResultSchema, 'Stored (encrypted); only a fingerprint is returned'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -224,7 +234,10 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(PricingBody) },
-    responses: ok('Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged'),
+    responses: ok(
+      PricingResultSchema,
+      'Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged',
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -247,7 +260,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: EndpointParam },
-    responses: ok('The cancelled pending increase'),
+    responses: ok(CancelledPriceChangeSchema, 'The cancelled pending increase'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -257,7 +270,7 @@ apisRoutes.openapi(
       {
         change_id: pc.id,
         endpoint_id,
-        status: 'cancelled',
+        status: pc.status,
         new_price_cents: pc.new_price_cents,
         effective_at: iso(pc.effective_at),
         cancelled_at: iso(pc.cancelled_at),
@@ -274,7 +287,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Smoke test result per checked endpoint'),
+    responses: ok(VerifyResultSchema, 'Smoke test result per checked endpoint'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -292,7 +305,7 @@ apisRoutes.openapi(
       params: ApiIdParam,
       body: { content: { 'application/json': { schema: PublishBody } }, required: false },
     },
-    responses: ok('Now live'),
+    responses: ok(PublishResultSchema, 'Now live'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -310,7 +323,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Back to draft'),
+    responses: ok(ProviderApiDetailSchema, 'Back to draft'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');

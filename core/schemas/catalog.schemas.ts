@@ -209,6 +209,7 @@ export type PriceChange = z.infer<typeof PriceChangeSchema>;
 export const ListingHistorySchema = PageOf(PriceChangeSchema)
   .extend({ slug: z.string() })
   .meta({ id: 'ListingHistory' });
+export type ListingHistory = z.infer<typeof ListingHistorySchema>;
 
 export const ListingRanksSchema = z
   .object({
