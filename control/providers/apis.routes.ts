@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
 import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
+import { takeImport } from '../auth/abuse-limits.js';
 import { DiscountTiersSchema } from '../../core/discounts.js';
 import { cancelPendingPricing, setPricing } from '../pricing/pricing.service.js';
 import { getOwnedApi } from './apis.repo.js';
@@ -113,14 +114,6 @@ function detail(ctx: AppContext, orgId: string, apiId: string) {
 }
 
 const tags = ['provider'];
-
-export function takeImport(ctx: AppContext, orgId: string): void {
-  ctx.limiters.imports.enforce(
-    orgId,
-    ctx.clock.now(),
-    () => 'Too many imports for this organization; try again shortly',
-  );
-}
 
 apisRoutes.openapi(
   createRoute({
