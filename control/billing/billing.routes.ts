@@ -1,7 +1,7 @@
 /**
  * REST routes of the billing domain (docs/billing.md): balance, packs, checkout, card setup, portal,
- * auto-reload, the Stripe webhook, and the provider's Connect onboarding and payouts. Test-mode pages are
- * mounted from test-pages.routes.ts.
+ * auto-reload, the Stripe webhook, and the provider's Connect onboarding and payouts. The test-mode pages are
+ * control/web/pages/test-payments.tsx.
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
