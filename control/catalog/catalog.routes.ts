@@ -4,7 +4,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
-import { jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import { SvcError } from '../../core/errors.js';
 import { clientIp } from '../lib/client-ip.js';
@@ -44,7 +44,6 @@ import { leaderboard } from '../market/market.service.js';
 
 export const catalogRoutes = newRouter();
 
-const ok = <T extends z.ZodType>(schema: T, d: string) => ({ 200: jsonResponse(schema, d), ...problemResponses });
 const tags = ['catalog'];
 const SlugParam = z.object({
   slug: z
@@ -70,7 +69,7 @@ catalogRoutes.openapi(
     path: '/v1/catalog/search',
     tags,
     request: { query: SearchQuery },
-    responses: ok(CatalogSearchResultSchema, 'Live listings matching the query (paged)'),
+    responses: okResponses(CatalogSearchResultSchema, 'Live listings matching the query (paged)'),
   }),
   async (c) => {
     catalogReader(c);
@@ -100,7 +99,7 @@ catalogRoutes.openapi(
     method: 'get',
     path: '/v1/catalog/categories',
     tags,
-    responses: ok(CategoryListSchema, 'Categories of live listings with counts'),
+    responses: okResponses(CategoryListSchema, 'Categories of live listings with counts'),
   }),
   async (c) => {
     catalogReader(c);
@@ -119,7 +118,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}',
     tags,
     request: { params: SlugParam },
-    responses: ok(ListingDetailSchema, 'Listing detail'),
+    responses: okResponses(ListingDetailSchema, 'Listing detail'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -133,7 +132,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/schema',
     tags,
     request: { params: SlugParam },
-    responses: ok(
+    responses: okResponses(
       ListingSchemaViewSchema,
       'Endpoints with parameters, request/response schemas, prices and pending increases',
     ),
@@ -150,7 +149,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/endpoints',
     tags,
     request: { params: SlugParam },
-    responses: ok(ListingEndpointsSchema, 'Endpoints with prices'),
+    responses: okResponses(ListingEndpointsSchema, 'Endpoints with prices'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -164,7 +163,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/stats',
     tags,
     request: { params: SlugParam },
-    responses: ok(ListingStatsSchema, 'Calls, success rate, p50/p95 latency over 7 and 30 days'),
+    responses: okResponses(ListingStatsSchema, 'Calls, success rate, p50/p95 latency over 7 and 30 days'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -179,7 +178,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/history',
     tags,
     request: { params: SlugParam, query: PaginationQuery },
-    responses: ok(ListingHistorySchema, 'Price changes, newest first (paged)'),
+    responses: okResponses(ListingHistorySchema, 'Price changes, newest first (paged)'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -194,7 +193,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/ranks',
     tags,
     request: { params: SlugParam },
-    responses: ok(ListingRanksSchema, 'Rank on each leaderboard where the listing appears'),
+    responses: okResponses(ListingRanksSchema, 'Rank on each leaderboard where the listing appears'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -208,7 +207,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/openapi',
     tags,
     request: { params: SlugParam },
-    responses: ok(
+    responses: okResponses(
       ConsumerOpenApiSchema,
       'The OpenAPI document as imported, with `servers` set to the gateway address of the listing',
     ),
@@ -232,7 +231,7 @@ catalogRoutes.openapi(
     path: '/v1/leaderboards/{board}',
     tags,
     request: { params: z.object({ board: z.enum(BOARDS) }), query: BoardQuery },
-    responses: ok(LeaderboardSchema, 'A merit board (materialized; see docs/leaderboards.md)'),
+    responses: okResponses(LeaderboardSchema, 'A merit board (materialized; see docs/leaderboards.md)'),
   }),
   async (c) => {
     catalogReader(c);

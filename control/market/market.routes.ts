@@ -1,7 +1,7 @@
 /** Market overview and activity feed: public like the catalog (`catalog:read` when a credential is sent). */
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
-import { jsonResponse, problemResponses } from '../lib/openapi.js';
+import { okResponses } from '../lib/openapi.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import { catalogReader } from '../catalog/catalog-access.js';
 import { activityFeed, marketOverview } from './market.service.js';
@@ -9,14 +9,15 @@ import { ActivityFeedSchema, MarketOverviewSchema } from '../../core/schemas/mar
 
 export const marketRoutes = newRouter();
 
-const ok = <T extends z.ZodType>(schema: T, d: string) => ({ 200: jsonResponse(schema, d), ...problemResponses });
-
 marketRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/v1/market/overview',
     tags: ['market'],
-    responses: ok(MarketOverviewSchema, 'Listings, providers, calls and volume over 24h/7d/30d, top categories'),
+    responses: okResponses(
+      MarketOverviewSchema,
+      'Listings, providers, calls and volume over 24h/7d/30d, top categories',
+    ),
   }),
   async (c) => {
     catalogReader(c);
@@ -31,7 +32,10 @@ marketRoutes.openapi(
     path: '/v1/market/activity',
     tags: ['market'],
     request: { query: PaginationQuery },
-    responses: ok(ActivityFeedSchema, 'Publishes, unpublishes, price changes, new providers; newest first (paged)'),
+    responses: okResponses(
+      ActivityFeedSchema,
+      'Publishes, unpublishes, price changes, new providers; newest first (paged)',
+    ),
   }),
   async (c) => {
     catalogReader(c);

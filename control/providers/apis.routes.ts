@@ -1,7 +1,7 @@
 /** /v1/provider/apis: a provider's listing lifecycle (create/import, patch, credentials, pricing, verify, publish). `provider:write`. */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
-import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { bearer, centsField, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
 import { takeImport } from '../auth/abuse-limits.js';
 import { DiscountTiersSchema } from '../../core/discounts.js';
@@ -29,7 +29,6 @@ import {
 export const apisRoutes = newRouter();
 
 const Json = z.record(z.string(), z.unknown()).openapi('ProviderJson');
-const ok = <T extends z.ZodType>(schema: T, d: string) => ({ 200: jsonResponse(schema, d), ...problemResponses });
 const ApiIdParam = z.object({
   api_id: z
     .string()
@@ -140,7 +139,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { query: PaginationQuery },
-    responses: ok(ProviderApiListSchema, 'Draft and live listings of the org, newest first (paged)'),
+    responses: okResponses(ProviderApiListSchema, 'Draft and live listings of the org, newest first (paged)'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -156,7 +155,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok(ProviderApiDetailSchema, 'Listing detail with endpoints, prices and pending increases'),
+    responses: okResponses(ProviderApiDetailSchema, 'Listing detail with endpoints, prices and pending increases'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -171,7 +170,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(PatchBody) },
-    responses: ok(ProviderApiDetailSchema, 'The updated listing'),
+    responses: okResponses(ProviderApiDetailSchema, 'The updated listing'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -188,7 +187,10 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(ImportBody) },
-    responses: ok(ReimportResultSchema, 'Re-imported: endpoints matched by method+path keep their ids and prices'),
+    responses: okResponses(
+      ReimportResultSchema,
+      'Re-imported: endpoints matched by method+path keep their ids and prices',
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -209,7 +211,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(CredentialsBody) },
-    responses: ok(CredentialsResultSchema, 'Stored (encrypted); only a fingerprint is returned'),
+    responses: okResponses(CredentialsResultSchema, 'Stored (encrypted); only a fingerprint is returned'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -227,7 +229,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(PricingBody) },
-    responses: ok(
+    responses: okResponses(
       PricingResultSchema,
       'Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged',
     ),
@@ -253,7 +255,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: EndpointParam },
-    responses: ok(CancelledPriceChangeSchema, 'The cancelled pending increase'),
+    responses: okResponses(CancelledPriceChangeSchema, 'The cancelled pending increase'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -280,7 +282,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok(VerifyResultSchema, 'Smoke test result per checked endpoint'),
+    responses: okResponses(VerifyResultSchema, 'Smoke test result per checked endpoint'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -298,7 +300,7 @@ apisRoutes.openapi(
       params: ApiIdParam,
       body: { content: { 'application/json': { schema: PublishBody } }, required: false },
     },
-    responses: ok(PublishResultSchema, 'Now live'),
+    responses: okResponses(PublishResultSchema, 'Now live'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -316,7 +318,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok(ProviderApiDetailSchema, 'Back to draft'),
+    responses: okResponses(ProviderApiDetailSchema, 'Back to draft'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');

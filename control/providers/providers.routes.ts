@@ -4,7 +4,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
-import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { bearer, jsonBody, okResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import { InstantQuery } from '../lib/instant-query.js';
@@ -25,7 +25,6 @@ import {
 export const providersRoutes = newRouter();
 providersRoutes.route('/', apisRoutes);
 
-const ok = <T extends z.ZodType>(schema: T, d: string) => ({ 200: jsonResponse(schema, d), ...problemResponses });
 const ProfileBody = z
   .object({
     slug: z.string().min(3).max(60).optional(),
@@ -42,7 +41,7 @@ providersRoutes.openapi(
     path: '/v1/provider/profile',
     tags: ['provider'],
     security: bearer,
-    responses: ok(ProviderProfileSchema, 'My provider profile'),
+    responses: okResponses(ProviderProfileSchema, 'My provider profile'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -57,7 +56,7 @@ providersRoutes.openapi(
     tags: ['provider'],
     security: bearer,
     request: jsonBody(ProfileBody),
-    responses: ok(ProviderProfileSchema, 'Updated (created if missing)'),
+    responses: okResponses(ProviderProfileSchema, 'Updated (created if missing)'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -78,7 +77,10 @@ providersRoutes.openapi(
     tags: ['provider'],
     security: bearer,
     request: { query: AnalyticsQuery },
-    responses: ok(ProviderAnalyticsSchema, 'Gross volume, calls, earnings, fee, payouts; per listing and endpoint'),
+    responses: okResponses(
+      ProviderAnalyticsSchema,
+      'Gross volume, calls, earnings, fee, payouts; per listing and endpoint',
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -102,7 +104,7 @@ providersRoutes.openapi(
     path: '/v1/providers',
     tags: ['catalog'],
     request: { query: DirectoryQuery },
-    responses: ok(ProviderDirectorySchema, 'Public provider directory (paged)'),
+    responses: okResponses(ProviderDirectorySchema, 'Public provider directory (paged)'),
   }),
   async (c) => {
     catalogReader(c);
@@ -116,7 +118,7 @@ providersRoutes.openapi(
     path: '/v1/providers/{slug}',
     tags: ['catalog'],
     request: { params: z.object({ slug: z.string().min(1).max(80) }) },
-    responses: ok(ProviderPageSchema, 'A provider profile with its live listings'),
+    responses: okResponses(ProviderPageSchema, 'A provider profile with its live listings'),
   }),
   async (c) => {
     catalogReader(c);

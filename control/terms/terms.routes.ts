@@ -4,7 +4,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
-import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { bearer, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
 import { requireAuth, requireOrgAdminSession, requireScope } from '../auth/rest-auth.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import {
@@ -24,7 +24,6 @@ import {
 
 export const termsRoutes = newRouter();
 
-const ok = <T extends z.ZodType>(schema: T, d: string) => ({ 200: jsonResponse(schema, d), ...problemResponses });
 const SlugParam = z.object({
   slug: z
     .string()
@@ -93,7 +92,7 @@ termsRoutes.openapi(
     tags: ['provider'],
     security: bearer,
     request: { query: PaginationQuery.extend({ api_id: z.string().max(64).optional() }) },
-    responses: ok(TermsDocumentListSchema, 'Documents of the org, newest first (paged)'),
+    responses: okResponses(TermsDocumentListSchema, 'Documents of the org, newest first (paged)'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -109,7 +108,7 @@ termsRoutes.openapi(
     tags: ['provider'],
     security: bearer,
     request: { params: DocIdParam },
-    responses: ok(TermsDocumentSchema, 'Activated: consumers must accept it again when required'),
+    responses: okResponses(TermsDocumentSchema, 'Activated: consumers must accept it again when required'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -124,7 +123,7 @@ termsRoutes.openapi(
     tags: ['terms'],
     security: bearer,
     request: { params: SlugParam },
-    responses: ok(ListingTermsSchema, "The listing's active terms and whether the caller's org accepted them"),
+    responses: okResponses(ListingTermsSchema, "The listing's active terms and whether the caller's org accepted them"),
   }),
   async (c) => {
     const p = requireAuth(c);
@@ -139,7 +138,7 @@ termsRoutes.openapi(
     tags: ['terms'],
     security: bearer,
     request: { params: SlugParam, body: { content: { 'application/json': { schema: AcceptBody } }, required: false } },
-    responses: ok(TermsAcceptanceSchema, 'Accepted for the whole org (idempotent)'),
+    responses: okResponses(TermsAcceptanceSchema, 'Accepted for the whole org (idempotent)'),
   }),
   async (c) => {
     const p = requireOrgAdminSession(c);
