@@ -1,8 +1,9 @@
 /** /v1/provider/apis: a provider's listing lifecycle (create/import, patch, credentials, pricing, verify, publish). `provider:write`. */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
-import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { bearer, centsField, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
+import { takeImport } from '../auth/abuse-limits.js';
 import { DiscountTiersSchema } from '../../core/discounts.js';
 import { cancelPendingPricing, setPricing } from '../pricing/pricing.service.js';
 import { getOwnedApi } from './apis.repo.js';
@@ -14,11 +15,20 @@ import type { AppContext } from '../context.js';
 import { linkUrlSchema } from '../lib/link-url.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import { CREDENTIAL_INJECTIONS } from '../../core/enumerations.js';
+import {
+  CancelledPriceChangeSchema,
+  CredentialsResultSchema,
+  PricingResultSchema,
+  ProviderApiDetailSchema,
+  ProviderApiListSchema,
+  PublishResultSchema,
+  ReimportResultSchema,
+  VerifyResultSchema,
+} from '../../core/schemas/providers.schemas.js';
 
 export const apisRoutes = newRouter();
 
 const Json = z.record(z.string(), z.unknown()).openapi('ProviderJson');
-const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
 const ApiIdParam = z.object({
   api_id: z
     .string()
@@ -104,14 +114,6 @@ function detail(ctx: AppContext, orgId: string, apiId: string) {
 
 const tags = ['provider'];
 
-export function takeImport(ctx: AppContext, orgId: string): void {
-  ctx.limiters.imports.enforce(
-    orgId,
-    ctx.clock.now(),
-    () => 'Too many imports for this organization; try again shortly',
-  );
-}
-
 apisRoutes.openapi(
   createRoute({
     method: 'post',
@@ -137,7 +139,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { query: PaginationQuery },
-    responses: ok('Draft and live listings of the org, newest first (paged)'),
+    responses: okResponses(ProviderApiListSchema, 'Draft and live listings of the org, newest first (paged)'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -153,7 +155,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Listing detail with endpoints, prices and pending increases'),
+    responses: okResponses(ProviderApiDetailSchema, 'Listing detail with endpoints, prices and pending increases'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -168,7 +170,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(PatchBody) },
-    responses: ok('The updated listing'),
+    responses: okResponses(ProviderApiDetailSchema, 'The updated listing'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -185,7 +187,10 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(ImportBody) },
-    responses: ok('Re-imported: endpoints matched by method+path keep their ids and prices'),
+    responses: okResponses(
+      ReimportResultSchema,
+      'Re-imported: endpoints matched by method+path keep their ids and prices',
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -206,7 +211,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(CredentialsBody) },
-    responses: ok('Stored (encrypted); only a fingerprint is returned'),
+    responses: okResponses(CredentialsResultSchema, 'Stored (encrypted); only a fingerprint is returned'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -224,7 +229,10 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(PricingBody) },
-    responses: ok('Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged'),
+    responses: okResponses(
+      PricingResultSchema,
+      'Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged',
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -247,7 +255,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: EndpointParam },
-    responses: ok('The cancelled pending increase'),
+    responses: okResponses(CancelledPriceChangeSchema, 'The cancelled pending increase'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -257,7 +265,7 @@ apisRoutes.openapi(
       {
         change_id: pc.id,
         endpoint_id,
-        status: 'cancelled',
+        status: pc.status,
         new_price_cents: pc.new_price_cents,
         effective_at: iso(pc.effective_at),
         cancelled_at: iso(pc.cancelled_at),
@@ -274,7 +282,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Smoke test result per checked endpoint'),
+    responses: okResponses(VerifyResultSchema, 'Smoke test result per checked endpoint'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -292,7 +300,7 @@ apisRoutes.openapi(
       params: ApiIdParam,
       body: { content: { 'application/json': { schema: PublishBody } }, required: false },
     },
-    responses: ok('Now live'),
+    responses: okResponses(PublishResultSchema, 'Now live'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -310,7 +318,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Back to draft'),
+    responses: okResponses(ProviderApiDetailSchema, 'Back to draft'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
