@@ -12,7 +12,7 @@ import { billingStatus, packsView } from './billing.views.js';
 import { iso, listPayments } from './billing.repo.js';
 import { PageOf, PaginationQuery, pageOf } from '../lib/pagination.js';
 import { startCheckout } from './checkout.service.js';
-import { AutoReloadInputSchema } from '../../core/schemas/billing.schemas.js';
+import { AutoReloadInputSchema, CheckoutInputSchema } from '../../core/schemas/billing.schemas.js';
 import { openPortal, setAutoReload, startCardSetup } from './cards.service.js';
 import { handleStripeWebhook } from './webhooks.service.js';
 import { connectOnboard, toConnectResource } from './connect.service.js';
@@ -162,26 +162,13 @@ billingRoutes.openapi(
   },
 );
 
-const CheckoutBody = z
-  .object({
-    pack: z.string().min(1).max(40).optional().openapi({ description: 'A pack id from GET /v1/billing/packs' }),
-    amount_cents: z
-      .number()
-      .int()
-      .min(1)
-      .max(100_000_000)
-      .optional()
-      .openapi({ description: 'Custom amount, credited 1:1, within the configured min/max' }),
-  })
-  .strict();
-
 billingRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/v1/billing/checkout',
     tags: ['billing'],
     security: bearer,
-    request: jsonBody(CheckoutBody),
+    request: jsonBody(CheckoutInputSchema),
     responses: {
       201: jsonResponse(
         z.object({

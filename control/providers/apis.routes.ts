@@ -12,7 +12,7 @@ import { iso, toProviderApi } from './apis.serialize.js';
 import { createApi, patchApi, reimportApi, setCredentials } from './apis.service.js';
 import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
-import { linkUrlSchema } from '../lib/link-url.js';
+import { linkUrlSchema } from '../../core/link-url.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import { CREDENTIAL_INJECTIONS } from '../../core/enumerations.js';
 import {

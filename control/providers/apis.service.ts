@@ -4,7 +4,7 @@
  */
 import type { AppContext } from '../context.js';
 import { sql } from 'kysely';
-import { assertLinkUrls } from '../lib/link-url.js';
+import { assertLinkUrls } from '../../core/link-url.js';
 import { assertInjectable } from './credential-rules.js';
 import type { Db, Injection, NewRow, Row, RowPatch } from '../../core/db/database.js';
 import { recordChange } from '../../core/db/changes.js';

@@ -9,7 +9,7 @@ import type { Db, Row } from '../../core/db/database.js';
 import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { slugify } from './apis.repo.js';
-import { assertLinkUrls } from '../lib/link-url.js';
+import { assertLinkUrls } from '../../core/link-url.js';
 import type { ProviderDirectory, ProviderPage, ProviderProfile } from '../../core/schemas/providers.schemas.js';
 import { listingSummaries, toListingSummary } from '../catalog/listing-summary.js';
 

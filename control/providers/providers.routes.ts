@@ -10,7 +10,6 @@ import { PaginationQuery } from '../lib/pagination.js';
 import { InstantQuery } from '../lib/instant-query.js';
 import { DAY_MS } from '../../core/clock.js';
 import { SvcError } from '../../core/errors.js';
-import { linkUrlSchema } from '../lib/link-url.js';
 import { catalogReader } from '../catalog/catalog-access.js';
 import { apisRoutes } from './apis.routes.js';
 import { providerAnalytics } from './analytics.service.js';
@@ -20,20 +19,11 @@ import {
   ProviderDirectorySchema,
   ProviderPageSchema,
   ProviderProfileSchema,
+  ProfileUpdateInputSchema,
 } from '../../core/schemas/providers.schemas.js';
 
 export const providersRoutes = newRouter();
 providersRoutes.route('/', apisRoutes);
-
-const ProfileBody = z
-  .object({
-    slug: z.string().min(3).max(60).optional(),
-    display_name: z.string().trim().min(1).max(100).optional(),
-    bio: z.string().max(2000).nullable().optional(),
-    website: linkUrlSchema(500).nullable().optional(),
-    logo_url: linkUrlSchema(500).nullable().optional(),
-  })
-  .strict();
 
 providersRoutes.openapi(
   createRoute({
@@ -55,7 +45,7 @@ providersRoutes.openapi(
     path: '/v1/provider/profile',
     tags: ['provider'],
     security: bearer,
-    request: jsonBody(ProfileBody),
+    request: jsonBody(ProfileUpdateInputSchema),
     responses: okResponses(ProviderProfileSchema, 'Updated (created if missing)'),
   }),
   async (c) => {

@@ -6,8 +6,21 @@
 import { z } from 'zod';
 import { DiscountTiersSchema } from '../discounts.js';
 import { CREDENTIAL_INJECTIONS } from '../enumerations.js';
+import { linkUrlSchema } from '../link-url.js';
 import { EndpointBase, ListingFacts, ListingSummarySchema, PendingPriceSchema } from './catalog.schemas.js';
 import { CentsAmount, PageOf, Timestamp } from './common.schemas.js';
+
+/** PATCH /v1/provider/profile and the update_my_profile tool: only the fields sent change; null clears. */
+export const ProfileUpdateInputSchema = z
+  .object({
+    slug: z.string().min(3).max(60).optional(),
+    display_name: z.string().trim().min(1).max(100).optional(),
+    bio: z.string().max(2000).nullable().optional(),
+    website: linkUrlSchema(500).nullable().optional(),
+    logo_url: linkUrlSchema(500).nullable().optional(),
+  })
+  .strict();
+export type ProfileUpdateInput = z.infer<typeof ProfileUpdateInputSchema>;
 
 export const ProviderProfileSchema = z
   .object({

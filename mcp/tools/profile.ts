@@ -5,6 +5,7 @@ import {
   ProviderDirectorySchema,
   ProviderPageSchema,
   ProviderProfileSchema,
+  ProfileUpdateInputSchema,
 } from '../../core/schemas/providers.schemas.js';
 
 export const profileTools = [
@@ -44,13 +45,7 @@ export const profileTools = [
     name: 'update_my_profile',
     title: 'Edit my provider profile',
     description: 'Changes your public provider profile: slug, display_name, bio, website, logo_url (null clears).',
-    input: z.object({
-      slug: z.string().min(3).max(60).optional(),
-      display_name: z.string().trim().min(1).max(100).optional(),
-      bio: z.string().max(2000).nullable().optional(),
-      website: z.string().url().max(500).nullable().optional(),
-      logo_url: z.string().url().max(500).nullable().optional(),
-    }),
+    input: ProfileUpdateInputSchema,
     output: ProviderProfileSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: 'provider:write',
