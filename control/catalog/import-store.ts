@@ -25,6 +25,9 @@ export interface StoreStats {
   transactions: number;
   /** The longest time the worker held SQLite's write lock (one transaction, or the search-index refresh). */
   longest_lock_ms: number;
+  /** Lock held writing the document and the schema components (one value each: tens of MB for the largest). */
+  document_ms: number;
+  /** Lock held indexing the paths for search. */
   index_ms: number;
 }
 
@@ -90,10 +93,16 @@ export async function storeNewListing(target: StoreTarget, parts: HeavyParts): P
         .run(Buffer.from(parts.documentGzip), componentsJson, target.apiId);
     });
     const row = (i: number) => endpointRow(target.apiId, endpoints[i]!, i, target.now);
-    const columns = endpoints.length ? Object.keys(row(0)) : [];
-    const insert = sqlite.prepare(
-      `INSERT INTO endpoints (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`,
-    );
+    // The statement is prepared only when there are rows to write (every operation may have been skipped).
+    let insert: Sqlite.Statement | undefined;
+    const insertRow = (i: number): void => {
+      const values = row(i);
+      const columns = Object.keys(values);
+      insert ??= sqlite.prepare(
+        `INSERT INTO endpoints (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`,
+      );
+      insert.run(values);
+    };
     let transactions = 1;
     let longest = documentHeld;
     await sleep(Math.max(MIN_PAUSE_MS, documentHeld));
@@ -102,7 +111,7 @@ export async function storeNewListing(target: StoreTarget, parts: HeavyParts): P
       const held = locked(sqlite, () => {
         const start = performance.now();
         do {
-          insert.run(row(next));
+          insertRow(next);
           next++;
         } while (next < endpoints.length && performance.now() - start < LOCK_BUDGET_MS);
       });
@@ -117,6 +126,7 @@ export async function storeNewListing(target: StoreTarget, parts: HeavyParts): P
       store_ms: Math.round(performance.now() - t0),
       transactions: transactions + 1,
       longest_lock_ms: +Math.max(longest, index_ms).toFixed(1),
+      document_ms: +documentHeld.toFixed(1),
       index_ms: +index_ms.toFixed(1),
     };
   } finally {
@@ -145,4 +155,22 @@ export async function discardNewListing(db: Db, apiId: string): Promise<void> {
     await sql`DELETE FROM fts_deferred WHERE api_id = ${apiId}`.execute(trx);
     await trx.deleteFrom('apis').where('id', '=', apiId).execute();
   });
+}
+
+/**
+ * Listings a new import left unfinished because the control process stopped while its worker wrote them: they are
+ * still in `fts_deferred` outside any transaction (an import removes them when it finishes or fails). Run at control
+ * start-up, before any import: a never-published listing is removed; any other only gets its search paths back.
+ */
+export async function discardUnfinishedImports(db: Db): Promise<string[]> {
+  const unfinished = await db
+    .selectFrom('apis')
+    .select(['id', 'published_at'])
+    .where('id', 'in', sql<string>`(SELECT api_id FROM fts_deferred)`)
+    .execute();
+  for (const api of unfinished)
+    if (api.published_at === null) await discardNewListing(db, api.id);
+    else await db.transaction().execute((trx) => refreshSearchPaths(trx, api.id));
+  await sql`DELETE FROM fts_deferred WHERE api_id NOT IN (SELECT id FROM apis)`.execute(db);
+  return unfinished.filter((a) => a.published_at === null).map((a) => a.id);
 }

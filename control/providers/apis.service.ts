@@ -101,6 +101,12 @@ export async function createApi(
     // The worker wrote the endpoints and their search paths (import-store.ts); what is derived from endpoint rows
     // on the control plane's side is refreshed here.
     await ctx.db.transaction().execute((trx) => recordChange(trx, 'api', apiId, now));
+    ctx.log.info('import stored', {
+      api_id: apiId,
+      endpoints: imported.api.endpointCount,
+      ...imported.stats,
+      ...imported.stored,
+    });
     return { apiId, warnings: imported.api.warnings, report: imported.api.report, stored: imported.stored };
   } catch (e) {
     if (created) await discardNewListing(ctx.db, created.apiId);

@@ -8,7 +8,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
-import { openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
+import { openTestDb, seedListing, seedOrg, type SeededOrg } from '../../helpers/db.js';
+import { startProcess } from '../../helpers/processes.js';
 import type { DbHandles } from '../../../core/db/database.js';
 
 let h: ControlHarness;
@@ -44,6 +45,20 @@ function manyOperations(title: string, pathWord: string): Record<string, unknown
   };
   const Node = { type: 'object', properties: { child: { $ref: '#/components/schemas/Node' } } };
   return { openapi: '3.0.3', info: { title, version: '1.0.0' }, paths, components: { schemas: { Node } } };
+}
+
+async function endpointsUnder(prefix: string, handles = db): Promise<number> {
+  const r = await handles.db
+    .selectFrom('endpoints')
+    .select(handles.db.fn.countAll<number>().as('n'))
+    .where('path', 'like', `/${prefix}-%`)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+async function deferredListings(handles = db): Promise<number> {
+  const r = await sql<{ n: number }>`SELECT count(*) AS n FROM fts_deferred`.execute(handles.db);
+  return r.rows[0]!.n;
 }
 
 async function listingsNamed(name: string): Promise<{ id: string }[]> {
@@ -111,8 +126,7 @@ describe('endpoints written by the import worker', () => {
     const hits = await sql<{ id: string }>`SELECT apis.id FROM apis_fts JOIN apis ON apis.rowid = apis_fts.rowid
       WHERE apis_fts MATCH 'zebrafish'`.execute(db.db);
     expect(hits.rows.map((x) => x.id)).toEqual([apiId]);
-    const deferred = await sql<{ n: number }>`SELECT count(*) AS n FROM fts_deferred`.execute(db.db);
-    expect(deferred.rows[0]!.n).toBe(0);
+    expect(await deferredListings()).toBe(0);
 
     // Another org cannot page through them.
     const other = await seedOrg(db);
@@ -137,14 +151,8 @@ describe('endpoints written by the import worker', () => {
       await sql.raw('DROP TRIGGER test_fail_endpoint').execute(db.db);
     }
     expect(await listingsNamed('Halfway Import')).toEqual([]);
-    const orphans = await db.db
-      .selectFrom('endpoints')
-      .select(db.db.fn.countAll<number>().as('n'))
-      .where('path', 'like', '/halfway-%')
-      .executeTakeFirstOrThrow();
-    expect(Number(orphans.n)).toBe(0);
-    const deferred = await sql<{ n: number }>`SELECT count(*) AS n FROM fts_deferred`.execute(db.db);
-    expect(deferred.rows[0]!.n).toBe(0);
+    expect(await endpointsUnder('halfway')).toBe(0);
+    expect(await deferredListings()).toBe(0);
 
     // The same document imports cleanly afterwards, under the same slug.
     const again = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: doc } });
@@ -157,12 +165,7 @@ describe('endpoints written by the import worker', () => {
     const r = await call(h.control.url, 'POST', '/v1/provider/apis', { token: org.key, body: { body: doc } });
     expect(r.status).toBe(422);
     expect(r.body).toMatchObject({ code: 'import_failed', at: '/info/title' });
-    const orphans = await db.db
-      .selectFrom('endpoints')
-      .select(db.db.fn.countAll<number>().as('n'))
-      .where('path', 'like', '/untitled-%')
-      .executeTakeFirstOrThrow();
-    expect(Number(orphans.n)).toBe(0);
+    expect(await endpointsUnder('untitled')).toBe(0);
     // The worker that dropped that import serves the next one.
     const named = await call(h.control.url, 'POST', '/v1/provider/apis', {
       token: org.key,
@@ -170,5 +173,41 @@ describe('endpoints written by the import worker', () => {
     });
     expect(named.status).toBe(201);
     expect(named.body.endpoint_count).toBe(OPERATIONS);
+  });
+
+  it('removes, at the next start, a listing whose import the control process never finished', async () => {
+    const other = await startControl();
+    const odb = openTestDb(other.dataDir);
+    try {
+      const owner = await seedOrg(odb);
+      const endpoints = [{ method: 'GET', path: '/half', priceCents: 0 }];
+      // As a stopped import leaves it: a draft still in fts_deferred with some endpoint rows written.
+      const cut = await seedListing(odb, {
+        orgId: owner.orgId,
+        slug: 'cut-short',
+        baseUrl: 'https://x.test',
+        endpoints,
+        status: 'draft',
+      });
+      const live = await seedListing(odb, {
+        orgId: owner.orgId,
+        slug: 'still-live',
+        baseUrl: 'https://x.test',
+        endpoints,
+      });
+      for (const id of [cut.apiId, live.apiId])
+        await sql`INSERT INTO fts_deferred (api_id) VALUES (${id})`.execute(odb.db);
+      await other.control.stop();
+      const restarted = await startProcess('control', 'control/main.js', other.env);
+      await restarted.stop();
+      const left = await odb.db.selectFrom('apis').select('slug').orderBy('slug').execute();
+      expect(left.map((a) => a.slug)).toEqual(['still-live']);
+      const rows = await odb.db.selectFrom('endpoints').select('api_id').execute();
+      expect(rows.map((e) => e.api_id)).toEqual([live.apiId]);
+      expect(await deferredListings(odb)).toBe(0);
+    } finally {
+      await odb.close();
+      await other.stop();
+    }
   });
 });
