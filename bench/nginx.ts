@@ -55,22 +55,34 @@ export async function startNginx(nginxBin: string, dir: string, cpus: string, up
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
   writeFileSync(conf, _config(dir, port, upstreamPort));
-  const child = spawn('taskset', ['-c', cpus, nginxBin, '-c', conf, '-p', dir, '-e', join(dir, 'error.log')], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  return startListening('nginx', cpus, nginxBin, ['-c', conf, '-p', dir, '-e', join(dir, 'error.log')], port);
+}
+
+/**
+ * Spawns a server that prints no ready line (nginx, HAProxy) under `taskset`, and resolves once any HTTP answer
+ * comes back from `http://127.0.0.1:port/`.
+ */
+export async function startListening(
+  name: string,
+  cpus: string,
+  bin: string,
+  args: string[],
+  port: number,
+): Promise<Pinned> {
+  const child = spawn('taskset', ['-c', cpus, bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (d: string) => (err += d));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}): ${err}`);
+    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}): ${err}`);
     try {
       await fetch(url + '/');
-      return { name: 'nginx', pid: child.pid!, url, port, child, stderr: () => err, stop: () => stopChild(child) };
+      return { name, pid: child.pid!, url, port, child, stderr: () => err, stop: () => stopChild(child) };
     } catch {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
   await stopChild(child);
-  throw new Error(`nginx did not accept connections on ${url}: ${err}`);
+  throw new Error(`${name} did not accept connections on ${url}: ${err}`);
 }

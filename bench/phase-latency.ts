@@ -38,14 +38,21 @@ export function repin(pids: number[], cpus: string): void {
     for (const p of processTree(root)) spawnSync('taskset', ['-a', '-p', '-c', cpus, String(p)], { stdio: 'ignore' });
 }
 
-export function runWrk(wrkBin: string, t: Target, seconds: number, cpus: string): Promise<WrkResult> {
+/** `wrk` pinned to `cpus`, one connection on one thread unless `load` says otherwise; exact percentiles via latency.lua. */
+export function runWrk(
+  wrkBin: string,
+  t: Pick<Target, 'url' | 'headers'>,
+  seconds: number,
+  cpus: string,
+  load: { threads: number; connections: number } = { threads: 1, connections: 1 },
+): Promise<WrkResult> {
   const headerArgs = Object.entries(t.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
   const args = [
     '-c',
     cpus,
     wrkBin,
-    '-t1',
-    '-c1',
+    `-t${load.threads}`,
+    `-c${load.connections}`,
     `-d${seconds}s`,
     '--timeout',
     '2s',

@@ -1,12 +1,15 @@
 /**
- * Throughput phase: every target once per round, order rotated each round, autocannon pinned beside the
+ * Throughput phase: every target once per round, order rotated each round, the load generator pinned beside the
  * upstream; per run: req/s, p50/p99, CPU µs per request of the server under test, core utilisation, loop delay.
+ * Saturation runs use wrk (two threads): autocannon costs several times wrk's CPU per request, and on the shared core
+ * it, not nginx, set nginx's throughput (issue 14). Fixed-rate runs use autocannon's `overallRate` (wrk has none).
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { LoadResult, LoadSpec } from './load-worker.js';
 import { cpuBusy, cpuMicros, cpuSample } from './procs.js';
 import { eldDelay, eldSnapshot } from './eld.js';
+import { runWrk } from './phase-latency.js';
 import { ROOT } from './setup.js';
 import type { Target, TargetId } from './targets.js';
 import type { EldSnapshot } from './eld-probe.js';
@@ -26,6 +29,35 @@ export interface LoadRun {
 }
 
 export const LOAD_CPU = '0';
+/** wrk threads for saturation runs, all on the load core. */
+export const WRK_THREADS = 2;
+
+/**
+ * A saturation run with wrk, as a LoadResult. wrk counts only "non-2xx/3xx" responses, so a target expecting 401
+ * counts those as expected (its exact status and body are checked before any load, targets.ts).
+ */
+async function _runWrkLoad(
+  wrkBin: string,
+  t: Target,
+  o: { connections: number; durationSec: number },
+): Promise<{ load: LoadResult; expected: number }> {
+  const w = await runWrk(wrkBin, t, o.durationSec, LOAD_CPU, { threads: WRK_THREADS, connections: o.connections });
+  const ok = w.requests - w.statusErrors;
+  const durationSec = w.durationUs / 1e6;
+  return {
+    load: {
+      responses: w.requests,
+      rps: w.requests / durationSec,
+      p50Ms: w.p50Us / 1000,
+      p99Ms: w.p99Us / 1000,
+      statusCounts: { '2xx/3xx': ok, 'non-2xx/3xx': w.statusErrors },
+      errors: w.connectErrors + w.readErrors + w.timeouts,
+      timeouts: w.timeouts,
+      durationSec,
+    },
+    expected: t.expectStatus < 400 ? ok : w.statusErrors,
+  };
+}
 
 export function runLoadWorker(spec: LoadSpec, cpus = LOAD_CPU): Promise<LoadResult> {
   return new Promise((res, rej) => {
@@ -62,6 +94,8 @@ export async function runThroughput(
     eldDir: string;
     idlePid: number | null;
     rate?: number;
+    /** wrk's path: saturation runs use it when given (autocannon otherwise). */
+    wrk?: string | null;
   },
   log: (s: string) => void,
 ): Promise<LoadRun[]> {
@@ -73,18 +107,23 @@ export async function runThroughput(
       if (o.idlePid !== null) await eldSnapshot(o.eldDir, o.idlePid);
       const cpu0 = cpuMicros(t.sut.pid);
       const s0 = cpuSample();
-      const load = await runLoadWorker({
-        url: t.url,
-        connections: o.connections,
-        durationSec: o.durationSec,
-        headers: t.headers,
-        ...(o.rate ? { rate: o.rate } : {}),
-      });
+      let load: LoadResult;
+      let expected: number;
+      if (o.wrk && !o.rate) ({ load, expected } = await _runWrkLoad(o.wrk, t, o));
+      else {
+        load = await runLoadWorker({
+          url: t.url,
+          connections: o.connections,
+          durationSec: o.durationSec,
+          headers: t.headers,
+          ...(o.rate ? { rate: o.rate } : {}),
+        });
+        expected = load.statusCounts[String(t.expectStatus)] ?? 0;
+      }
       const s1 = cpuSample();
       const cpu1 = cpuMicros(t.sut.pid);
       const snap = t.eld ? await eldSnapshot(o.eldDir, t.sut.pid) : null;
       const idle = o.idlePid !== null ? await eldSnapshot(o.eldDir, o.idlePid) : null;
-      const expected = load.statusCounts[String(t.expectStatus)] ?? 0;
       const run: LoadRun = {
         round: r + 1,
         target: t.id,

@@ -18,7 +18,7 @@ export function renderMarkdown(r: BenchResult): string {
   const s = r.summary;
   L.push(`# Gateway benchmark results`, '');
   L.push(
-    `Run: ${r.startedAt} → ${r.finishedAt} (${r.options.quick ? 'QUICK harness check, not a recorded result' : 'full run'}), \`npm run bench${r.argv.length ? ' -- ' + r.argv.join(' ') : ''}\``,
+    `Run: ${r.startedAt} → ${r.finishedAt} (${r.options.quick ? 'QUICK harness check, not a recorded result' : r.argv.some((a) => !a.startsWith('--record')) ? 'partial run: the flags below change the method' : 'full run'}), \`npm run bench${r.argv.length ? ' -- ' + r.argv.join(' ') : ''}\``,
   );
   L.push(
     `Machine: ${r.machine.nproc} CPUs (${r.machine.cpuModel}), kernel ${r.machine.kernel}, Node ${r.machine.node}. Load average at start ${r.loadavgStart}, at end ${r.machine.loadavg}.`,
@@ -29,8 +29,8 @@ export function renderMarkdown(r: BenchResult): string {
   );
   L.push('');
   L.push(
-    `Method: autocannon (${r.options.connections} connections, ${r.options.durationSec} s per target per round, ${r.options.rounds} interleaved rounds, order rotated each round) ` +
-      `pinned with the stub upstream on core 0; nginx / gateway under test on core 1. Ratios are the median of per-round ratios. CPU µs/req is utime+stime of the server under test ` +
+    `Method: ${r.load.some((x) => '2xx/3xx' in x.load.statusCounts) ? 'wrk, 2 threads' : 'autocannon'} (${r.options.connections} connections, ${r.options.durationSec} s per target per round, ${r.options.rounds} interleaved rounds, order rotated each round) ` +
+      `pinned with the stub upstream on core 0; the server under test (nginx, HAProxy, @fastify/http-proxy, gateway) on core 1. Ratios are the median of per-round ratios. CPU µs/req is utime+stime of the server under test ` +
       `(/proc/<pid>/stat, whole process tree) over the run divided by responses. Added latency: everything on core 0, \`wrk -t1 -c1\` ${r.options.latencySec} s per target per round, ` +
       `${r.options.latencyRounds} rounds, median of per-round differences from the upstream direct. Event-loop delay: \`monitorEventLoopDelay\` (1 ms resolution) preloaded into the gateway ` +
       `process (bench/eld-probe.ts), reported as delay beyond the 1 ms sampling interval, per load run; the same probe in an idle Node process on core 1 shows the share of the machine's scheduling` +
@@ -39,7 +39,7 @@ export function renderMarkdown(r: BenchResult): string {
         : '.'),
   );
   L.push('');
-  L.push('## Goals (issue 3, item 7)', '', '| goal | target | measured | met |', '|---|---|---|---|');
+  L.push('## Goals (issue 3 item 7, issue 14)', '', '| goal | target | measured | met |', '|---|---|---|---|');
   for (const g of s.goals)
     L.push(`| ${g.name} | ${g.goal} | ${g.measured} | ${g.met === null ? 'not measured' : g.met ? 'yes' : '**NO**'} |`);
   L.push('');
@@ -60,15 +60,23 @@ export function renderMarkdown(r: BenchResult): string {
   }
   L.push(
     '',
-    `Ratios (median of per-round): paid / nginx **${fmt(s.ratios.paidVsNginx)}**, paid / pass-through **${fmt(s.ratios.paidVsPassthrough)}**, pass-through / nginx ${fmt(s.ratios.passthroughVsNginx)}.`,
+    `Ratios (median of per-round): paid / nginx **${fmt(s.ratios.paidVsNginx)}**, paid / pass-through **${fmt(s.ratios.paidVsPassthrough)}**, pass-through / nginx ${fmt(s.ratios.passthroughVsNginx)}, paid / @fastify/http-proxy **${fmt(s.ratios.paidVsFastify)}**.`,
+  );
+  L.push(
+    `CPU per request (median of per-round): paid / nginx **${fmt(s.cpuCost.paidOverNginx)}x**, paid / HAProxy-with-auth **${fmt(s.cpuCost.paidOverHaproxy)}x**, pass-through / nginx ${fmt(s.cpuCost.passthroughOverNginx)}x; metering (paid − pass-through) **${fmt(s.cpuCost.meteringUs)} µs**.`,
   );
   L.push(
     `From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`,
     '',
   );
-  L.push('| round | paid / nginx | paid / pass-through | pass-through / nginx |', '|---|---|---|---|');
+  L.push(
+    '| round | paid / nginx | paid / pass-through | pass-through / nginx | paid / @fastify/http-proxy |',
+    '|---|---|---|---|---|',
+  );
   for (const p of s.ratios.perRound)
-    L.push(`| ${p.round} | ${fmt(p.paidVsNginx)} | ${fmt(p.paidVsPassthrough)} | ${fmt(p.passthroughVsNginx)} |`);
+    L.push(
+      `| ${p.round} | ${fmt(p.paidVsNginx)} | ${fmt(p.paidVsPassthrough)} | ${fmt(p.passthroughVsNginx)} | ${fmt(p.paidVsFastify)} |`,
+    );
   if (s.fixedRate) {
     L.push(
       '',

@@ -11,6 +11,7 @@ import { parseOptions, type BenchOptions } from './options.js';
 import { ensureTool } from './tools.js';
 import { startPinned, type Pinned } from './procs.js';
 import { startNginx } from './nginx.js';
+import { startHaproxy } from './haproxy.js';
 import { ROOT, seedDataDir, startGateway, startStub, unknownKey, type Seeded } from './setup.js';
 import { checkTarget, type CheckResult, type Target, type TargetId, TARGET_LABELS } from './targets.js';
 import { runThroughput, type LoadRun } from './phase-throughput.js';
@@ -80,8 +81,11 @@ async function _main(): Promise<void> {
   let fixedRate: BenchResult['fixedRate'] = null;
   try {
     const nginx = ensureTool('nginx', 'nginx-light', log);
+    const haproxy = ensureTool('haproxy', 'haproxy', log);
     const wrk = ensureTool('wrk', 'wrk', log);
     if (nginx.note) notes.push(`nginx target skipped: ${nginx.note}`);
+    if (haproxy.note) notes.push(`HAProxy target skipped: ${haproxy.note}`);
+    if (!wrk.path) notes.push('saturation runs use autocannon (wrk missing): the load core may bound nginx');
     if (wrk.note) notes.push(`added-latency phase skipped (needs wrk): ${wrk.note}`);
 
     const stub = await startStub(LOAD_CPU);
@@ -164,6 +168,42 @@ async function _main(): Promise<void> {
         notes.push(`gateway targets skipped: ${(e as Error).message.split('\n').slice(0, 3).join(' ')}`);
       }
     }
+    const fastify = await startPinned(
+      'fastify-http-proxy',
+      SUT_CPU,
+      process.execPath,
+      [join(ROOT, 'dist', 'bench', 'fastify-proxy.js')],
+      { PATH: process.env.PATH ?? '', BENCH_UPSTREAM: stub.url },
+    );
+    procs.push(fastify);
+    log(`@fastify/http-proxy ${fastify.url} (pid ${fastify.pid}, cpu ${SUT_CPU})`);
+    targets.push({
+      id: 'fastify',
+      label: TARGET_LABELS.fastify,
+      url: `${fastify.url}/items/42`,
+      headers: {},
+      sut: fastify,
+      expectStatus: 200,
+      eld: false,
+    });
+    if (haproxy.path) {
+      // The same key and header as the paid path: HAProxy checks it against its map, rate-limits it, strips it.
+      const key = paidSeed?.key ?? unknownKey();
+      const hp = await startHaproxy(haproxy.path, join(tmp, 'haproxy'), SUT_CPU, stub.port, [
+        { key, orgId: paidSeed?.orgId ?? 'org_bench' },
+      ]);
+      procs.push(hp);
+      log(`haproxy ${hp.url} (pid ${hp.pid}, cpu ${SUT_CPU})`);
+      targets.push({
+        id: 'haproxy',
+        label: TARGET_LABELS.haproxy,
+        url: `${hp.url}/items/42`,
+        headers: { authorization: `Bearer ${key}` },
+        sut: hp,
+        expectStatus: 200,
+        eld: false,
+      });
+    }
     let idlePid: number | null = null;
     if (targets.some((t) => t.eld)) {
       const nodeOptions = `--import=${pathToFileURL(join(ROOT, 'dist', 'bench', 'eld-probe.js')).href}`;
@@ -199,7 +239,14 @@ async function _main(): Promise<void> {
     if (!o.skipLoad) {
       load = await runThroughput(
         measured,
-        { rounds: o.rounds, durationSec: o.durationSec, connections: o.connections, eldDir: join(tmp, 'eld'), idlePid },
+        {
+          rounds: o.rounds,
+          durationSec: o.durationSec,
+          connections: o.connections,
+          eldDir: join(tmp, 'eld'),
+          idlePid,
+          wrk: wrk.path,
+        },
         log,
       );
       const gateways = measured.filter((t) => t.id === 'passthrough' || t.id === 'paid');
@@ -261,7 +308,9 @@ async function _main(): Promise<void> {
         [...paidRuns, ...fixedPaid].reduce((n, r) => n + r.expected, 0) +
         latency.filter((r) => r.target === 'paid').reduce((n, r) => n + r.wrk.requests - r.wrk.statusErrors, 0);
       const inFlightAtCutoffs =
-        paidRuns.length * o.connections + fixedPaid.length * FIXED_RATE_CONNECTIONS + latency.length;
+        paidRuns.length * o.connections +
+        fixedPaid.length * FIXED_RATE_CONNECTIONS +
+        latency.filter((r) => r.target === 'paid').length;
       integrity = await checkIntegrity(paidSeed, clientOk, inFlightAtCutoffs);
       log(`integrity of the paid path: ${integrity.ok ? 'ok' : 'FAILED'}: ${integrity.detail}`);
     }

@@ -34,6 +34,7 @@ export interface Summary {
     paidVsNginx: number | null;
     paidVsPassthrough: number | null;
     passthroughVsNginx: number | null;
+    paidVsFastify: number | null;
     perRound: Record<string, number | null>[];
   };
   /**
@@ -41,6 +42,16 @@ export interface Summary {
    * core were the only limit. Tells whether a req/s ratio was bounded by the load generator's core instead.
    */
   cpuRatios: { paidVsNginx: number | null; paidVsPassthrough: number | null; passthroughVsNginx: number | null };
+  /**
+   * CPU per request against the peers (issue 14), median of per-round figures: the paid call's CPU over nginx's
+   * and HAProxy-with-auth's per proxied call, pass-through's over nginx's, and metering's µs (paid − pass-through).
+   */
+  cpuCost: {
+    paidOverNginx: number | null;
+    paidOverHaproxy: number | null;
+    passthroughOverNginx: number | null;
+    meteringUs: number | null;
+  };
   latency: Partial<
     Record<TargetId, { p50Us: number | null; p99Us: number | null; p999Us: number | null; eldMaxMs: number | null }>
   >;
@@ -73,8 +84,8 @@ export function summarise(
     const elds = rs.flatMap((r) => (r.eld ? [r.eld.p999Ms] : []));
     throughput[id] = {
       rps: round(median(rs.map((r) => r.expected / r.load.durationSec))),
-      p50Ms: median(rs.map((r) => r.load.p50Ms)),
-      p99Ms: median(rs.map((r) => r.load.p99Ms)),
+      p50Ms: r2(median(rs.map((r) => r.load.p50Ms))),
+      p99Ms: r2(median(rs.map((r) => r.load.p99Ms))),
       cpuUsPerReq: r2(median(rs.map((r) => r.cpuUsPerReq ?? NaN))),
       eldP999Ms: r2(median(elds)),
       eldP999MsWorst: elds.length ? r2(Math.max(...elds)) : null,
@@ -94,9 +105,10 @@ export function summarise(
       paidVsNginx: r2(_ratio(rps('paid'), rps('nginx'))),
       paidVsPassthrough: r2(_ratio(rps('paid'), rps('passthrough'))),
       passthroughVsNginx: r2(_ratio(rps('passthrough'), rps('nginx'))),
+      paidVsFastify: r2(_ratio(rps('paid'), rps('fastify'))),
     };
   });
-  const col = (k: 'paidVsNginx' | 'paidVsPassthrough' | 'passthroughVsNginx') =>
+  const col = (k: 'paidVsNginx' | 'paidVsPassthrough' | 'passthroughVsNginx' | 'paidVsFastify') =>
     r2(median(perRound.map((p) => p[k] ?? NaN)));
   const cpuOf = (n: number, id: TargetId) =>
     load.find((r) => r.round === n && r.target === id)?.cpuUsPerReq ?? undefined;
@@ -107,7 +119,22 @@ export function summarise(
     paidVsPassthrough: cpuCol('paid', 'passthrough'),
     passthroughVsNginx: cpuCol('passthrough', 'nginx'),
   };
+  const cpuCost = {
+    paidOverNginx: cpuCol('nginx', 'paid'),
+    paidOverHaproxy: cpuCol('haproxy', 'paid'),
+    passthroughOverNginx: cpuCol('nginx', 'passthrough'),
+    meteringUs: r2(
+      median(
+        rounds.map((n) => {
+          const paid = cpuOf(n, 'paid');
+          const pass = cpuOf(n, 'passthrough');
+          return paid !== undefined && pass !== undefined ? paid - pass : NaN;
+        }),
+      ),
+    ),
+  };
   const ratios = {
+    paidVsFastify: col('paidVsFastify'),
     paidVsNginx: col('paidVsNginx'),
     paidVsPassthrough: col('paidVsPassthrough'),
     passthroughVsNginx: col('passthroughVsNginx'),
@@ -148,16 +175,18 @@ export function summarise(
     throughput,
     ratios,
     cpuRatios,
+    cpuCost,
     latency,
     added,
     fixedRate: fixed,
-    goals: _goals(throughput, ratios, added, micro, eldFloorP999Ms, fixed),
+    goals: _goals(throughput, ratios, cpuCost, added, micro, eldFloorP999Ms, fixed),
   };
 }
 
 function _goals(
   tp: Summary['throughput'],
   ratios: Summary['ratios'],
+  cpuCost: Summary['cpuCost'],
   added: Summary['added'],
   micro: MicroResults,
   eldFloorP999Ms: number | null,
@@ -178,6 +207,11 @@ function _goals(
   });
   const paid = tp.paid;
   return [
+    g('CPU per paid call / nginx per proxied call', '<= 2.2x', cpuCost.paidOverNginx, 'x', (v) => v <= 2.2),
+    g('CPU per paid call / HAProxy-with-auth per call', '<= 1.5x', cpuCost.paidOverHaproxy, 'x', (v) => v <= 1.5),
+    g('paid / @fastify/http-proxy throughput', '>= 2', ratios.paidVsFastify, '', (v) => v >= 2),
+    g('metering CPU per call (paid − pass-through)', '<= 8 µs', cpuCost.meteringUs, ' µs', (v) => v <= 8),
+    g('pass-through CPU / nginx', '<= 1.3x', cpuCost.passthroughOverNginx, 'x', (v) => v <= 1.3),
     g('paid / nginx throughput', '>= 0.45', ratios.paidVsNginx, '', (v) => v >= 0.45),
     g('paid / pass-through throughput', '>= 0.85', ratios.paidVsPassthrough, '', (v) => v >= 0.85),
     g(

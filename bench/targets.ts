@@ -1,13 +1,14 @@
 /**
- * The five things the bench loads, and the one-request check each must pass before it is measured:
- * the stub's exact body through every proxy, the price charged on the paid path, a 401 problem for an unknown key.
+ * The things the bench loads, and the one-request check each must pass before it is measured: the stub's exact
+ * body through every proxy, the price charged on the paid path, a 401 problem for an unknown key (the gateway's, and
+ * HAProxy's, which must refuse a key not in its map).
  */
 import { openTestDb } from '../test/helpers/db.js';
 import type { Pinned } from './procs.js';
 import { PRICE_CENTS, type Seeded } from './setup.js';
 import { STUB_BODY } from './stub-upstream.js';
 
-export type TargetId = 'direct' | 'nginx' | 'passthrough' | 'paid' | 'unauth';
+export type TargetId = 'direct' | 'nginx' | 'haproxy' | 'fastify' | 'passthrough' | 'paid' | 'unauth';
 
 export interface Target {
   id: TargetId;
@@ -24,6 +25,8 @@ export interface Target {
 export const TARGET_LABELS: Record<TargetId, string> = {
   direct: 'upstream direct',
   nginx: 'nginx proxy_pass (keep-alive, 1 worker)',
+  haproxy: 'HAProxy 2.6 with key map + per-key rate limit (1 thread)',
+  fastify: '@fastify/http-proxy 11 (no metering)',
   passthrough: 'gateway pass-through (metering off)',
   paid: 'gateway full paid path',
   unauth: 'gateway 401 (unknown key)',
@@ -71,6 +74,13 @@ export async function checkTarget(t: Target, paidSeed: Seeded | null): Promise<C
         : { ok: false, detail: `401 body not the unauthorized problem: ${ct} ${body.slice(0, 200)}` };
     }
     if (body !== STUB_BODY) return { ok: false, detail: `body differs from the stub's: ${body.slice(0, 200)}` };
+    if (t.id === 'haproxy') {
+      const refused = await fetch(t.url, { headers: { authorization: 'Bearer svc_live_not_in_the_map' } });
+      await refused.text();
+      return refused.status === 401
+        ? { ok: true, detail: `200, stub body (${body.length} bytes); a key not in the map: 401` }
+        : { ok: false, detail: `a key not in the map got ${refused.status}, expected 401` };
+    }
     if (t.id !== 'paid' || !paidSeed || !before) return { ok: true, detail: `200, stub body (${body.length} bytes)` };
     const charged = res.headers.get('x-svc-charged-cents');
     if (charged !== String(PRICE_CENTS))

@@ -2,18 +2,20 @@
  * Maps a server refusal (its stable `code`, or a `next.action` when the server sends one) to the command that
  * resolves it. The CLI words the next step as a command, as the REST surface words it as a path.
  */
+import type { NextAction } from '../core/next-step.js';
+
 export interface NextHint {
   slug?: string;
   apiId?: string;
   email?: string;
 }
 
-const BY_ACTION: Record<string, (h: NextHint) => string> = {
-  login: () => 'svc login',
+/** Every action the server can send (core/next-step.ts), worded as a command; null falls back to the code's. */
+const BY_ACTION: Record<NextAction, ((h: NextHint) => string) | null> = {
+  authenticate: () => 'svc login   (or `svc register` for an anonymous agent key)',
+  log_in: (h) => (h.email ? `svc login --email ${h.email}` : 'svc login'),
   verify_email: () => 'svc verify --token <token from the mail>',
-  add_credits: () => 'svc billing checkout --pack starter',
-  add_card: () => 'svc billing setup',
-  accept_terms: (h) => `svc terms accept ${h.slug ?? '<slug>'}`,
+  ask_org_admin: () => 'svc whoami   (shows your role; an org owner or admin must run this)',
 };
 
 const BY_CODE: Record<string, (h: NextHint) => string> = {
@@ -41,7 +43,7 @@ const BY_CODE: Record<string, (h: NextHint) => string> = {
 };
 
 export function nextCommand(code: string, action: string | null, hint: NextHint = {}): string | null {
-  const byAction = action ? BY_ACTION[action] : undefined;
+  const byAction = action && action in BY_ACTION ? BY_ACTION[action as NextAction] : null;
   if (byAction) return byAction(hint);
   const byCode = BY_CODE[code];
   return byCode ? byCode(hint) : null;

@@ -4,10 +4,11 @@ import { autoReloadJob, payoutsJob } from './billing/billing.jobs.js';
 import { priceScheduleJob } from './pricing/pricing.service.js';
 import { leaderboardJob } from './market/leaderboards.job.js';
 import { oauthSweepJob } from './oauth/oauth.jobs.js';
+import { signInSweepJob } from './sessions/sessions.jobs.js';
 
 export type Job = (ctx: AppContext) => () => void;
 
-const JOBS: Job[] = [autoReloadJob, payoutsJob, priceScheduleJob, leaderboardJob, oauthSweepJob];
+const JOBS: Job[] = [autoReloadJob, payoutsJob, priceScheduleJob, leaderboardJob, oauthSweepJob, signInSweepJob];
 
 export function startBackgroundJobs(ctx: AppContext): () => void {
   const stops = JOBS.map((job) => job(ctx));

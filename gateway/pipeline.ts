@@ -381,7 +381,8 @@ export class Pipeline {
         }
         const failed = status >= 500;
         const charged = failed ? 0 : price;
-        const body = Buffer.concat(buffered);
+        // One chunk (the usual small answer) goes out as is: Buffer.concat would copy it.
+        const body = buffered.length === 1 ? buffered[0]! : Buffer.concat(buffered);
         buffered = [];
         const r = rec(status, charged, failed ? 'upstream_status' : null);
         if (idemKey) {

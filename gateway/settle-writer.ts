@@ -189,12 +189,17 @@ export class SettleWriter {
       for (const [leaseId, c] of agg.lease) {
         if (s.leaseSpend.run(c, leaseId, c).changes !== 1) throw new Error(`lease ${leaseId} is released or exhausted`);
       }
+      // The UPDATEs return the org's credit after them, so an org charged in this batch needs no second read.
+      const credit = new Map<string, number>();
       for (const [orgId, c] of agg.orgLeased) {
-        if (s.balanceLeased.run(c, c, now, orgId).changes !== 1) throw new Error('balance row missing');
+        const left = s.balanceLeased.get(c, c, now, orgId) as number | undefined;
+        if (left === undefined) throw new Error('balance row missing');
+        credit.set(orgId, left);
       }
       for (const [orgId, c] of agg.orgDirect) {
-        if (s.balanceDirect.run(c, now, orgId, c).changes !== 1)
-          throw new Error('insufficient unreserved credit for an unleased charge');
+        const left = s.balanceDirect.get(c, now, orgId, c) as number | undefined;
+        if (left === undefined) throw new Error('insufficient unreserved credit for an unleased charge');
+        credit.set(orgId, left);
       }
       for (const [keyId, c] of agg.key) s.keySpend.run(c, now, keyId);
       for (const keyId of agg.usedOnly) if (!agg.key.has(keyId)) s.lastUsed.run(now, keyId);
@@ -203,9 +208,9 @@ export class SettleWriter {
         s.daySpend.run(k.slice(0, i), Number(k.slice(i + 1)), c);
       }
       // Each caller learns its org's credit right after its own call: the final credit plus later calls' charges.
-      const running = new Map<string, number>();
-      for (const orgId of new Set(records.map((r) => r.orgId)))
-        running.set(orgId, (s.balance.get(orgId) as number | undefined) ?? 0);
+      const running = credit;
+      for (const r of records)
+        if (!running.has(r.orgId)) running.set(r.orgId, (s.balance.get(r.orgId) as number | undefined) ?? 0);
       balances = new Array<number>(records.length);
       for (let i = records.length - 1; i >= 0; i--) {
         const r = records[i]!;
@@ -316,12 +321,16 @@ function _prepare(db: Sqlite.Database) {
     leaseSpend: db.prepare(
       'UPDATE balance_leases SET spent_cents = spent_cents + ? WHERE id = ? AND released_at IS NULL AND spent_cents + ? <= amount_cents',
     ),
-    balanceLeased: db.prepare(
-      'UPDATE balances SET credit_cents = credit_cents - ?, reserved_cents = reserved_cents - ?, updated_at = ? WHERE org_id = ?',
-    ),
-    balanceDirect: db.prepare(
-      'UPDATE balances SET credit_cents = credit_cents - ?, updated_at = ? WHERE org_id = ? AND credit_cents - reserved_cents >= ?',
-    ),
+    balanceLeased: db
+      .prepare(
+        'UPDATE balances SET credit_cents = credit_cents - ?, reserved_cents = reserved_cents - ?, updated_at = ? WHERE org_id = ? RETURNING credit_cents',
+      )
+      .pluck(),
+    balanceDirect: db
+      .prepare(
+        'UPDATE balances SET credit_cents = credit_cents - ?, updated_at = ? WHERE org_id = ? AND credit_cents - reserved_cents >= ? RETURNING credit_cents',
+      )
+      .pluck(),
     keySpend: db.prepare('UPDATE api_keys SET spent_cents = spent_cents + ?, last_used_at = ? WHERE id = ?'),
     lastUsed: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
     daySpend: db.prepare(

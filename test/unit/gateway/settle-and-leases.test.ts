@@ -138,6 +138,26 @@ describe('SettleWriter (group commit)', () => {
     expect((await a.bal()).reserved_cents).toBe(0);
   });
 
+  it("tells each call of a mixed commit its org's credit right after it: leased, unleased, free, another org", async () => {
+    const a = await arrange(100);
+    const other = await seedOrg(h);
+    await grantCredits(h, other.orgId, 70, 'test');
+    const r = a.leases.reserve(a.key, utcDay(a.now), 5, a.now);
+    expect(r.ok).toBe(true);
+    const lease = (r as { ok: true; lease: { id: string } }).lease;
+    // The lease holds 20 of the 100 (maxChunkCents): 80 are free for the unleased charge.
+    const balances = await Promise.all([
+      a.writer.settle(a.rec(lease.id, 5, 0)),
+      a.writer.settle(a.rec(null, 4, 1)),
+      a.writer.settle(a.rec(null, 0, 2)),
+      // An org with no charge in the commit: its credit is read, not returned by an update.
+      a.writer.settle({ ...a.rec(null, 0, 3), orgId: other.orgId }),
+    ]);
+    expect(balances).toEqual([95, 91, 91, 70]);
+    expect((await a.bal()).credit_cents).toBe(91);
+    await expectLedgerConsistent(h);
+  });
+
   it('takes the platform fee per call (rounded down each time), so batching never changes what a provider nets', async () => {
     const a = await arrange(100);
     // 20 % of 4 cents is 0.8: each call's fee rounds down to 0, whether the calls commit together or apart.

@@ -1,0 +1,75 @@
+/**
+ * `node dist/bench/profile-run.js [paid|passthrough] [--seconds N] [--c1] [--strace]`: one gateway on core 1, the
+ * stub and wrk on core 0, then the gateway's CPU per request and either its top self-time functions (`--cpu-prof`)
+ * or, with `--strace`, its system calls per request (`strace -c -f`, every thread: the checkpoint thread's WAL
+ * reads and fsyncs included). `--c1`: one connection (each paid call its own commit), else `wrk -t2 -c50`.
+ * For comparing variants of the hot path between builds without a full `npm run bench` (issue 14).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { topSelfTime } from './profile.js';
+import { cpuMicros } from './procs.js';
+import { runWrk } from './phase-latency.js';
+import { seedDataDir, startGateway, startStub } from './setup.js';
+
+/** `strace -c` summary rows as calls per request, largest first. */
+function _perRequest(summary: string, requests: number): string[] {
+  const rows: [string, number][] = [];
+  for (const line of summary.split('\n')) {
+    const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$/.exec(line);
+    if (m && m[2] !== 'total') rows.push([m[2]!, Number(m[1]) / requests]);
+  }
+  return rows.sort((a, b) => b[1] - a[1]).map(([name, n]) => `${n.toFixed(2).padStart(7)}  ${name}`);
+}
+
+async function _main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const mode = argv.includes('passthrough') ? 'passthrough' : 'paid';
+  const i = argv.indexOf('--seconds');
+  const seconds = i >= 0 ? Number(argv[i + 1]) : 5;
+  const strace = argv.includes('--strace');
+  const load = argv.includes('--c1') ? { threads: 1, connections: 1 } : { threads: 2, connections: 50 };
+  const dir = mkdtempSync(join(tmpdir(), 'svc-prof-'));
+  const stub = await startStub('0');
+  const seed = await seedDataDir(stub.url, 'prof');
+  const gw = await startGateway(seed, 'gateway-prof', {
+    metering: mode === 'paid',
+    cpus: '1',
+    nodeArgs: strace ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+    env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000' },
+  });
+  const target = { url: gw.url + seed.path, headers: { authorization: `Bearer ${seed.key}` } };
+  const out = join(dir, 'strace.txt');
+  try {
+    await runWrk('wrk', target, 2, '0', load);
+    const tracer = strace ? spawn('strace', ['-c', '-f', '-o', out, '-p', String(gw.pid)]) : null;
+    if (tracer) await new Promise((r) => setTimeout(r, 500));
+    const c0 = cpuMicros(gw.pid);
+    const w = await runWrk('wrk', target, seconds, '0', load);
+    const c1 = cpuMicros(gw.pid);
+    if (tracer) {
+      tracer.kill('SIGINT');
+      await new Promise((r) => tracer.once('exit', r));
+    }
+    console.log(
+      `${mode} (${load.connections} connection${load.connections > 1 ? 's' : ''}${strace ? ', under strace' : ''}): ` +
+        `${Math.round(w.requests / (w.durationUs / 1e6))} req/s, ${((c1 - c0) / w.requests).toFixed(1)} µs CPU/req, ` +
+        `p50 ${w.p50Us} µs, p99 ${w.p99Us} µs, non-2xx ${w.statusErrors}`,
+    );
+    if (tracer) {
+      console.log('system calls per request:');
+      for (const l of _perRequest(readFileSync(out, 'utf8'), w.requests)) console.log(l);
+    }
+  } finally {
+    await gw.stop();
+    await stub.stop();
+  }
+  if (!strace)
+    for (const l of topSelfTime(dir, 30)) console.log(`${String(l.percent).padStart(5)}  ${l.fn}  ${l.where}`);
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(seed.dataDir, { recursive: true, force: true });
+}
+
+void _main();
