@@ -62,10 +62,13 @@ export async function listingSummaries(
         'max_price_cents',
       ),
     ])
-    .where('apis.status', '=', 'live')
     .where('apis.suspended_at', 'is', null);
+  // Given ids, read them by primary key: SQLite would otherwise walk every live listing through `apis_status`
+  // (the unary + keeps that index out of the plan).
+  q = filter.apiIds
+    ? q.where('apis.id', 'in', filter.apiIds).where(sql`+apis.status`, '=', 'live')
+    : q.where('apis.status', '=', 'live');
   if (filter.orgId) q = q.where('apis.org_id', '=', filter.orgId);
-  if (filter.apiIds) q = q.where('apis.id', 'in', filter.apiIds);
   const rows = await q
     .orderBy('apis.published_at', 'desc')
     .limit(filter.apiIds ? filter.apiIds.length : 200)
