@@ -4,6 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { answer, defineTool, READ, rest, seg, WRITE, type ToolEnv } from '../tool-kit.js';
 import { ok } from '../result.js';
 import { KeyCapsSchema, KeyIdSchema, KeyResourceSchema } from '../../core/schemas/keys.schemas.js';
+import { UsageSummarySchema } from '../../core/schemas/usage.schemas.js';
 
 const Cents = z.number().int().min(0).max(100_000_000);
 const HUMAN = 'A person must open this URL in a browser to finish; call get_balance afterwards to see the effect.';
@@ -119,7 +120,7 @@ export const accountTools = [
       from: z.string().max(40).optional().describe('e.g. 2026-11-01'),
       to: z.string().max(40).optional(),
     }),
-    output: z.looseObject({ totals: z.looseObject({}) }),
+    output: UsageSummarySchema,
     annotations: READ,
     run: async (a, env) => answer('get_usage', env, await rest(env, 'GET', '/v1/usage', { query: a })),
   }),

@@ -1,8 +1,11 @@
 /** Profile tools: the public provider directory, and your own provider profile (provider:write). */
 import { z } from 'zod';
 import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
-
-const Profile = z.looseObject({ slug: z.string() });
+import {
+  ProviderDirectorySchema,
+  ProviderPageSchema,
+  ProviderProfileSchema,
+} from '../../core/schemas/providers.schemas.js';
 
 export const profileTools = [
   defineTool({
@@ -14,7 +17,7 @@ export const profileTools = [
       limit: z.number().int().min(1).max(100).optional().describe('Default 20'),
       offset: z.number().int().min(0).max(10_000).optional(),
     }),
-    output: z.looseObject({ data: z.array(z.looseObject({})), has_more: z.boolean() }),
+    output: ProviderDirectorySchema,
     annotations: READ,
     run: async (a, env) => answer('list_providers', env, await rest(env, 'GET', '/v1/providers', { query: a })),
   }),
@@ -23,7 +26,7 @@ export const profileTools = [
     title: 'A provider',
     description: "A provider's public profile and live listings. Free.",
     input: z.object({ slug: z.string().min(1).max(80) }),
-    output: Profile,
+    output: ProviderPageSchema,
     annotations: READ,
     run: async (a, env) => answer('get_provider_profile', env, await rest(env, 'GET', `/v1/providers/${seg(a.slug)}`)),
   }),
@@ -32,7 +35,7 @@ export const profileTools = [
     title: 'My provider profile',
     description: "Your org's provider profile (created on first use).",
     input: z.object({}),
-    output: Profile,
+    output: ProviderProfileSchema,
     annotations: READ,
     scope: 'provider:write',
     run: async (_a, env) => answer('get_my_profile', env, await rest(env, 'GET', '/v1/provider/profile')),
@@ -48,7 +51,7 @@ export const profileTools = [
       website: z.string().url().max(500).nullable().optional(),
       logo_url: z.string().url().max(500).nullable().optional(),
     }),
-    output: Profile,
+    output: ProviderProfileSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: 'provider:write',
     run: async (a, env) =>

@@ -17,6 +17,7 @@ import { createLiveListing, smallOpenApi, startStubUpstream, type StubUpstream }
 import { ROOT } from '../../helpers/processes.js';
 import { refreshLeaderboards } from '../../../control/market/leaderboards.service.js';
 import type { DbHandles } from '../../../core/db/database.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const DAY = 86_400_000;
 const run = promisify(execFile);
@@ -76,15 +77,6 @@ async function expectInSync(): Promise<SearchRow[]> {
   const rows = await cached();
   expect(rows).toEqual(await truth());
   return rows;
-}
-
-async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const rowOf = async (apiId: string) => (await expectInSync()).find((r) => r.api_id === apiId);
