@@ -98,8 +98,8 @@ export async function createApi(
       return { dbFile: ctx.config.dbFile, apiId, now };
     });
     const { apiId, now } = created!;
-    // The worker wrote the endpoints and their search paths (import-store.ts); what is derived from endpoint rows
-    // on the control plane's side is refreshed here.
+    // The worker wrote the document, components, endpoints and search paths (import-store.ts); the change feed the
+    // gateways follow is recorded here, once the listing is whole.
     await ctx.db.transaction().execute((trx) => recordChange(trx, 'api', apiId, now));
     ctx.log.info('import stored', {
       api_id: apiId,
