@@ -128,6 +128,16 @@ describe('endpoints written by the import worker', () => {
     expect(hits.rows.map((x) => x.id)).toEqual([apiId]);
     expect(await deferredListings()).toBe(0);
 
+    // A re-import answers the same way: a page, the count, the link; matched endpoints keep their ids.
+    const again = await call(h.control.url, 'POST', `/v1/provider/apis/${apiId}/import`, {
+      token: org.key,
+      body: { body: manyOperations('Worker Written', 'zebrafish') },
+    });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ endpoint_count: OPERATIONS, endpoints_has_more: true, added: 0, removed: 0 });
+    expect(again.body.endpoints).toHaveLength(100);
+    expect(again.body.endpoints[0].endpoint_id).toBe(r.body.endpoints[0].endpoint_id);
+
     // Another org cannot page through them.
     const other = await seedOrg(db);
     const foreign = await call(h.control.url, 'GET', `${r.body.endpoints_url}`, { token: other.key });
