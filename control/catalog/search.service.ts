@@ -7,6 +7,9 @@ import type { Db } from '../../core/db/database.js';
 import { normalizeCategory } from './category.js';
 import { cachedSearch } from './search-cache.js';
 import type { Sort } from '../../core/enumerations.js';
+import type { CatalogSearchResult } from '../../core/schemas/catalog.schemas.js';
+import { pageOf } from '../lib/pagination.js';
+import { listingSummaries, toListingSummary } from './listing-summary.js';
 
 export interface SearchResult {
   ids: string[];
@@ -99,4 +102,12 @@ export async function categoriesWithCounts(db: Db): Promise<{ category: string; 
       .execute();
     return rows.map((r) => ({ category: r.category, count: Number(r.count) }));
   });
+}
+
+/** One page of matching live listings as summaries, with the total match count (REST search, the catalog page). */
+export async function searchCatalog(db: Db, p: SearchParams): Promise<CatalogSearchResult> {
+  const { ids, total } = await searchListingIds(db, p);
+  const page = pageOf(ids, p.limit, p.offset);
+  const rows = await listingSummaries(db, { apiIds: page.data });
+  return { ...page, total, sort: p.sort ?? 'relevance', data: rows.map(toListingSummary) };
 }

@@ -1,8 +1,9 @@
 /** /v1/provider/apis: a provider's listing lifecycle (create/import, patch, credentials, pricing, verify, publish). `provider:write`. */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
-import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { bearer, centsField, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
+import { takeImport } from '../auth/abuse-limits.js';
 import { DiscountTiersSchema } from '../../core/discounts.js';
 import { cancelPendingPricing, setPricing } from '../pricing/pricing.service.js';
 import { getOwnedApi } from './apis.repo.js';
@@ -15,11 +16,21 @@ import type { AppContext } from '../context.js';
 import { linkUrlSchema } from '../lib/link-url.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import { CREDENTIAL_INJECTIONS } from '../../core/enumerations.js';
+import {
+  CancelledPriceChangeSchema,
+  CredentialsResultSchema,
+  ImportedApiSchema,
+  PricingResultSchema,
+  ProviderApiDetailSchema,
+  ProviderApiListSchema,
+  ProviderEndpointPageSchema,
+  PublishResultSchema,
+  ReimportResultSchema,
+  VerifyResultSchema,
+} from '../../core/schemas/providers.schemas.js';
 
 export const apisRoutes = newRouter();
 
-const Json = z.record(z.string(), z.unknown()).openapi('ProviderJson');
-const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
 const ApiIdParam = z.object({
   api_id: z
     .string()
@@ -105,14 +116,6 @@ function detail(ctx: AppContext, orgId: string, apiId: string) {
 
 const tags = ['provider'];
 
-export function takeImport(ctx: AppContext, orgId: string): void {
-  ctx.limiters.imports.enforce(
-    orgId,
-    ctx.clock.now(),
-    () => 'Too many imports for this organization; try again shortly',
-  );
-}
-
 apisRoutes.openapi(
   createRoute({
     method: 'post',
@@ -122,7 +125,7 @@ apisRoutes.openapi(
     request: jsonBody(CreateBody),
     responses: {
       201: jsonResponse(
-        Json,
+        ImportedApiSchema,
         'The new draft listing: import_report, endpoint_count, the first 100 endpoints, endpoints_url for the rest',
       ),
       ...problemResponses,
@@ -144,7 +147,10 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, query: PaginationQuery },
-    responses: ok("The listing's current endpoints in document order, with prices (paged)"),
+    responses: okResponses(
+      ProviderEndpointPageSchema,
+      "The listing's current endpoints in document order, with prices (paged)",
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -160,7 +166,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { query: PaginationQuery },
-    responses: ok('Draft and live listings of the org, newest first (paged)'),
+    responses: okResponses(ProviderApiListSchema, 'Draft and live listings of the org, newest first (paged)'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -176,7 +182,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Listing detail with endpoints, prices and pending increases'),
+    responses: okResponses(ProviderApiDetailSchema, 'Listing detail with endpoints, prices and pending increases'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -191,7 +197,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(PatchBody) },
-    responses: ok('The updated listing'),
+    responses: okResponses(ProviderApiDetailSchema, 'The updated listing'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -208,7 +214,10 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(ImportBody) },
-    responses: ok('Re-imported (answered like a create): endpoints matched by method+path keep their ids and prices'),
+    responses: okResponses(
+      ReimportResultSchema,
+      'Re-imported (answered like a create): endpoints matched by method+path keep their ids and prices',
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -234,7 +243,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(CredentialsBody) },
-    responses: ok('Stored (encrypted); only a fingerprint is returned'),
+    responses: okResponses(CredentialsResultSchema, 'Stored (encrypted); only a fingerprint is returned'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -252,7 +261,10 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(PricingBody) },
-    responses: ok('Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged'),
+    responses: okResponses(
+      PricingResultSchema,
+      'Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged',
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -275,7 +287,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: EndpointParam },
-    responses: ok('The cancelled pending increase'),
+    responses: okResponses(CancelledPriceChangeSchema, 'The cancelled pending increase'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -285,7 +297,7 @@ apisRoutes.openapi(
       {
         change_id: pc.id,
         endpoint_id,
-        status: 'cancelled',
+        status: pc.status,
         new_price_cents: pc.new_price_cents,
         effective_at: iso(pc.effective_at),
         cancelled_at: iso(pc.cancelled_at),
@@ -302,7 +314,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Smoke test result per checked endpoint'),
+    responses: okResponses(VerifyResultSchema, 'Smoke test result per checked endpoint'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -320,7 +332,7 @@ apisRoutes.openapi(
       params: ApiIdParam,
       body: { content: { 'application/json': { schema: PublishBody } }, required: false },
     },
-    responses: ok('Now live'),
+    responses: okResponses(PublishResultSchema, 'Now live'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -338,7 +350,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Back to draft'),
+    responses: okResponses(ProviderApiDetailSchema, 'Back to draft'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');

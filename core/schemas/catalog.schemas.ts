@@ -105,7 +105,8 @@ export const PendingPriceSchema = z
   .meta({ id: 'PendingPrice' });
 export type PendingPrice = z.infer<typeof PendingPriceSchema>;
 
-const EndpointBase = {
+/** Fields every endpoint view shares (public and the provider's own). */
+export const EndpointBase = {
   endpoint_id: z.string(),
   method: z.string(),
   path: z.string(),
@@ -113,17 +114,22 @@ const EndpointBase = {
   price_cents: z.number().int(),
 };
 
+/** What a listing says about itself, in the public detail and the provider's own view alike. */
+export const ListingFacts = {
+  slug: z.string(),
+  name: z.string(),
+  summary: z.string(),
+  description: z.string(),
+  category: z.string(),
+  tags: z.array(z.string()),
+  status: z.enum(['draft', 'live']),
+  docs_url: z.string().nullable(),
+  logo_url: z.string().nullable(),
+};
+
 export const ListingDetailSchema = z
   .object({
-    slug: z.string(),
-    name: z.string(),
-    summary: z.string(),
-    description: z.string(),
-    category: z.string(),
-    tags: z.array(z.string()),
-    status: z.enum(['draft', 'live']),
-    docs_url: z.string().nullable(),
-    logo_url: z.string().nullable(),
+    ...ListingFacts,
     provider: ProviderRefSchema.nullable(),
     endpoint_count: z.number().int(),
     free_endpoints: z.number().int(),
@@ -209,6 +215,7 @@ export type PriceChange = z.infer<typeof PriceChangeSchema>;
 export const ListingHistorySchema = PageOf(PriceChangeSchema)
   .extend({ slug: z.string() })
   .meta({ id: 'ListingHistory' });
+export type ListingHistory = z.infer<typeof ListingHistorySchema>;
 
 export const ListingRanksSchema = z
   .object({

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { DiscountTiersSchema } from '../discounts.js';
 import { CREDENTIAL_INJECTIONS } from '../enumerations.js';
-import { ListingSummarySchema, PendingPriceSchema } from './catalog.schemas.js';
+import { EndpointBase, ListingFacts, ListingSummarySchema, PendingPriceSchema } from './catalog.schemas.js';
 import { CentsAmount, PageOf, Timestamp } from './common.schemas.js';
 
 export const ProviderProfileSchema = z
@@ -93,17 +93,9 @@ export const ProviderCredentialsSchema = z.object({
 export const ProviderApiSchema = z
   .object({
     api_id: z.string(),
-    slug: z.string(),
-    name: z.string(),
-    summary: z.string(),
-    description: z.string(),
-    category: z.string(),
-    tags: z.array(z.string()),
+    ...ListingFacts,
     base_url: z.string().nullable(),
-    docs_url: z.string().nullable(),
-    logo_url: z.string().nullable(),
     health_path: z.string().nullable(),
-    status: z.enum(['draft', 'live']),
     suspended: z.boolean(),
     source: z.object({ kind: z.enum(['openapi_url', 'rapidapi_url', 'body', 'demo']), url: z.string().nullable() }),
     import_report: ImportReportSchema.nullable().meta({ description: 'null for listings not imported' }),
@@ -119,12 +111,8 @@ export type ProviderApi = z.infer<typeof ProviderApiSchema>;
 
 export const ProviderEndpointSchema = z
   .object({
-    endpoint_id: z.string(),
-    method: z.string(),
-    path: z.string(),
+    ...EndpointBase,
     operation_id: z.string().nullable(),
-    summary: z.string(),
-    price_cents: z.number().int(),
     discounts: DiscountTiersSchema,
     pending_price: PendingPriceSchema.nullable(),
     removed: z.boolean().meta({ description: 'Gone from the last import; kept so usage history resolves' }),
@@ -142,8 +130,20 @@ export const ProviderApiListSchema = PageOf(ProviderApiSchema.extend({ endpoint_
 });
 export type ProviderApiList = z.infer<typeof ProviderApiListSchema>;
 
-export const ReimportResultSchema = ProviderApiDetailSchema.extend({
+export const ProviderEndpointPageSchema = PageOf(ProviderEndpointSchema).meta({ id: 'ProviderEndpointPage' });
+export type ProviderEndpointPage = z.infer<typeof ProviderEndpointPageSchema>;
+
+/** What an import (create) answers: one page of endpoints, never all of them (docs/providers.md, Import). */
+export const ImportedApiSchema = ProviderApiSchema.extend({
+  endpoint_count: z.number().int(),
+  endpoints: z.array(ProviderEndpointSchema).describe('The first 100 current endpoints, in document order'),
+  endpoints_has_more: z.boolean(),
+  endpoints_url: z.string().describe('The paged list of every endpoint (limit, offset)'),
   warnings: z.array(z.string()),
+}).meta({ id: 'ImportedApi' });
+export type ImportedApi = z.infer<typeof ImportedApiSchema>;
+
+export const ReimportResultSchema = ImportedApiSchema.extend({
   added: z.number().int(),
   removed: z.number().int(),
 }).meta({ id: 'ReimportResult' });
