@@ -9,6 +9,7 @@ import { cancelPendingPricing, setPricing } from '../pricing/pricing.service.js'
 import { getOwnedApi } from './apis.repo.js';
 import { listOwnedApis, ownedApiDetail } from './provider-apis.service.js';
 import { iso, toProviderApi } from './apis.serialize.js';
+import { importedApiResponse, ownedEndpointsPage } from './imported-api.service.js';
 import { createApi, patchApi, reimportApi, setCredentials } from './apis.service.js';
 import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
@@ -18,9 +19,11 @@ import { CREDENTIAL_INJECTIONS } from '../../core/enumerations.js';
 import {
   CancelledPriceChangeSchema,
   CredentialsResultSchema,
+  ImportedApiSchema,
   PricingResultSchema,
   ProviderApiDetailSchema,
   ProviderApiListSchema,
+  ProviderEndpointPageSchema,
   PublishResultSchema,
   ReimportResultSchema,
   VerifyResultSchema,
@@ -28,7 +31,6 @@ import {
 
 export const apisRoutes = newRouter();
 
-const Json = z.record(z.string(), z.unknown()).openapi('ProviderJson');
 const ApiIdParam = z.object({
   api_id: z
     .string()
@@ -121,14 +123,39 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: jsonBody(CreateBody),
-    responses: { 201: jsonResponse(Json, 'The new draft listing with its endpoints'), ...problemResponses },
+    responses: {
+      201: jsonResponse(
+        ImportedApiSchema,
+        'The new draft listing: import_report, endpoint_count, the first 100 endpoints, endpoints_url for the rest',
+      ),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const ctx = c.get('ctx');
     takeImport(ctx, p.orgId);
     const { apiId, warnings } = await createApi(ctx, p.orgId, c.req.valid('json'));
-    return c.json({ ...(await detail(ctx, p.orgId, apiId)), warnings }, 201);
+    return c.json({ ...(await importedApiResponse(ctx.db, p.orgId, apiId)), warnings }, 201);
+  },
+);
+
+apisRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/provider/apis/{api_id}/endpoints',
+    tags,
+    security: bearer,
+    request: { params: ApiIdParam, query: PaginationQuery },
+    responses: okResponses(
+      ProviderEndpointPageSchema,
+      "The listing's current endpoints in document order, with prices (paged)",
+    ),
+  }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    const { limit, offset } = c.req.valid('query');
+    return c.json(await ownedEndpointsPage(c.get('ctx').db, p.orgId, c.req.valid('param').api_id, limit, offset), 200);
   },
 );
 
@@ -189,7 +216,7 @@ apisRoutes.openapi(
     request: { params: ApiIdParam, ...jsonBody(ImportBody) },
     responses: okResponses(
       ReimportResultSchema,
-      'Re-imported: endpoints matched by method+path keep their ids and prices',
+      'Re-imported (answered like a create): endpoints matched by method+path keep their ids and prices',
     ),
   }),
   async (c) => {
@@ -198,7 +225,12 @@ apisRoutes.openapi(
     takeImport(c.get('ctx'), p.orgId);
     const r = await reimportApi(c.get('ctx'), p.orgId, api_id, c.req.valid('json'));
     return c.json(
-      { ...(await detail(c.get('ctx'), p.orgId, api_id)), warnings: r.warnings, added: r.added, removed: r.removed },
+      {
+        ...(await importedApiResponse(c.get('ctx').db, p.orgId, api_id)),
+        warnings: r.warnings,
+        added: r.added,
+        removed: r.removed,
+      },
       200,
     );
   },

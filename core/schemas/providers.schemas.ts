@@ -143,8 +143,20 @@ export const ProviderApiListSchema = PageOf(ProviderApiSchema.extend({ endpoint_
 });
 export type ProviderApiList = z.infer<typeof ProviderApiListSchema>;
 
-export const ReimportResultSchema = ProviderApiDetailSchema.extend({
+export const ProviderEndpointPageSchema = PageOf(ProviderEndpointSchema).meta({ id: 'ProviderEndpointPage' });
+export type ProviderEndpointPage = z.infer<typeof ProviderEndpointPageSchema>;
+
+/** What an import (create) answers: one page of endpoints, never all of them (docs/providers.md, Import). */
+export const ImportedApiSchema = ProviderApiSchema.extend({
+  endpoint_count: z.number().int(),
+  endpoints: z.array(ProviderEndpointSchema).describe('The first 100 current endpoints, in document order'),
+  endpoints_has_more: z.boolean(),
+  endpoints_url: z.string().describe('The paged list of every endpoint (limit, offset)'),
   warnings: z.array(z.string()),
+}).meta({ id: 'ImportedApi' });
+export type ImportedApi = z.infer<typeof ImportedApiSchema>;
+
+export const ReimportResultSchema = ImportedApiSchema.extend({
   added: z.number().int(),
   removed: z.number().int(),
 }).meta({ id: 'ReimportResult' });
