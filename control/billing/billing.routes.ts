@@ -3,16 +3,30 @@
  * auto-reload, the Stripe webhook, and the provider's Connect onboarding and payouts. The test-mode pages are
  * control/web/pages/test-payments.tsx.
  */
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { requireAuth, requireScope } from '../auth/rest-auth.js';
 import { billingStatus, packsView } from './billing.views.js';
 import { iso, listPayments } from './billing.repo.js';
-import { PageOf, PaginationQuery, pageOf } from '../lib/pagination.js';
+import { pageOf } from '../lib/pagination.js';
+import { PageOf, PaginationQuerySchema } from '../../core/schemas/common.schemas.js';
 import { startCheckout } from './checkout.service.js';
-import { AutoReloadInputSchema, CheckoutInputSchema } from '../../core/schemas/billing.schemas.js';
+import {
+  AutoReloadInputSchema,
+  BalanceSchema,
+  CardSetupResultSchema,
+  CheckoutInputSchema,
+  CheckoutResultSchema,
+  ConnectOnboardResultSchema,
+  CreditPackListSchema,
+  PaymentSchema,
+  PortalResultSchema,
+  ProviderPayoutsSchema,
+  WebhookReceiptSchema,
+  type Payment,
+} from '../../core/schemas/billing.schemas.js';
 import { openPortal, setAutoReload, startCardSetup } from './cards.service.js';
 import { handleStripeWebhook } from './webhooks.service.js';
 import { connectOnboard, toConnectResource } from './connect.service.js';
@@ -34,60 +48,7 @@ export function publicBaseFor(config: Readonly<Config>, requestUrl: string): str
   return config.urls.control.replace(/\/$/, '');
 }
 
-const PackSchema = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    price_cents: z.number().int(),
-    credit_cents: z.number().int(),
-    bonus_cents: z.number().int(),
-  })
-  .openapi('CreditPack');
-
-const BalanceSchema = z
-  .object({
-    org_id: z.string(),
-    credit_cents: z.number().int().openapi({ description: 'Settled credits, including reserved' }),
-    pending_cents: z
-      .number()
-      .int()
-      .openapi({ description: 'Withheld credits (signup credit awaiting email verification)' }),
-    reserved_cents: z
-      .number()
-      .int()
-      .openapi({ description: 'Part of credit_cents leased to gateways for in-flight calls' }),
-    available_cents: z.number().int(),
-    payments_mode: z.enum(['stripe', 'test', 'disabled']).openapi({
-      description: 'disabled: no Stripe key and test payments refused (production without SVC_TEST_PAYMENTS)',
-    }),
-    card_on_file: z.boolean(),
-    card: z.object({ brand: z.string().nullable(), last4: z.string().nullable() }).nullable(),
-    auto_reload: z.object({
-      enabled: z.boolean(),
-      threshold_cents: z.number().int().nullable(),
-      amount_cents: z.number().int().nullable(),
-      failures: z.number().int(),
-      paused: z.boolean(),
-    }),
-  })
-  .openapi('Balance');
-
-const PaymentSchema = z
-  .object({
-    id: z.string(),
-    kind: z.enum(['checkout', 'auto_reload', 'setup']),
-    processor: z.enum(['stripe', 'test']),
-    status: z.enum(['open', 'succeeded', 'failed', 'expired']),
-    pack: z.string().nullable(),
-    amount_cents: z.number().int(),
-    credit_cents: z.number().int(),
-    failure_reason: z.string().nullable(),
-    created_at: z.string(),
-    completed_at: z.string().nullable(),
-  })
-  .openapi('Payment');
-
-function toPayment(p: Row<'payments'>): z.infer<typeof PaymentSchema> {
+function toPayment(p: Row<'payments'>): Payment {
   return {
     id: p.id,
     kind: p.kind,
@@ -126,13 +87,7 @@ billingRoutes.openapi(
     tags: ['billing'],
     security: bearer,
     responses: {
-      200: jsonResponse(
-        z.object({
-          data: z.array(PackSchema),
-          custom_amount: z.object({ min_cents: z.number().int(), max_cents: z.number().int() }),
-        }),
-        'Credit packs',
-      ),
+      200: jsonResponse(CreditPackListSchema, 'Credit packs'),
       ...problemResponses,
     },
   }),
@@ -148,7 +103,7 @@ billingRoutes.openapi(
     path: '/v1/billing/payments',
     tags: ['billing'],
     security: bearer,
-    request: { query: PaginationQuery },
+    request: { query: PaginationQuerySchema },
     responses: {
       200: jsonResponse(PageOf(PaymentSchema), 'Payments of the org, newest first, one page'),
       ...problemResponses,
@@ -170,17 +125,7 @@ billingRoutes.openapi(
     security: bearer,
     request: jsonBody(CheckoutInputSchema),
     responses: {
-      201: jsonResponse(
-        z.object({
-          payment_id: z.string(),
-          checkout_url: z.string(),
-          mode: z.enum(['stripe', 'test']),
-          pack: z.string().nullable(),
-          amount_cents: z.number().int(),
-          credit_cents: z.number().int(),
-        }),
-        'Open checkout_url in a browser to pay',
-      ),
+      201: jsonResponse(CheckoutResultSchema, 'Open checkout_url in a browser to pay'),
       ...problemResponses,
     },
   }),
@@ -210,10 +155,7 @@ billingRoutes.openapi(
     tags: ['billing'],
     security: bearer,
     responses: {
-      201: jsonResponse(
-        z.object({ setup_id: z.string(), setup_url: z.string(), mode: z.enum(['stripe', 'test']) }),
-        'Open setup_url in a browser to confirm a card',
-      ),
+      201: jsonResponse(CardSetupResultSchema, 'Open setup_url in a browser to confirm a card'),
       ...problemResponses,
     },
   }),
@@ -231,10 +173,7 @@ billingRoutes.openapi(
     tags: ['billing'],
     security: bearer,
     responses: {
-      200: jsonResponse(
-        z.object({ portal_url: z.string(), mode: z.enum(['stripe', 'test']) }),
-        'Open portal_url in a browser',
-      ),
+      200: jsonResponse(PortalResultSchema, 'Open portal_url in a browser'),
       ...problemResponses,
     },
   }),
@@ -270,10 +209,7 @@ billingRoutes.openapi(
     description:
       'Stripe webhook endpoint. No bearer auth: the Stripe-Signature header is verified against SVC_STRIPE_WEBHOOK_SECRET.',
     responses: {
-      200: jsonResponse(
-        z.object({ received: z.boolean(), event_id: z.string(), duplicate: z.boolean(), outcome: z.string() }),
-        'Applied (or already applied)',
-      ),
+      200: jsonResponse(WebhookReceiptSchema, 'Applied (or already applied)'),
       400: problemResponses[400],
     },
   }),
@@ -284,15 +220,6 @@ billingRoutes.openapi(
   },
 );
 
-const ConnectSchema = z
-  .object({
-    account_id: z.string(),
-    processor: z.enum(['stripe', 'test']),
-    details_submitted: z.boolean(),
-    payouts_enabled: z.boolean(),
-  })
-  .openapi('ConnectAccount');
-
 billingRoutes.openapi(
   createRoute({
     method: 'post',
@@ -300,10 +227,7 @@ billingRoutes.openapi(
     tags: ['provider'],
     security: bearer,
     responses: {
-      200: jsonResponse(
-        z.object({ onboarding_url: z.string(), created: z.boolean(), account: ConnectSchema }),
-        'Open onboarding_url in a browser to verify identity',
-      ),
+      200: jsonResponse(ConnectOnboardResultSchema, 'Open onboarding_url in a browser to verify identity'),
       ...problemResponses,
     },
   }),
@@ -314,19 +238,6 @@ billingRoutes.openapi(
   },
 );
 
-const PayoutSchema = z
-  .object({
-    id: z.string(),
-    period: z.string(),
-    amount_cents: z.number().int(),
-    status: z.enum(['pending', 'paid', 'failed']),
-    transfer_id: z.string().nullable(),
-    failure_reason: z.string().nullable(),
-    created_at: z.string(),
-    completed_at: z.string().nullable(),
-  })
-  .openapi('Payout');
-
 billingRoutes.openapi(
   createRoute({
     method: 'get',
@@ -334,20 +245,7 @@ billingRoutes.openapi(
     tags: ['provider'],
     security: bearer,
     responses: {
-      200: jsonResponse(
-        z.object({
-          account: ConnectSchema.nullable(),
-          earnings: z.object({
-            gross_cents: z.number().int(),
-            fee_cents: z.number().int(),
-            net_earned_cents: z.number().int(),
-            paid_out_cents: z.number().int(),
-            available_cents: z.number().int(),
-          }),
-          payouts: z.array(PayoutSchema),
-        }),
-        'Connected account, earnings summary and payouts (newest first)',
-      ),
+      200: jsonResponse(ProviderPayoutsSchema, 'Connected account, earnings summary and payouts (newest first)'),
       ...problemResponses,
     },
   }),

@@ -6,28 +6,9 @@ import type { Config } from '../../core/config.js';
 import { getBalance } from '../ledger/ledger.service.js';
 import { getAccount } from './billing.repo.js';
 import { paymentsMode, type BillingCtx } from './payments.js';
+import type { Balance } from '../../core/schemas/billing.schemas.js';
 
-export interface AutoReloadView {
-  enabled: boolean;
-  threshold_cents: number | null;
-  amount_cents: number | null;
-  failures: number;
-  paused: boolean;
-}
-
-export interface BillingStatus {
-  org_id: string;
-  credit_cents: number;
-  pending_cents: number;
-  reserved_cents: number;
-  available_cents: number;
-  payments_mode: 'stripe' | 'test' | 'disabled';
-  card_on_file: boolean;
-  card: { brand: string | null; last4: string | null } | null;
-  auto_reload: AutoReloadView;
-}
-
-export async function billingStatus(ctx: BillingCtx, orgId: string): Promise<BillingStatus> {
+export async function billingStatus(ctx: BillingCtx, orgId: string): Promise<Balance> {
   const bal = await getBalance(ctx.db, orgId);
   const acc = await getAccount(ctx.db, orgId);
   // A card saved under the other back-end cannot be charged by this one.

@@ -10,6 +10,7 @@ import type { Db, Row } from '../../core/db/database.js';
 import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { getConnectAccount, toConnectResource } from './connect.service.js';
+import type { ProviderPayouts } from '../../core/schemas/billing.schemas.js';
 
 /** A pending payout older than this is an interrupted run, not a concurrent one still waiting on its transfer. */
 const STALE_PENDING_MS = 10 * 60_000;
@@ -213,7 +214,7 @@ export function toPayoutResource(p: Row<'payouts'>) {
 }
 
 /** What a provider sees about getting paid: its connected account, earnings to date and its latest 100 payouts. */
-export async function providerPayouts(db: Db, providerOrgId: string) {
+export async function providerPayouts(db: Db, providerOrgId: string): Promise<ProviderPayouts> {
   const payouts = await db
     .selectFrom('payouts')
     .selectAll()

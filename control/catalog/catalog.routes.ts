@@ -5,7 +5,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
-import { PaginationQuery } from '../lib/pagination.js';
 import { SvcError } from '../../core/errors.js';
 import { clientIp } from '../lib/client-ip.js';
 import { catalogReader } from './catalog-access.js';
@@ -14,11 +13,13 @@ import { recordCatalogRequest } from './catalog-requests.service.js';
 import {
   CatalogRequestInputSchema,
   CatalogRequestSchema,
+  CatalogSearchQuerySchema,
   CatalogSearchResultSchema,
   CategoryListSchema,
   ConsumerOpenApiSchema,
   DiscoverInputSchema,
   DiscoverResultSchema,
+  LeaderboardQuerySchema,
   LeaderboardSchema,
   ListingDetailSchema,
   ListingEndpointsSchema,
@@ -29,7 +30,8 @@ import {
 } from '../../core/schemas/catalog.schemas.js';
 import { getVisibleListing } from './listings.repo.js';
 import { categoriesWithCounts, searchCatalog } from './search.service.js';
-import { BOARDS, SORTS } from '../../core/enumerations.js';
+import { BOARDS } from '../../core/enumerations.js';
+import { PaginationQuerySchema } from '../../core/schemas/common.schemas.js';
 import { storedDocumentText } from './stored-document.js';
 import {
   consumerOpenApi,
@@ -53,22 +55,12 @@ const SlugParam = z.object({
     .openapi({ param: { name: 'slug', in: 'path' } }),
 });
 
-const SearchQuery = PaginationQuery.extend({
-  query: z.string().max(200).optional(),
-  category: z.string().max(40).optional(),
-  max_price_cents: z.coerce.number().int().min(0).max(100_000_000).optional(),
-  sort: z
-    .enum(SORTS)
-    .optional()
-    .openapi({ description: 'relevance (default), price, popularity, reliability, newest' }),
-});
-
 catalogRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/v1/catalog/search',
     tags,
-    request: { query: SearchQuery },
+    request: { query: CatalogSearchQuerySchema },
     responses: okResponses(CatalogSearchResultSchema, 'Live listings matching the query (paged)'),
   }),
   async (c) => {
@@ -177,7 +169,7 @@ catalogRoutes.openapi(
     method: 'get',
     path: '/v1/apis/{slug}/history',
     tags,
-    request: { params: SlugParam, query: PaginationQuery },
+    request: { params: SlugParam, query: PaginationQuerySchema },
     responses: okResponses(ListingHistorySchema, 'Price changes, newest first (paged)'),
   }),
   async (c) => {
@@ -220,17 +212,12 @@ catalogRoutes.openapi(
   },
 );
 
-const BoardQuery = z.object({
-  category: z.string().max(40).optional(),
-  limit: z.coerce.number().int().min(1).max(50).default(20),
-});
-
 catalogRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/v1/leaderboards/{board}',
     tags,
-    request: { params: z.object({ board: z.enum(BOARDS) }), query: BoardQuery },
+    request: { params: z.object({ board: z.enum(BOARDS) }), query: LeaderboardQuerySchema },
     responses: okResponses(LeaderboardSchema, 'A merit board (materialized; see docs/leaderboards.md)'),
   }),
   async (c) => {

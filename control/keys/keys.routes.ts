@@ -10,7 +10,7 @@ import {
   KeyResourceSchema,
   PatchKeyInputSchema,
 } from '../../core/schemas/keys.schemas.js';
-import { PageOf, PaginationQuery } from '../lib/pagination.js';
+import { PageOf, PaginationQuerySchema } from '../../core/schemas/common.schemas.js';
 import { createKeyFor, listKeys, patchKey, revokeKey } from './keys.service.js';
 
 export const keysRoutes = newRouter();
@@ -23,7 +23,7 @@ keysRoutes.openapi(
     path: '/v1/keys',
     tags: ['keys'],
     security: bearer,
-    request: { query: PaginationQuery },
+    request: { query: PaginationQuerySchema },
     responses: {
       200: jsonResponse(PageOf(KeyResourceSchema), 'Keys of the org, newest first, one page'),
       ...problemResponses,

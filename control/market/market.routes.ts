@@ -2,7 +2,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { okResponses } from '../lib/openapi.js';
-import { PaginationQuery } from '../lib/pagination.js';
+import { PaginationQuerySchema } from '../../core/schemas/common.schemas.js';
 import { catalogReader } from '../catalog/catalog-access.js';
 import { activityFeed, marketOverview } from './market.service.js';
 import { ActivityFeedSchema, MarketOverviewSchema } from '../../core/schemas/market.schemas.js';
@@ -31,7 +31,7 @@ marketRoutes.openapi(
     method: 'get',
     path: '/v1/market/activity',
     tags: ['market'],
-    request: { query: PaginationQuery },
+    request: { query: PaginationQuerySchema },
     responses: okResponses(
       ActivityFeedSchema,
       'Publishes, unpublishes, price changes, new providers; newest first (paged)',

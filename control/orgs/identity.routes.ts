@@ -1,5 +1,5 @@
 /** Identity routes: register, signup, email verification, passwordless login, logout, /v1/me. */
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
@@ -9,7 +9,18 @@ import { requireAuth, requireScope, requireSession } from '../auth/rest-auth.js'
 import { verifyChallenge } from '../auth/challenge.js';
 import { registerAnonymous, requestOrgEmail, signup, verifyEmail } from './orgs.service.js';
 import { describeMe } from './me.service.js';
-import { MeSchema } from '../../core/schemas/identity.schemas.js';
+import {
+  AcceptedSchema,
+  EmailInputSchema,
+  EmailVerifiedSchema,
+  LoginResultSchema,
+  LoginVerifyInputSchema,
+  LogoutResultSchema,
+  MeSchema,
+  RegistrationSchema,
+  SignupInputSchema,
+  VerifyEmailInputSchema,
+} from '../../core/schemas/identity.schemas.js';
 import { endSession, requestLoginCode, verifyLoginCode } from '../sessions/sessions.service.js';
 
 export const identityRoutes = newRouter();
@@ -18,9 +29,6 @@ function limit(c: Context<AppEnv>, which: AbuseLimit, key: string): void {
   takeAbuseLimit(c.get('ctx'), which, key);
 }
 
-const Email = z.string().trim().toLowerCase().email().max(254);
-const Accepted = z.object({ status: z.string(), message: z.string() });
-
 identityRoutes.openapi(
   createRoute({
     method: 'post',
@@ -28,16 +36,7 @@ identityRoutes.openapi(
     tags: ['identity'],
     summary: 'Anonymous agent registration: a new org and a consumer-scoped key, 0 credits',
     responses: {
-      201: jsonResponse(
-        z.object({
-          api_key: z.string(),
-          key_id: z.string(),
-          org_id: z.string(),
-          scopes: z.array(z.string()),
-          credit_cents: z.literal(0),
-        }),
-        'The key is shown once; also echoed in X-Svc-Key',
-      ),
+      201: jsonResponse(RegistrationSchema, 'The key is shown once; also echoed in X-Svc-Key'),
       429: problemResponses[400],
     },
   }),
@@ -50,28 +49,15 @@ identityRoutes.openapi(
   },
 );
 
-const SignupBody = z
-  .object({
-    email: Email,
-    name: z.string().trim().min(1).max(100).optional(),
-    challenge_token: z
-      .string()
-      .min(1)
-      .max(4096)
-      .optional()
-      .openapi({ description: 'Bot-challenge (Turnstile-style) token; required in production' }),
-  })
-  .strict();
-
 const signupRoute = (path: string) =>
   createRoute({
     method: 'post',
     path,
     tags: ['identity'],
     summary: 'Web signup; sends a verification email. 100 cents are credited after verification.',
-    request: jsonBody(SignupBody),
+    request: jsonBody(SignupInputSchema),
     responses: {
-      202: jsonResponse(Accepted, 'Same answer whether or not the email has an account'),
+      202: jsonResponse(AcceptedSchema, 'Same answer whether or not the email has an account'),
       ...problemResponses,
     },
   });
@@ -100,8 +86,8 @@ identityRoutes.openapi(
     tags: ['identity'],
     summary: 'Attach an email to an anonymously registered org; sends a verification token',
     security: bearer,
-    request: jsonBody(z.object({ email: Email }).strict()),
-    responses: { 202: jsonResponse(Accepted, 'Verification mail queued'), ...problemResponses },
+    request: jsonBody(EmailInputSchema),
+    responses: { 202: jsonResponse(AcceptedSchema, 'Verification mail queued'), ...problemResponses },
   }),
   async (c) => {
     const p = requireScope(c, 'keys:write');
@@ -116,18 +102,9 @@ identityRoutes.openapi(
     method: 'post',
     path: '/v1/auth/verify-email',
     tags: ['identity'],
-    request: jsonBody(z.object({ token: z.string().min(1).max(200) }).strict()),
+    request: jsonBody(VerifyEmailInputSchema),
     responses: {
-      200: jsonResponse(
-        z.object({
-          verified: z.literal(true),
-          org_id: z.string(),
-          email: z.string(),
-          released_credit_cents: z.number().int(),
-          elevated_key_ids: z.array(z.string()),
-        }),
-        'Email verified; withheld credits released; registered keys elevated',
-      ),
+      200: jsonResponse(EmailVerifiedSchema, 'Email verified; withheld credits released; registered keys elevated'),
       ...problemResponses,
     },
   }),
@@ -139,8 +116,8 @@ identityRoutes.openapi(
     method: 'post',
     path: '/v1/auth/login/request',
     tags: ['identity'],
-    request: jsonBody(z.object({ email: Email }).strict()),
-    responses: { 202: jsonResponse(Accepted, 'Identical for every email'), ...problemResponses },
+    request: jsonBody(EmailInputSchema),
+    responses: { 202: jsonResponse(AcceptedSchema, 'Identical for every email'), ...problemResponses },
   }),
   async (c) => {
     const { email } = c.req.valid('json');
@@ -161,19 +138,9 @@ identityRoutes.openapi(
     method: 'post',
     path: '/v1/auth/login/verify',
     tags: ['identity'],
-    request: jsonBody(z.object({ email: Email, code: z.string().regex(/^\d{6}$/, 'must be 6 digits') }).strict()),
+    request: jsonBody(LoginVerifyInputSchema),
     responses: {
-      200: jsonResponse(
-        z.object({
-          session_token: z.string(),
-          expires_at: z.string(),
-          org_id: z.string(),
-          user_id: z.string(),
-          new_account: z.boolean(),
-          starter_credit_cents: z.number().int(),
-        }),
-        'A session token (sess_…), shown once',
-      ),
+      200: jsonResponse(LoginResultSchema, 'A session token (sess_…), shown once'),
       ...problemResponses,
     },
   }),
@@ -193,7 +160,7 @@ identityRoutes.openapi(
     path: '/v1/auth/logout',
     tags: ['identity'],
     security: bearer,
-    responses: { 200: jsonResponse(z.object({ ended: z.literal(true) }), 'Session ended'), ...problemResponses },
+    responses: { 200: jsonResponse(LogoutResultSchema, 'Session ended'), ...problemResponses },
   }),
   async (c) => {
     const p = requireSession(c);

@@ -12,6 +12,8 @@ import { sha256Hex } from '../../core/crypto.js';
 import { ensureBalanceRow, postEntry, releasePending } from '../ledger/ledger.service.js';
 import { REGISTER_SCOPES, VERIFIED_EXTRA_SCOPES, formatScopes, parseScopes } from '../../core/scopes.js';
 import { insertKey } from '../keys/keys.service.js';
+import type { EmailVerifiedSchema, RegistrationSchema } from '../../core/schemas/identity.schemas.js';
+import type { z } from 'zod';
 
 export const VERIFY_TOKEN_TTL_MS = 24 * 3600_000;
 
@@ -37,13 +39,7 @@ export async function insertOrg(
   return id;
 }
 
-export interface Registration {
-  org_id: string;
-  key_id: string;
-  api_key: string;
-  scopes: string[];
-  credit_cents: 0;
-}
+export type Registration = z.infer<typeof RegistrationSchema>;
 
 export async function registerAnonymous(ctx: AppContext): Promise<Registration> {
   const now = ctx.clock.now();
@@ -205,13 +201,7 @@ export async function requestOrgEmail(ctx: AppContext, orgId: string, rawEmail: 
   sendLater(ctx, verificationMail(ctx, email, token));
 }
 
-export interface VerifyResult {
-  verified: true;
-  org_id: string;
-  email: string;
-  released_credit_cents: number;
-  elevated_key_ids: string[];
-}
+export type VerifyResult = z.infer<typeof EmailVerifiedSchema>;
 
 export async function verifyEmail(ctx: AppContext, token: string): Promise<VerifyResult> {
   const now = ctx.clock.now();

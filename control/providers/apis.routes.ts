@@ -1,10 +1,9 @@
 /** /v1/provider/apis: a provider's listing lifecycle (create/import, patch, credentials, pricing, verify, publish). `provider:write`. */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
-import { bearer, centsField, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
+import { bearer, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
 import { takeImport } from '../auth/abuse-limits.js';
-import { DiscountTiersSchema } from '../../core/discounts.js';
 import { cancelPendingPricing, setPricing } from '../pricing/pricing.service.js';
 import { getOwnedApi } from './apis.repo.js';
 import { listOwnedApis, ownedApiDetail } from './provider-apis.service.js';
@@ -13,12 +12,16 @@ import { importedApiResponse, ownedEndpointsPage } from './imported-api.service.
 import { createApi, patchApi, reimportApi, setCredentials } from './apis.service.js';
 import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
-import { linkUrlSchema } from '../../core/link-url.js';
-import { PaginationQuery } from '../lib/pagination.js';
-import { CREDENTIAL_INJECTIONS } from '../../core/enumerations.js';
+import { PaginationQuerySchema } from '../../core/schemas/common.schemas.js';
 import {
+  ApiCreateInputSchema,
+  ApiImportInputSchema,
+  ApiPatchInputSchema,
   CancelledPriceChangeSchema,
+  CredentialsInputSchema,
   CredentialsResultSchema,
+  PricingInputSchema,
+  PublishInputSchema,
   ImportedApiSchema,
   PricingResultSchema,
   ProviderApiDetailSchema,
@@ -46,70 +49,6 @@ const EndpointParam = ApiIdParam.extend({
     .openapi({ param: { name: 'endpoint_id', in: 'path' } }),
 });
 
-const url = z.string().url().max(2000);
-const Source = {
-  openapi_url: url
-    .optional()
-    .openapi({ description: 'URL of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML)' }),
-  rapidapi_url: url.optional().openapi({ description: 'URL of a marketplace OpenAPI export (docs/providers.md)' }),
-  body: z
-    .union([z.string().max(2 * 1024 * 1024), z.record(z.string(), z.unknown())])
-    .optional()
-    .openapi({ description: 'The OpenAPI document itself (object, or JSON/YAML text)' }),
-};
-const Metadata = {
-  name: z.string().trim().min(1).max(200).optional(),
-  slug: z.string().min(3).max(60).optional(),
-  summary: z.string().max(280).optional(),
-  description: z.string().max(10_000).optional(),
-  category: z.string().min(1).max(40).optional(),
-  tags: z.array(z.string().min(1).max(40)).max(20).optional(),
-  base_url: url.nullable().optional().openapi({ description: 'Upstream base URL; endpoint paths are relative to it' }),
-  docs_url: linkUrlSchema(2000).nullable().optional(),
-  logo_url: linkUrlSchema(2000).nullable().optional(),
-  health_path: z
-    .string()
-    .startsWith('/')
-    .max(500)
-    .nullable()
-    .optional()
-    .openapi({ description: 'GET path verify calls instead of the parameterless GET endpoints' }),
-};
-const CreateBody = z.object({ ...Source, ...Metadata }).strict();
-const PatchBody = z.object(Metadata).strict();
-const ImportBody = z.object(Source).strict();
-const CredentialsBody = z
-  .object({
-    secret: z.string().min(1).max(4096),
-    injection: z
-      .enum(CREDENTIAL_INJECTIONS)
-      .optional()
-      .openapi({ description: 'Default bearer (Authorization: Bearer <secret>)' }),
-    injection_name: z
-      .string()
-      .regex(/^[A-Za-z0-9_.-]{1,100}$/)
-      .optional()
-      .openapi({ description: 'Header or query parameter name for header/query injection' }),
-  })
-  .strict();
-const PricingBody = z
-  .object({
-    endpoints: z
-      .array(
-        z
-          .object({
-            endpoint_id: z.string().min(1),
-            price_cents: centsField,
-            discounts: DiscountTiersSchema.optional(),
-          })
-          .strict(),
-      )
-      .min(1)
-      .max(500),
-  })
-  .strict();
-const PublishBody = z.object({ accept_terms: z.boolean().optional(), skip_verify: z.boolean().optional() }).strict();
-
 function detail(ctx: AppContext, orgId: string, apiId: string) {
   return ownedApiDetail(ctx.db, orgId, apiId);
 }
@@ -122,7 +61,7 @@ apisRoutes.openapi(
     path: '/v1/provider/apis',
     tags,
     security: bearer,
-    request: jsonBody(CreateBody),
+    request: jsonBody(ApiCreateInputSchema),
     responses: {
       201: jsonResponse(
         ImportedApiSchema,
@@ -146,7 +85,7 @@ apisRoutes.openapi(
     path: '/v1/provider/apis/{api_id}/endpoints',
     tags,
     security: bearer,
-    request: { params: ApiIdParam, query: PaginationQuery },
+    request: { params: ApiIdParam, query: PaginationQuerySchema },
     responses: okResponses(
       ProviderEndpointPageSchema,
       "The listing's current endpoints in document order, with prices (paged)",
@@ -165,7 +104,7 @@ apisRoutes.openapi(
     path: '/v1/provider/apis',
     tags,
     security: bearer,
-    request: { query: PaginationQuery },
+    request: { query: PaginationQuerySchema },
     responses: okResponses(ProviderApiListSchema, 'Draft and live listings of the org, newest first (paged)'),
   }),
   async (c) => {
@@ -196,7 +135,7 @@ apisRoutes.openapi(
     path: '/v1/provider/apis/{api_id}',
     tags,
     security: bearer,
-    request: { params: ApiIdParam, ...jsonBody(PatchBody) },
+    request: { params: ApiIdParam, ...jsonBody(ApiPatchInputSchema) },
     responses: okResponses(ProviderApiDetailSchema, 'The updated listing'),
   }),
   async (c) => {
@@ -213,7 +152,7 @@ apisRoutes.openapi(
     path: '/v1/provider/apis/{api_id}/import',
     tags,
     security: bearer,
-    request: { params: ApiIdParam, ...jsonBody(ImportBody) },
+    request: { params: ApiIdParam, ...jsonBody(ApiImportInputSchema) },
     responses: okResponses(
       ReimportResultSchema,
       'Re-imported (answered like a create): endpoints matched by method+path keep their ids and prices',
@@ -242,7 +181,7 @@ apisRoutes.openapi(
     path: '/v1/provider/apis/{api_id}/credentials',
     tags,
     security: bearer,
-    request: { params: ApiIdParam, ...jsonBody(CredentialsBody) },
+    request: { params: ApiIdParam, ...jsonBody(CredentialsInputSchema) },
     responses: okResponses(CredentialsResultSchema, 'Stored (encrypted); only a fingerprint is returned'),
   }),
   async (c) => {
@@ -260,7 +199,7 @@ apisRoutes.openapi(
     path: '/v1/provider/apis/{api_id}/pricing',
     tags,
     security: bearer,
-    request: { params: ApiIdParam, ...jsonBody(PricingBody) },
+    request: { params: ApiIdParam, ...jsonBody(PricingInputSchema) },
     responses: okResponses(
       PricingResultSchema,
       'Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged',
@@ -330,14 +269,14 @@ apisRoutes.openapi(
     security: bearer,
     request: {
       params: ApiIdParam,
-      body: { content: { 'application/json': { schema: PublishBody } }, required: false },
+      body: { content: { 'application/json': { schema: PublishInputSchema } }, required: false },
     },
     responses: okResponses(PublishResultSchema, 'Now live'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
-    const opts = await optionalJsonBody(c, PublishBody);
+    const opts = await optionalJsonBody(c, PublishInputSchema);
     const r = await publishApi(c.get('ctx'), p.orgId, api_id, opts);
     return c.json({ ...(await detail(c.get('ctx'), p.orgId, api_id)), verify: r.verify }, 200);
   },

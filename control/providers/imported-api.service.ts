@@ -4,7 +4,8 @@
  * control plane's event loop). `GET /v1/provider/apis/:api_id/endpoints` pages through them.
  */
 import type { Db } from '../../core/db/database.js';
-import { PAGE_MAX_LIMIT, pageOf } from '../lib/pagination.js';
+import { pageOf } from '../lib/pagination.js';
+import { PAGE_MAX_LIMIT } from '../../core/schemas/common.schemas.js';
 import { getOwnedApi, listEndpoints, pendingChanges } from './apis.repo.js';
 import { toProviderApi, toProviderEndpoint } from './apis.serialize.js';
 

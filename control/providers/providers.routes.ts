@@ -6,8 +6,6 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { bearer, jsonBody, okResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
-import { PaginationQuery } from '../lib/pagination.js';
-import { InstantQuery } from '../lib/instant-query.js';
 import { DAY_MS } from '../../core/clock.js';
 import { SvcError } from '../../core/errors.js';
 import { catalogReader } from '../catalog/catalog-access.js';
@@ -16,6 +14,8 @@ import { providerAnalytics } from './analytics.service.js';
 import { getMyProfile, listProviders, providerPage, toProfile, updateMyProfile } from './profile.service.js';
 import {
   ProviderAnalyticsSchema,
+  ProviderAnalyticsQuerySchema,
+  ProviderDirectoryQuerySchema,
   ProviderDirectorySchema,
   ProviderPageSchema,
   ProviderProfileSchema,
@@ -54,19 +54,13 @@ providersRoutes.openapi(
   },
 );
 
-// The same bounds as /v1/usage: plain dates or date-times.
-const AnalyticsQuery = z.object({
-  from: InstantQuery.optional().openapi({ description: 'ISO date or date-time, default 30 days before `to`' }),
-  to: InstantQuery.optional().openapi({ description: 'ISO date or date-time, default now' }),
-});
-
 providersRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/v1/provider/analytics',
     tags: ['provider'],
     security: bearer,
-    request: { query: AnalyticsQuery },
+    request: { query: ProviderAnalyticsQuerySchema },
     responses: okResponses(
       ProviderAnalyticsSchema,
       'Gross volume, calls, earnings, fee, payouts; per listing and endpoint',
@@ -86,14 +80,12 @@ providersRoutes.openapi(
   },
 );
 
-const DirectoryQuery = PaginationQuery.extend({ query: z.string().max(200).optional() });
-
 providersRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/v1/providers',
     tags: ['catalog'],
-    request: { query: DirectoryQuery },
+    request: { query: ProviderDirectoryQuerySchema },
     responses: okResponses(ProviderDirectorySchema, 'Public provider directory (paged)'),
   }),
   async (c) => {

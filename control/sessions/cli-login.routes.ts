@@ -1,5 +1,5 @@
 /** REST side of `svc login` by browser: the token exchange (loopback code or device code) and the device start. */
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute } from '@hono/zod-openapi';
 import { publicBase } from '../billing/billing.routes.js';
 import { takeAbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
@@ -7,22 +7,9 @@ import { SvcError } from '../../core/errors.js';
 import { newRouter } from '../lib/http.js';
 import { jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { exchangeCliCode, pollDevice, startDeviceLogin } from './cli-login.service.js';
+import { CliSessionSchema, CliTokenInputSchema, DeviceLoginSchema } from '../../core/schemas/identity.schemas.js';
 
 export const cliLoginRoutes = newRouter();
-
-const TokenBody = z
-  .object({
-    code: z.string().min(1).max(200).optional(),
-    code_verifier: z.string().min(43).max(128).optional(),
-    redirect_uri: z.string().min(1).max(500).optional(),
-    device_code: z.string().min(1).max(200).optional(),
-  })
-  .strict()
-  .openapi({
-    description: 'Either { code, code_verifier, redirect_uri } (loopback flow) or { device_code } (device flow)',
-  });
-
-const SessionOut = z.object({ session_token: z.string(), expires_at: z.string(), org_id: z.string() });
 
 cliLoginRoutes.openapi(
   createRoute({
@@ -30,8 +17,8 @@ cliLoginRoutes.openapi(
     path: '/v1/auth/cli/token',
     tags: ['identity'],
     summary: 'Exchange a CLI sign-in code (PKCE) or a confirmed device code for a session token',
-    request: jsonBody(TokenBody),
-    responses: { 200: jsonResponse(SessionOut, 'A session token (sess_…), shown once'), ...problemResponses },
+    request: jsonBody(CliTokenInputSchema),
+    responses: { 200: jsonResponse(CliSessionSchema, 'A session token (sess_…), shown once'), ...problemResponses },
   }),
   async (c) => {
     const b = c.req.valid('json');
@@ -57,13 +44,7 @@ cliLoginRoutes.openapi(
     summary: 'Start a CLI sign-in without a browser: a device code to poll with and a user code to type',
     responses: {
       201: jsonResponse(
-        z.object({
-          device_code: z.string(),
-          user_code: z.string(),
-          verification_uri: z.string(),
-          interval: z.number().int(),
-          expires_in: z.number().int(),
-        }),
+        DeviceLoginSchema,
         'Open verification_uri, enter user_code, then poll /v1/auth/cli/token with device_code',
       ),
       ...problemResponses,

@@ -13,6 +13,8 @@ import { safeEqualHex } from '../../core/crypto.js';
 import { postEntry } from '../ledger/ledger.service.js';
 import { mintSessionToken } from '../../core/key-format.js';
 import { insertOrg, markOrgEmailVerified } from '../orgs/orgs.service.js';
+import type { LoginResultSchema } from '../../core/schemas/identity.schemas.js';
+import type { z } from 'zod';
 
 export const LOGIN_CODE_TTL_MS = 10 * 60_000;
 export const LOGIN_CODE_MAX_ATTEMPTS = 5;
@@ -85,14 +87,7 @@ export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promi
   });
 }
 
-export interface LoginResult {
-  session_token: string;
-  expires_at: string;
-  org_id: string;
-  user_id: string;
-  new_account: boolean;
-  starter_credit_cents: number;
-}
+export type LoginResult = z.infer<typeof LoginResultSchema>;
 
 /**
  * Spends the newest unexpired login code of `email` if `code` matches; throws `invalid_code` or `too_many_attempts`.

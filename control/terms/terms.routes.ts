@@ -6,7 +6,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
 import { requireAuth, requireOrgAdminSession, requireScope } from '../auth/rest-auth.js';
-import { PaginationQuery } from '../lib/pagination.js';
+import { PaginationQuerySchema } from '../../core/schemas/common.schemas.js';
 import {
   acceptListingTerms,
   activateDocument,
@@ -18,6 +18,8 @@ import {
 import {
   ListingTermsSchema,
   TermsAcceptanceSchema,
+  TermsAcceptInputSchema,
+  TermsDocumentInputSchema,
   TermsDocumentListSchema,
   TermsDocumentSchema,
 } from '../../core/schemas/terms.schemas.js';
@@ -39,42 +41,13 @@ const DocIdParam = z.object({
     .openapi({ param: { name: 'id', in: 'path' } }),
 });
 
-const CreateDoc = z
-  .object({
-    kind: z.literal('terms'),
-    source: z.literal('hosted'),
-    version: z.string().regex(/^\d{1,6}\.\d{1,6}\.\d{1,6}$/, 'version must be x.y.z'),
-    markdown: z.string().min(1).max(200_000),
-    api_id: z.string().min(1).max(64),
-    acceptance_mode: z.enum(['required', 'optional']).optional(),
-    'acceptance-mode': z
-      .enum(['required', 'optional'])
-      .optional()
-      .openapi({ description: "The spec's spelling; same as acceptance_mode (send one)" }),
-  })
-  .strict()
-  .refine((d) => (d.acceptance_mode === undefined) !== (d['acceptance-mode'] === undefined), {
-    message: 'send acceptance_mode (or acceptance-mode), exactly one',
-    path: ['acceptance_mode'],
-  });
-const AcceptBody = z
-  .object({
-    document_id: z
-      .string()
-      .min(1)
-      .max(64)
-      .optional()
-      .openapi({ description: 'The document you read; refused if a newer version is active' }),
-  })
-  .strict();
-
 termsRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/v1/provider/documents',
     tags: ['provider'],
     security: bearer,
-    request: jsonBody(CreateDoc),
+    request: jsonBody(TermsDocumentInputSchema),
     responses: { 201: jsonResponse(TermsDocumentSchema, 'The document, status created'), ...problemResponses },
   }),
   async (c) => {
@@ -91,7 +64,7 @@ termsRoutes.openapi(
     path: '/v1/provider/documents',
     tags: ['provider'],
     security: bearer,
-    request: { query: PaginationQuery.extend({ api_id: z.string().max(64).optional() }) },
+    request: { query: PaginationQuerySchema.extend({ api_id: z.string().max(64).optional() }) },
     responses: okResponses(TermsDocumentListSchema, 'Documents of the org, newest first (paged)'),
   }),
   async (c) => {
@@ -137,12 +110,15 @@ termsRoutes.openapi(
     path: '/v1/apis/{slug}/terms/accept',
     tags: ['terms'],
     security: bearer,
-    request: { params: SlugParam, body: { content: { 'application/json': { schema: AcceptBody } }, required: false } },
+    request: {
+      params: SlugParam,
+      body: { content: { 'application/json': { schema: TermsAcceptInputSchema } }, required: false },
+    },
     responses: okResponses(TermsAcceptanceSchema, 'Accepted for the whole org (idempotent)'),
   }),
   async (c) => {
     const p = requireOrgAdminSession(c);
-    const body = await optionalJsonBody(c, AcceptBody);
+    const body = await optionalJsonBody(c, TermsAcceptInputSchema);
     const who = { orgId: p.orgId, userId: p.userId! };
     return c.json(await acceptListingTerms(c.get('ctx'), who, c.req.valid('param').slug, body.document_id), 200);
   },

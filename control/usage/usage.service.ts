@@ -4,7 +4,34 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
-import type { UsageSummary } from '../../core/schemas/usage.schemas.js';
+import { DAY_MS } from '../../core/clock.js';
+import { SvcError } from '../../core/errors.js';
+import {
+  USAGE_DEFAULT_DAYS,
+  USAGE_MAX_DAYS,
+  type UsageQueryInput,
+  type UsageSummary,
+} from '../../core/schemas/usage.schemas.js';
+import type { AppContext } from '../context.js';
+
+/** GET /v1/usage (and get_usage): the window defaults to the last USAGE_DEFAULT_DAYS days and spans at most USAGE_MAX_DAYS. */
+export async function usageForWindow(
+  ctx: Pick<AppContext, 'db' | 'clock'>,
+  orgId: string,
+  q: UsageQueryInput,
+): Promise<UsageSummary> {
+  const to = q.to ?? ctx.clock.now();
+  const from = q.from ?? to - USAGE_DEFAULT_DAYS * DAY_MS;
+  if (from >= to)
+    throw new SvcError('validation_failed', '`from` must be before `to`', {
+      errors: [{ path: 'from', message: 'must be before to' }],
+    });
+  if (to - from > USAGE_MAX_DAYS * DAY_MS)
+    throw new SvcError('validation_failed', `The range may span at most ${USAGE_MAX_DAYS} days`, {
+      errors: [{ path: 'from', message: `range over ${USAGE_MAX_DAYS} days` }],
+    });
+  return usageSummary(ctx.db, { orgId, from, to, keyId: q.key_id, limit: q.limit, offset: q.offset });
+}
 
 export interface UsageQuery {
   orgId: string;

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { DiscountTiersSchema } from '../discounts.js';
 import { BOARDS, SORTS } from '../enumerations.js';
-import { PageOf, Timestamp } from './common.schemas.js';
+import { PageOf, PaginationQuerySchema, Timestamp } from './common.schemas.js';
 
 export const DiscoverInputSchema = z.object({
   query: z.string().min(1).max(200),
@@ -257,3 +257,17 @@ export const ConsumerOpenApiSchema = z
   .catchall(z.unknown())
   .meta({ id: 'ConsumerOpenApiDocument' });
 export type ConsumerOpenApi = z.infer<typeof ConsumerOpenApiSchema>;
+
+/** GET /v1/catalog/search (and the /catalog page): words, filters, sort and paging, all from a query string. */
+export const CatalogSearchQuerySchema = PaginationQuerySchema.extend({
+  query: z.string().max(200).optional(),
+  category: z.string().max(40).optional(),
+  max_price_cents: z.coerce.number().int().min(0).max(100_000_000).optional(),
+  sort: z.enum(SORTS).optional().meta({ description: 'relevance (default), price, popularity, reliability, newest' }),
+});
+
+/** GET /v1/leaderboards/{board} and get_leaderboard. */
+export const LeaderboardQuerySchema = z.object({
+  category: z.string().max(40).optional(),
+  limit: z.coerce.number().int().min(1).max(50).default(20),
+});

@@ -8,7 +8,14 @@ import { DiscountTiersSchema } from '../discounts.js';
 import { CREDENTIAL_INJECTIONS } from '../enumerations.js';
 import { linkUrlSchema } from '../link-url.js';
 import { EndpointBase, ListingFacts, ListingSummarySchema, PendingPriceSchema } from './catalog.schemas.js';
-import { CentsAmount, PageOf, Timestamp } from './common.schemas.js';
+import {
+  CentsAmount,
+  CentsField,
+  InstantQuerySchema,
+  PageOf,
+  PaginationQuerySchema,
+  Timestamp,
+} from './common.schemas.js';
 
 /** PATCH /v1/provider/profile and the update_my_profile tool: only the fields sent change; null clears. */
 export const ProfileUpdateInputSchema = z
@@ -217,3 +224,92 @@ export const PublishResultSchema = ProviderApiDetailSchema.extend({
   verify: VerifyResultSchema.nullable().meta({ description: 'null when published with skip_verify' }),
 }).meta({ id: 'PublishResult' });
 export type PublishResult = z.infer<typeof PublishResultSchema>;
+
+// Inputs of the provider's listing operations (REST bodies and the provider_* tools).
+
+/** Where a document or an upstream lives; the egress guard (core/egress.ts) decides who may be reached. */
+const SourceUrl = z.string().url().max(2000);
+/** Where an import reads its OpenAPI document: exactly one of these (the service says which is missing). */
+const ImportSource = {
+  openapi_url: SourceUrl.optional().meta({
+    description: 'URL of an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML)',
+  }),
+  rapidapi_url: SourceUrl.optional().meta({ description: 'URL of a marketplace OpenAPI export (docs/providers.md)' }),
+  body: z
+    .union([z.string().max(2 * 1024 * 1024), z.record(z.string(), z.unknown())])
+    .optional()
+    .meta({ description: 'The OpenAPI document itself (object, or JSON/YAML text)' }),
+};
+/** Listing fields a provider may set at create and change later. */
+const ListingMetadata = {
+  name: z.string().trim().min(1).max(200).optional(),
+  slug: z.string().min(3).max(60).optional(),
+  summary: z.string().max(280).optional(),
+  description: z.string().max(10_000).optional(),
+  category: z.string().min(1).max(40).optional(),
+  tags: z.array(z.string().min(1).max(40)).max(20).optional(),
+  base_url: SourceUrl.nullable()
+    .optional()
+    .meta({ description: 'Upstream base URL; endpoint paths are relative to it' }),
+  docs_url: linkUrlSchema(2000).nullable().optional(),
+  logo_url: linkUrlSchema(2000).nullable().optional(),
+  health_path: z
+    .string()
+    .startsWith('/')
+    .max(500)
+    .nullable()
+    .optional()
+    .meta({ description: 'GET path verify calls instead of the parameterless GET endpoints' }),
+};
+/** POST /v1/provider/apis and provider_create_api. */
+export const ApiCreateInputSchema = z.object({ ...ImportSource, ...ListingMetadata }).strict();
+/** PATCH /v1/provider/apis/{api_id} and provider_update_api. */
+export const ApiPatchInputSchema = z.object(ListingMetadata).strict();
+/** POST /v1/provider/apis/{api_id}/import: re-import from a new document. */
+export const ApiImportInputSchema = z.object(ImportSource).strict();
+/** PUT /v1/provider/apis/{api_id}/credentials and provider_set_credentials. */
+export const CredentialsInputSchema = z
+  .object({
+    secret: z.string().min(1).max(4096),
+    injection: z
+      .enum(CREDENTIAL_INJECTIONS)
+      .optional()
+      .meta({ description: 'Default bearer (Authorization: Bearer <secret>)' }),
+    injection_name: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,100}$/)
+      .optional()
+      .meta({ description: 'Header or query parameter name for header/query injection' }),
+  })
+  .strict();
+/** PUT /v1/provider/apis/{api_id}/pricing and provider_set_pricing. */
+export const PricingInputSchema = z
+  .object({
+    endpoints: z
+      .array(
+        z
+          .object({
+            endpoint_id: z.string().min(1),
+            price_cents: CentsField,
+            discounts: DiscountTiersSchema.optional(),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(500),
+  })
+  .strict();
+/** POST /v1/provider/apis/{api_id}/publish and provider_publish. */
+export const PublishInputSchema = z
+  .object({ accept_terms: z.boolean().optional(), skip_verify: z.boolean().optional() })
+  .strict();
+
+/** GET /v1/provider/analytics and provider_analytics: the same bounds as /v1/usage. */
+// The same bounds as /v1/usage: plain dates or date-times.
+export const ProviderAnalyticsQuerySchema = z.object({
+  from: InstantQuerySchema.optional().meta({ description: 'ISO date or date-time, default 30 days before `to`' }),
+  to: InstantQuerySchema.optional().meta({ description: 'ISO date or date-time, default now' }),
+});
+
+/** GET /v1/providers and list_providers. */
+export const ProviderDirectoryQuerySchema = PaginationQuerySchema.extend({ query: z.string().max(200).optional() });

@@ -51,3 +51,35 @@ export const TermsAcceptanceSchema = z
   })
   .meta({ id: 'TermsAcceptance' });
 export type TermsAcceptance = z.infer<typeof TermsAcceptanceSchema>;
+
+/** POST /v1/provider/legal-documents: a terms version for one listing. */
+export const TermsDocumentInputSchema = z
+  .object({
+    kind: z.literal('terms'),
+    source: z.literal('hosted'),
+    version: z.string().regex(/^\d{1,6}\.\d{1,6}\.\d{1,6}$/, 'version must be x.y.z'),
+    markdown: z.string().min(1).max(200_000),
+    api_id: z.string().min(1).max(64),
+    acceptance_mode: z.enum(['required', 'optional']).optional(),
+    'acceptance-mode': z
+      .enum(['required', 'optional'])
+      .optional()
+      .meta({ description: "The spec's spelling; same as acceptance_mode (send one)" }),
+  })
+  .strict()
+  .refine((d) => (d.acceptance_mode === undefined) !== (d['acceptance-mode'] === undefined), {
+    message: 'send acceptance_mode (or acceptance-mode), exactly one',
+    path: ['acceptance_mode'],
+  });
+
+/** POST /v1/apis/{slug}/terms/accept and accept_terms: which version the person read. */
+export const TermsAcceptInputSchema = z
+  .object({
+    document_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .meta({ description: 'The document you read; refused if a newer version is active' }),
+  })
+  .strict();

@@ -3,7 +3,7 @@
  * REST route, the service, MCP tools and the CLI. Plain zod: importing this registers nothing.
  */
 import { z } from 'zod';
-import { CentsAmount, PageOf, Timestamp } from './common.schemas.js';
+import { CentsAmount, InstantQuerySchema, PageOf, PaginationQuerySchema, Timestamp } from './common.schemas.js';
 
 const Counts = { calls: z.number().int(), charged_cents: CentsAmount };
 
@@ -38,3 +38,17 @@ export const UsageSummarySchema = z
   })
   .meta({ id: 'UsageSummary' });
 export type UsageSummary = z.infer<typeof UsageSummarySchema>;
+
+export const USAGE_DEFAULT_DAYS = 30;
+export const USAGE_MAX_DAYS = 366;
+
+/** GET /v1/usage and get_usage: a time window (default the last USAGE_DEFAULT_DAYS days), one key, paging. */
+export const UsageQuerySchema = z.object({
+  from: InstantQuerySchema.optional().meta({
+    description: `Inclusive start; default ${USAGE_DEFAULT_DAYS} days before \`to\``,
+  }),
+  to: InstantQuerySchema.optional().meta({ description: 'Exclusive end; default now' }),
+  key_id: z.string().max(64).optional(),
+  ...PaginationQuerySchema.shape,
+});
+export type UsageQueryInput = z.infer<typeof UsageQuerySchema>;

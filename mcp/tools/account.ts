@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { answer, defineTool, READ, rest, seg, WRITE, type ToolEnv } from '../tool-kit.js';
 import { ok } from '../result.js';
 import { KeyCapsSchema, KeyIdSchema, KeyResourceSchema } from '../../core/schemas/keys.schemas.js';
-import { CheckoutInputSchema } from '../../core/schemas/billing.schemas.js';
+import { BalanceSchema, CheckoutInputSchema } from '../../core/schemas/billing.schemas.js';
 import { UsageSummarySchema } from '../../core/schemas/usage.schemas.js';
 
 const HUMAN = 'A person must open this URL in a browser to finish; call get_balance afterwards to see the effect.';
@@ -53,7 +53,7 @@ export const accountTools = [
     description:
       "The org's credits in cents: settled, pending (awaiting email verification), reserved for in-flight calls, available; card and auto-reload state. Free.",
     input: z.object({}),
-    output: z.looseObject({ org_id: z.string(), credit_cents: z.number().int(), available_cents: z.number().int() }),
+    output: BalanceSchema,
     annotations: READ,
     run: async (_a, env) => answer('get_balance', env, await rest(env, 'GET', '/v1/billing/balance')),
   }),

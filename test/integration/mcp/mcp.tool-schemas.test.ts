@@ -35,7 +35,7 @@ import {
   VerifyResultSchema,
   ProfileUpdateInputSchema,
 } from '../../../core/schemas/providers.schemas.js';
-import { CheckoutInputSchema } from '../../../core/schemas/billing.schemas.js';
+import { BalanceSchema, CheckoutInputSchema } from '../../../core/schemas/billing.schemas.js';
 import { UsageSummarySchema } from '../../../core/schemas/usage.schemas.js';
 
 type Json = Record<string, any>;
@@ -94,12 +94,12 @@ const DOMAIN: Record<string, { input?: z.ZodType; output?: z.ZodType; fields?: [
   update_my_profile: { input: ProfileUpdateInputSchema, output: ProviderProfileSchema },
   // Input from the domain; the output is MCP's own (LOCAL says why).
   create_checkout: { input: CheckoutInputSchema },
+  get_balance: { output: BalanceSchema },
 };
 
 /** Tools whose schemas (all, or the output when DOMAIN names only the input) are MCP's own, and why (docs/mcp.md). */
 const LOCAL: Record<string, string> = {
   svc_register: 'the registration answer plus bound_to_session (MCP-only); billing has no output module yet',
-  get_balance: 'core/schemas/billing has no balance output schema yet',
   create_checkout: 'the REST answer plus human_action_required (MCP-only)',
   billing_portal: 'the REST answer plus human_action_required (MCP-only)',
   billing_setup: 'the REST answer plus human_action_required (MCP-only)',
