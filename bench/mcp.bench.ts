@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './setup.js';
 import { spawn } from 'node:child_process';
-import { stopChild } from './procs.js';
+import { cpuMicros, processTree, stopChild } from './procs.js';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { freePort } from './nginx.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
@@ -23,10 +25,23 @@ interface Row {
   p99_ms: number;
   errors: number;
   non2xx: number;
+  /** CPU time (user+sys) of the MCP process per request answered; null for rows that do not touch it. */
+  mcp_cpu_us_per_req: number | null;
+  /** CPU time of the whole marketplace (every process `npm start` runs) per request answered. */
+  all_cpu_us_per_req: number;
 }
 
-async function load(name: string, o: autocannon.Options): Promise<Row> {
+/** `MCP_BENCH_ONLY=<regex>` runs only the matching rows (for profiling one of them). */
+const ONLY = process.env.MCP_BENCH_ONLY ? new RegExp(process.env.MCP_BENCH_ONLY) : undefined;
+
+/** Pids measured for CPU per request: the MCP process, and the supervisor whose tree is the whole marketplace. */
+const pids = { mcp: 0, all: 0 };
+
+async function load(name: string, o: autocannon.Options): Promise<Row | undefined> {
+  if (ONLY && !ONLY.test(name)) return undefined;
+  const before = { mcp: cpuMicros(pids.mcp), all: cpuMicros(pids.all) };
   const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...o });
+  const answered = Math.max(1, r.requests.total);
   return {
     name,
     req_per_s: Math.round(r.requests.average),
@@ -34,7 +49,21 @@ async function load(name: string, o: autocannon.Options): Promise<Row> {
     p99_ms: r.latency.p99,
     errors: r.errors,
     non2xx: r.non2xx,
+    mcp_cpu_us_per_req: name.startsWith('MCP') ? Math.round((cpuMicros(pids.mcp) - before.mcp) / answered) : null,
+    all_cpu_us_per_req: Math.round((cpuMicros(pids.all) - before.all) / answered),
   };
+}
+
+/** The MCP process under the supervisor: the one whose command line runs mcp/main.js. */
+function mcpPid(root: number): number {
+  for (const p of processTree(root)) {
+    try {
+      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('mcp/main.js')) return p;
+    } catch {
+      /* exited */
+    }
+  }
+  throw new Error('no MCP process under the supervisor');
 }
 
 const rpc = (name: string, args: Record<string, unknown>, modern: boolean) =>
@@ -88,6 +117,9 @@ async function main(): Promise<void> {
       if (ok && mok) break;
       await new Promise((r) => setTimeout(r, 200));
     }
+    pids.all = all.child.pid!;
+    pids.mcp = mcpPid(pids.all);
+    const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
     const { api_key: key } = (await (await fetch(`${base}/v1/register`, { method: 'POST' })).json()) as {
       api_key: string;
     };
@@ -114,7 +146,7 @@ async function main(): Promise<void> {
     });
     const call = { slug: 'demo-weather', endpoint: '/current', input: { city: 'lisbon' } };
     const post = { method: 'POST' as const, idReplacement: true };
-    const rows: Row[] = [];
+    const rows: (Row | undefined)[] = [];
     rows.push(await load('REST GET /v1/billing/balance', { url: `${base}/v1/billing/balance`, headers: auth }));
     rows.push(
       await load('MCP get_balance (2025-11-25, session)', {
@@ -155,14 +187,16 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       seconds: SECONDS,
       connections: CONNECTIONS,
-      caveat: 'machine shared with other work during the run; absolute numbers are low-confidence',
-      rows,
+      load_average: { start: loadAtStart, end: loadavg().map((x) => Math.round(x * 100) / 100) },
+      caveat:
+        'machine shared with other work during the run; absolute numbers are low-confidence, ratios between rows of one run and CPU per request less so',
+      rows: rows.filter((r) => r !== undefined),
     };
     const dir = join(ROOT, 'bench/results');
     mkdirSync(dir, { recursive: true });
-    const file = join(dir, `mcp-${result.at.replace(/[:.]/g, '').slice(0, 15)}Z.json`);
+    const file = join(dir, `mcp-${result.at.replace(/[:.]/g, '').slice(0, 17)}Z.json`);
     writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
-    console.table(rows);
+    console.table(result.rows);
     console.log(`written ${file}`);
   } finally {
     await stopChild(all.child);

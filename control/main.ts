@@ -8,6 +8,7 @@ import { paymentsMode } from './billing/payments.js';
 import { startBackgroundJobs } from './jobs.js';
 import { seedDemo } from './demo-seed.js';
 import { answerClientErrors } from './lib/client-error.js';
+import { discardUnfinishedImports } from './catalog/import-store.js';
 
 const config = loadConfigOrExit();
 const problems = productionProblems(config);
@@ -17,6 +18,8 @@ if (problems.length) {
 }
 const ctx = await createAppContext(config, { process: 'control' });
 const log = ctx.log;
+const discarded = await discardUnfinishedImports(ctx.db);
+if (discarded.length) log.warn('removed listings whose import was interrupted', { api_ids: discarded });
 
 if (config.demo) await seedDemo(ctx);
 const app = createApp(ctx);

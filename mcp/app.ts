@@ -99,8 +99,12 @@ export function createMcpApp(deps: McpAppDeps): Hono<Env> {
         parsed = undefined; // the SDK answers -32700
       }
     }
+    // What the SDK reads: the original request when the body is already parsed (the SDK then never reads it), else a
+    // copy with the body text, so the SDK can answer -32700 itself.
     const forward = () =>
-      new Request(req.url, { method, headers: req.headers, ...(method === 'POST' ? { body: bodyText } : {}) });
+      parsed !== undefined || method !== 'POST'
+        ? req
+        : new Request(req.url, { method, headers: req.headers, body: bodyText });
 
     const resource = `${originOf(c)}/mcp`;
     let caller: Caller = ANONYMOUS;
@@ -211,7 +215,7 @@ export function createMcpApp(deps: McpAppDeps): Hono<Env> {
 
     if (!legacy) return modern.fetch(forward(), { authInfo, ...(parsed === undefined ? {} : { parsedBody: parsed }) });
 
-    const res = await serveLegacy(forward(), parsed, authInfo, env);
+    const res = await serveLegacy(forward(), parsed, authInfo);
     if (!session && parsed !== undefined && isInitializeRequest(parsed) && res.status === 200) {
       const key =
         caller.key && caller.principal?.keyId
@@ -234,9 +238,9 @@ export function createMcpApp(deps: McpAppDeps): Hono<Env> {
   return app;
 }
 
-/** 2025-era request: a fresh server and stateless transport per request, answering JSON (sessions live in SQLite). */
-async function serveLegacy(req: Request, parsed: unknown, authInfo: AuthInfo, env: ToolEnv): Promise<Response> {
-  const server = buildServer(env);
+/** 2025-era request: a server and stateless transport per request, answering JSON (sessions live in SQLite). */
+async function serveLegacy(req: Request, parsed: unknown, authInfo: AuthInfo): Promise<Response> {
+  const server = buildServer();
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,

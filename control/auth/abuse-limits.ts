@@ -1,6 +1,6 @@
 /**
- * Per-process abuse limits for registration, signup and login, shared by the REST routes and the web pages so a
- * person (or a bot) gets one budget whichever surface it uses. Fixed windows from config (docs/identity.md), held
+ * Per-process abuse limits for registration, signup, login and OpenAPI imports, shared by the REST routes and the
+ * web pages so a person (or a bot) gets one budget whichever surface it uses. Fixed windows from config (docs/identity.md), held
  * in the AppContext (control/lib/rate-limit.ts).
  */
 import type { AppContext } from '../context.js';
@@ -37,4 +37,13 @@ export async function withLoginVerifyLimit<T>(
       failures.take(ip, ctx.clock.now());
     throw e;
   }
+}
+
+/** Counts one OpenAPI import (create or re-import) for the org; throws `rate_limited` when over the per-org limit. */
+export function takeImport(ctx: Pick<AppContext, 'limiters' | 'clock'>, orgId: string): void {
+  ctx.limiters.imports.enforce(
+    orgId,
+    ctx.clock.now(),
+    () => 'Too many imports for this organization; try again shortly',
+  );
 }

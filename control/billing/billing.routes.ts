@@ -1,7 +1,7 @@
 /**
  * REST routes of the billing domain (docs/billing.md): balance, packs, checkout, card setup, portal,
- * auto-reload, the Stripe webhook, and the provider's Connect onboarding and payouts. Test-mode pages are
- * mounted from test-pages.routes.ts.
+ * auto-reload, the Stripe webhook, and the provider's Connect onboarding and payouts. The test-mode pages are
+ * control/web/pages/test-payments.tsx.
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
@@ -12,11 +12,11 @@ import { billingStatus, packsView } from './billing.views.js';
 import { iso, listPayments } from './billing.repo.js';
 import { PageOf, PaginationQuery, pageOf } from '../lib/pagination.js';
 import { startCheckout } from './checkout.service.js';
-import { AutoReloadInputSchema } from '../../core/schemas/billing.schemas.js';
+import { AutoReloadInputSchema, CheckoutInputSchema } from '../../core/schemas/billing.schemas.js';
 import { openPortal, setAutoReload, startCardSetup } from './cards.service.js';
 import { handleStripeWebhook } from './webhooks.service.js';
-import { connectOnboard, getConnectAccount, toConnectResource } from './connect.service.js';
-import { earningsSummary, toPayoutResource } from './payouts.service.js';
+import { connectOnboard, toConnectResource } from './connect.service.js';
+import { providerPayouts } from './payouts.service.js';
 import type { Row } from '../../core/db/database.js';
 import type { Config } from '../../core/config.js';
 
@@ -162,26 +162,13 @@ billingRoutes.openapi(
   },
 );
 
-const CheckoutBody = z
-  .object({
-    pack: z.string().min(1).max(40).optional().openapi({ description: 'A pack id from GET /v1/billing/packs' }),
-    amount_cents: z
-      .number()
-      .int()
-      .min(1)
-      .max(100_000_000)
-      .optional()
-      .openapi({ description: 'Custom amount, credited 1:1, within the configured min/max' }),
-  })
-  .strict();
-
 billingRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/v1/billing/checkout',
     tags: ['billing'],
     security: bearer,
-    request: jsonBody(CheckoutBody),
+    request: jsonBody(CheckoutInputSchema),
     responses: {
       201: jsonResponse(
         z.object({
@@ -366,21 +353,6 @@ billingRoutes.openapi(
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
-    const { db } = c.get('ctx');
-    const payouts = await db
-      .selectFrom('payouts')
-      .selectAll()
-      .where('provider_org_id', '=', p.orgId)
-      .orderBy('created_at', 'desc')
-      .limit(100)
-      .execute();
-    return c.json(
-      {
-        account: toConnectResource(await getConnectAccount(db, p.orgId)),
-        earnings: await earningsSummary(db, p.orgId),
-        payouts: payouts.map(toPayoutResource),
-      },
-      200,
-    );
+    return c.json(await providerPayouts(c.get('ctx').db, p.orgId), 200);
   },
 );

@@ -52,17 +52,6 @@ export async function connectOnboard(
   return { account, url: link.url, created };
 }
 
-/** Test-payments mode only: the onboarding page's "complete" button stands in for Stripe's identity checks. */
-export async function completeTestOnboarding(db: Db, accountId: string, now: number): Promise<boolean> {
-  const r = await db
-    .updateTable('connect_accounts')
-    .set({ details_submitted: 1, payouts_enabled: 1, updated_at: now })
-    .where('account_id', '=', accountId)
-    .where('processor', '=', 'test')
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
-}
-
 export function toConnectResource(a: Row<'connect_accounts'> | undefined) {
   if (!a) return null;
   return {

@@ -9,6 +9,7 @@ import type { BillingCtx } from './payments.js';
 import type { Db, Row } from '../../core/db/database.js';
 import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import { getConnectAccount, toConnectResource } from './connect.service.js';
 
 /** A pending payout older than this is an interrupted run, not a concurrent one still waiting on its transfer. */
 const STALE_PENDING_MS = 10 * 60_000;
@@ -208,5 +209,21 @@ export function toPayoutResource(p: Row<'payouts'>) {
     failure_reason: p.failure_reason,
     created_at: new Date(p.created_at).toISOString(),
     completed_at: p.completed_at === null ? null : new Date(p.completed_at).toISOString(),
+  };
+}
+
+/** What a provider sees about getting paid: its connected account, earnings to date and its latest 100 payouts. */
+export async function providerPayouts(db: Db, providerOrgId: string) {
+  const payouts = await db
+    .selectFrom('payouts')
+    .selectAll()
+    .where('provider_org_id', '=', providerOrgId)
+    .orderBy('created_at', 'desc')
+    .limit(100)
+    .execute();
+  return {
+    account: toConnectResource(await getConnectAccount(db, providerOrgId)),
+    earnings: await earningsSummary(db, providerOrgId),
+    payouts: payouts.map(toPayoutResource),
   };
 }

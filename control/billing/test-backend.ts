@@ -1,12 +1,13 @@
 /**
  * The local test-payments back-end (no SVC_STRIPE_SECRET_KEY): checkout, card setup, portal and Connect
- * onboarding open pages on the control plane itself (test-pages.routes.ts), labeled "TEST MODE - no real money".
+ * onboarding open pages on the control plane itself (control/web/pages/test-payments.tsx), labeled "TEST MODE - no real money".
  * Nothing leaves the machine; page links are capability URLs (random ids or HMAC-signed tokens).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { randomString } from '../../core/ids.js';
 import { SvcError } from '../../core/errors.js';
-import type { PaymentsBackend } from './payments.js';
+import type { PaymentsBackend, VerifiedEvent } from './payments.js';
+import type { Row } from '../../core/db/database.js';
 
 /** Test cards, as Stripe's: 4242… succeeds, 4000…0002 is declined, 4000…0341 attaches but off-session charges fail. */
 export const TEST_CARDS = {
@@ -28,6 +29,48 @@ export function testCardOutcome(input: string): TestCardOutcome {
 /** Payment-method ids of the test back-end carry their outcome, so off-session charges stay deterministic. */
 export function testPaymentMethodId(outcome: 'ok' | 'attach_then_decline'): string {
   return `pm_test_${outcome === 'ok' ? 'ok' : 'decline'}_${randomString(16)}`;
+}
+
+/*
+ * The events the test pages apply: the normalised event Stripe's webhook yields for the same step, so a test
+ * page completes a checkout, a card setup or onboarding through applyVerifiedEvent exactly as the webhook does
+ * (same effects, same processor_events row). One event id per payment or account: a page submitted twice
+ * applies once, like a redelivered webhook.
+ */
+
+export function testCheckoutPaidEvent(payment: Row<'payments'>): VerifiedEvent {
+  return {
+    id: `evt_svctest_${payment.id}`,
+    type: 'checkout.session.completed',
+    event: { kind: 'checkout_paid', sessionRef: payment.processor_ref ?? '', paymentId: payment.id },
+  };
+}
+
+export function testSetupSucceededEvent(
+  payment: Row<'payments'>,
+  customerId: string,
+  card: { outcome: 'ok' | 'attach_then_decline'; last4: string },
+): VerifiedEvent {
+  return {
+    id: `evt_svctest_${payment.id}`,
+    type: 'setup_intent.succeeded',
+    event: {
+      kind: 'setup_succeeded',
+      customerId,
+      paymentMethodId: testPaymentMethodId(card.outcome),
+      card: { brand: 'visa', last4: card.last4 },
+      setupRef: payment.processor_ref ?? '',
+      setupCreatedAt: payment.created_at,
+    },
+  };
+}
+
+export function testOnboardingDoneEvent(accountId: string): VerifiedEvent {
+  return {
+    id: `evt_svctest_onboarding_${accountId}`,
+    type: 'account.updated',
+    event: { kind: 'account_updated', accountId, detailsSubmitted: true, payoutsEnabled: true },
+  };
 }
 
 function sign(secretKey: Buffer, payload: string): string {

@@ -4,8 +4,8 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
-import { jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { PaginationQuery, pageOf } from '../lib/pagination.js';
+import { jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
+import { PaginationQuery } from '../lib/pagination.js';
 import { SvcError } from '../../core/errors.js';
 import { clientIp } from '../lib/client-ip.js';
 import { catalogReader } from './catalog-access.js';
@@ -14,12 +14,21 @@ import { recordCatalogRequest } from './catalog-requests.service.js';
 import {
   CatalogRequestInputSchema,
   CatalogRequestSchema,
+  CatalogSearchResultSchema,
+  CategoryListSchema,
+  ConsumerOpenApiSchema,
   DiscoverInputSchema,
   DiscoverResultSchema,
+  LeaderboardSchema,
+  ListingDetailSchema,
+  ListingEndpointsSchema,
+  ListingHistorySchema,
+  ListingRanksSchema,
+  ListingSchemaViewSchema,
+  ListingStatsSchema,
 } from '../../core/schemas/catalog.schemas.js';
 import { getVisibleListing } from './listings.repo.js';
-import { listingSummaries, toListingSummary } from './listing-summary.js';
-import { categoriesWithCounts, searchListingIds } from './search.service.js';
+import { categoriesWithCounts, searchCatalog } from './search.service.js';
 import { BOARDS, SORTS } from '../../core/enumerations.js';
 import { storedDocumentText } from './stored-document.js';
 import {
@@ -35,8 +44,6 @@ import { leaderboard } from '../market/market.service.js';
 
 export const catalogRoutes = newRouter();
 
-const Json = z.record(z.string(), z.unknown()).openapi('CatalogJson');
-const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
 const tags = ['catalog'];
 const SlugParam = z.object({
   slug: z
@@ -62,16 +69,11 @@ catalogRoutes.openapi(
     path: '/v1/catalog/search',
     tags,
     request: { query: SearchQuery },
-    responses: ok('Live listings matching the query (paged)'),
+    responses: okResponses(CatalogSearchResultSchema, 'Live listings matching the query (paged)'),
   }),
   async (c) => {
     catalogReader(c);
-    const { db } = c.get('ctx');
-    const q = c.req.valid('query');
-    const { ids, total } = await searchListingIds(db, q);
-    const page = pageOf(ids, q.limit, q.offset);
-    const rows = await listingSummaries(db, { apiIds: page.data });
-    return c.json({ ...page, total, sort: q.sort ?? 'relevance', data: rows.map(toListingSummary) }, 200);
+    return c.json(await searchCatalog(c.get('ctx').db, c.req.valid('query')), 200);
   },
 );
 
@@ -97,7 +99,7 @@ catalogRoutes.openapi(
     method: 'get',
     path: '/v1/catalog/categories',
     tags,
-    responses: ok('Categories of live listings with counts'),
+    responses: okResponses(CategoryListSchema, 'Categories of live listings with counts'),
   }),
   async (c) => {
     catalogReader(c);
@@ -116,7 +118,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}',
     tags,
     request: { params: SlugParam },
-    responses: ok('Listing detail'),
+    responses: okResponses(ListingDetailSchema, 'Listing detail'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -130,7 +132,10 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/schema',
     tags,
     request: { params: SlugParam },
-    responses: ok('Endpoints with parameters, request/response schemas, prices and pending increases'),
+    responses: okResponses(
+      ListingSchemaViewSchema,
+      'Endpoints with parameters, request/response schemas, prices and pending increases',
+    ),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -144,7 +149,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/endpoints',
     tags,
     request: { params: SlugParam },
-    responses: ok('Endpoints with prices'),
+    responses: okResponses(ListingEndpointsSchema, 'Endpoints with prices'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -158,7 +163,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/stats',
     tags,
     request: { params: SlugParam },
-    responses: ok('Calls, success rate, p50/p95 latency over 7 and 30 days'),
+    responses: okResponses(ListingStatsSchema, 'Calls, success rate, p50/p95 latency over 7 and 30 days'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -173,13 +178,12 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/history',
     tags,
     request: { params: SlugParam, query: PaginationQuery },
-    responses: ok('Price changes, newest first (paged)'),
+    responses: okResponses(ListingHistorySchema, 'Price changes, newest first (paged)'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
     const { limit, offset } = c.req.valid('query');
-    const page = pageOf(await listingHistory(c.get('ctx').db, api, limit, offset), limit, offset);
-    return c.json({ slug: api.slug, ...page }, 200);
+    return c.json(await listingHistory(c.get('ctx').db, api, limit, offset), 200);
   },
 );
 
@@ -189,7 +193,7 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/ranks',
     tags,
     request: { params: SlugParam },
-    responses: ok('Rank on each leaderboard where the listing appears'),
+    responses: okResponses(ListingRanksSchema, 'Rank on each leaderboard where the listing appears'),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -203,7 +207,10 @@ catalogRoutes.openapi(
     path: '/v1/apis/{slug}/openapi',
     tags,
     request: { params: SlugParam },
-    responses: ok('The OpenAPI document as imported, with `servers` set to the gateway address of the listing'),
+    responses: okResponses(
+      ConsumerOpenApiSchema,
+      'The OpenAPI document as imported, with `servers` set to the gateway address of the listing',
+    ),
   }),
   async (c) => {
     const api = await visible(c, c.req.valid('param').slug);
@@ -224,7 +231,7 @@ catalogRoutes.openapi(
     path: '/v1/leaderboards/{board}',
     tags,
     request: { params: z.object({ board: z.enum(BOARDS) }), query: BoardQuery },
-    responses: ok('A merit board (materialized; see docs/leaderboards.md)'),
+    responses: okResponses(LeaderboardSchema, 'A merit board (materialized; see docs/leaderboards.md)'),
   }),
   async (c) => {
     catalogReader(c);

@@ -33,6 +33,12 @@ export interface ImportStats {
  */
 export type StorableImport = Omit<ImportedApi, 'documentJson'> & { documentGzip: Uint8Array };
 
+/** What an import writes itself when it stores a new listing (the bulk of it: rows, document, components). */
+export type HeavyParts = Pick<StorableImport, 'endpoints' | 'documentGzip' | 'components'>;
+
+/** A parsed import without its heavy parts, which stay in the worker until it stores them (`ImportPool.runAndStore`). */
+export type ParsedImport = Omit<StorableImport, keyof HeavyParts> & { endpointCount: number };
+
 export interface ImportJobResult {
   api: StorableImport;
   stats: ImportStats;

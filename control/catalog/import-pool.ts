@@ -7,8 +7,9 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { SvcError } from '../../core/errors.js';
-import type { ImportJob, ImportJobResult } from './import-job.js';
-import type { WorkerReply } from './import-worker.js';
+import type { ImportJob, ImportJobResult, ImportStats, ParsedImport } from './import-job.js';
+import type { StoreStats, StoreTarget } from './import-store.js';
+import type { ToWorker, WorkerReply } from './import-worker.js';
 
 export interface ImportPoolOptions {
   /** Imports running at once. */
@@ -51,7 +52,47 @@ export class ImportPool {
     return this.#waiting.length;
   }
 
-  async run(job: ImportJob): Promise<ImportJobResult> {
+  /** Parses in a worker and returns everything, endpoints included (re-imports, benchmarks). */
+  run(job: ImportJob): Promise<ImportJobResult> {
+    return this.#withWorker(async (ask) => {
+      const reply = await ask({ type: 'run', job, store: false });
+      if (reply.kind !== 'result') throw new Error(`import worker answered ${reply.kind} to run`);
+      return reply.result;
+    });
+  }
+
+  /**
+   * Parses in a worker, hands the parsed import (without endpoints) to `place`, which creates the listing and names
+   * where to write, and has the worker write the endpoints there through its own connection. When `place` throws,
+   * nothing is written; when the write fails, the caller removes what `place` created.
+   */
+  runAndStore(
+    job: ImportJob,
+    place: (parsed: ParsedImport, stats: ImportStats) => Promise<StoreTarget>,
+  ): Promise<{ parsed: ParsedImport; stats: ImportStats; stored: StoreStats }> {
+    return this.#withWorker(async (ask, tell) => {
+      const reply = await ask({ type: 'run', job, store: true });
+      if (reply.kind !== 'parsed') throw new Error(`import worker answered ${reply.kind} to run`);
+      let target: StoreTarget;
+      try {
+        target = await place(reply.parsed, reply.stats);
+      } catch (e) {
+        tell({ type: 'drop' });
+        throw e;
+      }
+      const stored = await ask({ type: 'store', target });
+      if (stored.kind !== 'stored') throw new Error(`import worker answered ${stored.kind} to store`);
+      return { parsed: reply.parsed, stats: reply.stats, stored: stored.stored };
+    });
+  }
+
+  /** Stops the idle workers (running ones end with their import). */
+  async close(): Promise<void> {
+    await Promise.all(this.#idle.splice(0).map((w) => w.terminate()));
+  }
+
+  /** Waits for a place in the pool (or refuses with `busy`), then holds one worker for `converse`. */
+  async #withWorker<T>(converse: Conversation<T>): Promise<T> {
     if (this.#running >= this.#opts.workers) {
       if (this.#waiting.length >= this.#opts.queue)
         throw new SvcError(
@@ -63,19 +104,18 @@ export class ImportPool {
     }
     this.#running++;
     try {
-      return await this.#runInWorker(job);
+      return await this.#converse(converse);
     } finally {
       this.#running--;
       this.#waiting.shift()?.();
     }
   }
 
-  /** Stops the idle workers (running ones end with their import). */
-  async close(): Promise<void> {
-    await Promise.all(this.#idle.splice(0).map((w) => w.terminate()));
-  }
-
-  #runInWorker(job: ImportJob): Promise<ImportJobResult> {
+  /**
+   * One import's exchange with a worker under one deadline: a worker that runs out of heap, exits or overruns is
+   * terminated and the exchange fails with `import_failed`; a worker that answered every message is kept.
+   */
+  async #converse<T>(converse: Conversation<T>): Promise<T> {
     const { maxHeapMb, timeoutMs } = this.#opts;
     const worker =
       this.#idle.pop() ??
@@ -84,53 +124,64 @@ export class ImportPool {
         stdout: false,
         stderr: false,
       });
-    return new Promise<ImportJobResult>((resolve, reject) => {
-      const done = (keep: boolean, fn: () => void): void => {
-        clearTimeout(timer);
-        worker.off('message', onMessage).off('error', onError).off('exit', onExit);
-        if (keep && this.#idle.length < this.#opts.workers) {
-          worker.unref();
-          this.#idle.push(worker);
-        } else void worker.terminate();
-        fn();
-      };
-      const onMessage = (reply: WorkerReply): void =>
-        done(true, () =>
-          reply.ok
-            ? resolve(reply.result)
-            : reject(new SvcError(reply.code, reply.detail, reply.extra ? { extra: reply.extra } : {})),
-        );
-      const onError = (e: NodeJS.ErrnoException): void =>
-        done(false, () =>
-          reject(
-            e.code === 'ERR_WORKER_OUT_OF_MEMORY'
-              ? new SvcError('import_failed', `The import needed more than ${maxHeapMb} MB of memory and was stopped`, {
-                  extra: { limit: 'import_heap_mb', value: maxHeapMb, max: maxHeapMb, at: '/' },
-                })
-              : new SvcError('import_failed', `The import failed: ${e.message.slice(0, 300)}`),
-          ),
-        );
-      const onExit = (code: number): void =>
-        done(false, () =>
-          reject(new SvcError('import_failed', `The import worker exited (code ${code}) without a result`)),
-        );
-      const timer = setTimeout(
-        () =>
-          done(false, () =>
-            reject(
-              new SvcError('import_failed', `The import took longer than ${timeoutMs / 1000} s and was stopped`, {
-                extra: { limit: 'import_seconds', value: timeoutMs / 1000, max: timeoutMs / 1000, at: '/' },
-              }),
-            ),
-          ),
-        timeoutMs,
+    let broken: SvcError | null = null;
+    let waiting: { resolve: (r: WorkerReply) => void; reject: (e: SvcError) => void } | null = null;
+    const breakOff = (e: SvcError): void => {
+      broken ??= e;
+      waiting?.reject(e);
+      waiting = null;
+    };
+    const onMessage = (reply: WorkerReply): void => {
+      const w = waiting;
+      waiting = null;
+      w?.resolve(reply);
+    };
+    const onError = (e: NodeJS.ErrnoException): void =>
+      breakOff(
+        e.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new SvcError('import_failed', `The import needed more than ${maxHeapMb} MB of memory and was stopped`, {
+              extra: { limit: 'import_heap_mb', value: maxHeapMb, max: maxHeapMb, at: '/' },
+            })
+          : new SvcError('import_failed', `The import failed: ${e.message.slice(0, 300)}`),
       );
-      worker.on('message', onMessage).on('error', onError).on('exit', onExit);
-      worker.ref();
-      worker.postMessage(job);
-    });
+    const onExit = (code: number): void =>
+      breakOff(new SvcError('import_failed', `The import worker exited (code ${code}) without a result`));
+    const timer = setTimeout(
+      () =>
+        breakOff(
+          new SvcError('import_failed', `The import took longer than ${timeoutMs / 1000} s and was stopped`, {
+            extra: { limit: 'import_seconds', value: timeoutMs / 1000, max: timeoutMs / 1000, at: '/' },
+          }),
+        ),
+      timeoutMs,
+    );
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    worker.ref();
+    const tell = (msg: ToWorker): void => worker.postMessage(msg);
+    const ask = (msg: ToWorker): Promise<Answer> =>
+      new Promise<WorkerReply>((resolve, reject) => {
+        if (broken) return reject(broken);
+        waiting = { resolve, reject };
+        tell(msg);
+      }).then((reply) => {
+        if (!reply.ok) throw new SvcError(reply.code, reply.detail, reply.extra ? { extra: reply.extra } : {});
+        return reply;
+      });
+    try {
+      return await converse(ask, tell);
+    } finally {
+      clearTimeout(timer);
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      if (!broken && waiting === null && this.#idle.length < this.#opts.workers) {
+        worker.unref();
+        this.#idle.push(worker);
+      } else void worker.terminate();
+    }
   }
 }
+
+type Answer = Extract<WorkerReply, { ok: true }>;
+type Conversation<T> = (ask: (msg: ToWorker) => Promise<Answer>, tell: (msg: ToWorker) => void) => Promise<T>;
 
 let shared: ImportPool | undefined;
 

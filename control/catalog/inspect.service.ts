@@ -4,6 +4,19 @@ import type { Db, Row } from '../../core/db/database.js';
 import { DAY_MS } from '../../core/clock.js';
 import { parseDiscounts } from '../../core/discounts.js';
 import { iso, parseJsonArray, toPendingPrice } from '../providers/apis.serialize.js';
+import type { Board } from '../../core/enumerations.js';
+import { pageOf } from '../lib/pagination.js';
+import type {
+  ConsumerOpenApi,
+  ListingDetail,
+  ListingEndpoints,
+  ListingHistory,
+  ListingRanks,
+  ListingSchemaView,
+  ListingStats,
+  PriceChange,
+  StatsWindow,
+} from '../../core/schemas/catalog.schemas.js';
 
 const parse = (s: string | null): unknown => {
   if (s === null) return null;
@@ -33,7 +46,7 @@ async function endpointsWithPending(db: Db, apiId: string) {
   return eps.map((e) => ({ e, pending: byEp.get(e.id) }));
 }
 
-export async function listingDetail(db: Db, api: Row<'apis'>) {
+export async function listingDetail(db: Db, api: Row<'apis'>): Promise<ListingDetail> {
   const prov = await db.selectFrom('providers').selectAll().where('org_id', '=', api.org_id).executeTakeFirst();
   const eps = await endpointsWithPending(db, api.id);
   const terms = await db
@@ -80,7 +93,7 @@ export async function listingDetail(db: Db, api: Row<'apis'>) {
  * Endpoints with their schemas. A `$ref` in them names one of `components.schemas` (recursive or very large
  * schemas stay references; core/schema-refs.ts resolves and expands them).
  */
-export async function listingSchema(db: Db, api: Row<'apis'>) {
+export async function listingSchema(db: Db, api: Row<'apis'>): Promise<ListingSchemaView> {
   const eps = await endpointsWithPending(db, api.id);
   return {
     slug: api.slug,
@@ -102,7 +115,7 @@ export async function listingSchema(db: Db, api: Row<'apis'>) {
   };
 }
 
-export async function listingEndpoints(db: Db, api: Row<'apis'>) {
+export async function listingEndpoints(db: Db, api: Row<'apis'>): Promise<ListingEndpoints> {
   const eps = await endpointsWithPending(db, api.id);
   return {
     slug: api.slug,
@@ -118,7 +131,7 @@ export async function listingEndpoints(db: Db, api: Row<'apis'>) {
   };
 }
 
-async function windowStats(db: Db, apiId: string, since: number, now: number) {
+async function windowStats(db: Db, apiId: string, since: number, now: number): Promise<StatsWindow> {
   const agg = await db
     .selectFrom('usage_events')
     .select([
@@ -154,7 +167,7 @@ async function windowStats(db: Db, apiId: string, since: number, now: number) {
   };
 }
 
-export async function listingStats(db: Db, api: Row<'apis'>, now: number) {
+export async function listingStats(db: Db, api: Row<'apis'>, now: number): Promise<ListingStats> {
   return {
     slug: api.slug,
     computed_at: iso(now),
@@ -163,7 +176,8 @@ export async function listingStats(db: Db, api: Row<'apis'>, now: number) {
   };
 }
 
-export async function listingHistory(db: Db, api: Row<'apis'>, limit: number, offset: number) {
+/** Price changes of the listing, newest first, one page. */
+export async function listingHistory(db: Db, api: Row<'apis'>, limit: number, offset: number): Promise<ListingHistory> {
   const rows = await db
     .selectFrom('price_changes')
     .innerJoin('endpoints', 'endpoints.id', 'price_changes.endpoint_id')
@@ -186,22 +200,25 @@ export async function listingHistory(db: Db, api: Row<'apis'>, limit: number, of
     .limit(limit + 1)
     .offset(offset)
     .execute();
-  return rows.map((r) => ({
-    change_id: r.id,
-    endpoint_id: r.endpoint_id,
-    method: r.method,
-    path: r.path,
-    old_price_cents: r.old_price_cents,
-    new_price_cents: r.new_price_cents,
-    new_discounts: r.new_discounts_json === null ? null : parseDiscounts(r.new_discounts_json),
-    status: r.status,
-    effective_at: iso(r.effective_at),
-    created_at: iso(r.created_at),
-    cancelled_at: iso(r.cancelled_at),
-  }));
+  const data = rows.map(
+    (r): PriceChange => ({
+      change_id: r.id,
+      endpoint_id: r.endpoint_id,
+      method: r.method,
+      path: r.path,
+      old_price_cents: r.old_price_cents,
+      new_price_cents: r.new_price_cents,
+      new_discounts: r.new_discounts_json === null ? null : parseDiscounts(r.new_discounts_json),
+      status: r.status,
+      effective_at: iso(r.effective_at),
+      created_at: iso(r.created_at),
+      cancelled_at: iso(r.cancelled_at),
+    }),
+  );
+  return { slug: api.slug, ...pageOf(data, limit, offset) };
 }
 
-export async function listingRanks(db: Db, api: Row<'apis'>) {
+export async function listingRanks(db: Db, api: Row<'apis'>): Promise<ListingRanks> {
   const rows = await db
     .selectFrom('leaderboard_entries')
     .select(['board', 'category', 'rank', 'score', 'computed_at'])
@@ -212,7 +229,8 @@ export async function listingRanks(db: Db, api: Row<'apis'>) {
   return {
     slug: api.slug,
     ranks: rows.map((r) => ({
-      board: r.board,
+      // Only the refresh job writes this table, with names from BOARDS.
+      board: r.board as Board,
       category: r.category || null,
       rank: r.rank,
       score: r.score,
@@ -225,7 +243,7 @@ export async function listingRanks(db: Db, api: Row<'apis'>) {
  * The stored OpenAPI document as consumers may see it: `servers` names the gateway address of the listing, never
  * the provider's upstream origin (which stays in the provider's own views).
  */
-export function consumerOpenApi(openapiJson: string, gatewayUrl: string, slug: string): Record<string, unknown> {
+export function consumerOpenApi(openapiJson: string, gatewayUrl: string, slug: string): ConsumerOpenApi {
   const doc = JSON.parse(openapiJson) as Record<string, unknown>;
   const paths = doc.paths;
   if (paths && typeof paths === 'object') {

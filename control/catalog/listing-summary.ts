@@ -1,7 +1,8 @@
 /** One compact public shape for a live listing (search results, provider pages, boards), built from a few grouped queries. */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
-import { parseJsonArray } from '../providers/apis.serialize.js';
+import { iso, parseJsonArray } from '../providers/apis.serialize.js';
+import type { ListingSummary } from '../../core/schemas/catalog.schemas.js';
 
 export interface ListingSummaryRow {
   api_id: string;
@@ -62,10 +63,13 @@ export async function listingSummaries(
         'max_price_cents',
       ),
     ])
-    .where('apis.status', '=', 'live')
     .where('apis.suspended_at', 'is', null);
+  // Given ids, read them by primary key: SQLite would otherwise walk every live listing through `apis_status`
+  // (the unary + keeps that index out of the plan).
+  q = filter.apiIds
+    ? q.where('apis.id', 'in', filter.apiIds).where(sql`+apis.status`, '=', 'live')
+    : q.where('apis.status', '=', 'live');
   if (filter.orgId) q = q.where('apis.org_id', '=', filter.orgId);
-  if (filter.apiIds) q = q.where('apis.id', 'in', filter.apiIds);
   const rows = await q
     .orderBy('apis.published_at', 'desc')
     .limit(filter.apiIds ? filter.apiIds.length : 200)
@@ -75,14 +79,14 @@ export async function listingSummaries(
   return filter.apiIds.map((id) => byId.get(id)).filter((r): r is ListingSummaryRow => r !== undefined);
 }
 
-export function toListingSummary(r: ListingSummaryRow) {
+export function toListingSummary(r: ListingSummaryRow): ListingSummary {
   return {
     slug: r.slug,
     name: r.name,
     summary: r.summary,
     category: r.category,
     tags: parseJsonArray(r.tags),
-    provider: r.provider_slug ? { slug: r.provider_slug, display_name: r.provider_name } : null,
+    provider: r.provider_slug ? { slug: r.provider_slug, display_name: r.provider_name ?? r.provider_slug } : null,
     endpoint_count: Number(r.endpoint_count),
     free_endpoints: Number(r.free_endpoints),
     min_price_cents: r.min_price_cents,
@@ -90,6 +94,6 @@ export function toListingSummary(r: ListingSummaryRow) {
     calls_30d: Number(r.calls_30d),
     success_rate_30d:
       Number(r.calls_30d) > 0 ? Math.round((Number(r.success_30d) / Number(r.calls_30d)) * 10_000) / 10_000 : null,
-    published_at: r.published_at === null ? null : new Date(r.published_at).toISOString(),
+    published_at: iso(r.published_at),
   };
 }

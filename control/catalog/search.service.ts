@@ -2,10 +2,19 @@
  * Catalog search over live listings: SQLite FTS5 (bm25 weighted name > summary > tags > paths > description),
  * filters `category` and `max_price_cents` (cheapest endpoint), sorts documented in docs/catalog.md.
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { normalizeCategory } from './category.js';
+import { cachedSearch } from './search-cache.js';
 import type { Sort } from '../../core/enumerations.js';
+import type { CatalogSearchResult } from '../../core/schemas/catalog.schemas.js';
+import { pageOf } from '../lib/pagination.js';
+import { listingSummaries, toListingSummary } from './listing-summary.js';
+
+export interface SearchResult {
+  ids: string[];
+  total: number;
+}
 
 export interface SearchParams {
   query?: string | undefined;
@@ -27,55 +36,78 @@ export function ftsQuery(q: string): string | null {
   return words.map((w) => `"${w}"*`).join(' OR ');
 }
 
-/** Returns ordered api ids (limit + 1 for has_more) and the total number of matches. */
-export async function searchListingIds(db: Db, p: SearchParams): Promise<{ ids: string[]; total: number }> {
+/**
+ * Returns ordered api ids (limit + 1 for has_more) and the exact total number of matches. Reads `listing_search`
+ * (migration 0010): one row per searchable listing with the filter and sort columns, so a search without words reads
+ * one index in order and stops after the page, and a search with words joins each FTS match by primary key.
+ */
+export async function searchListingIds(db: Db, p: SearchParams): Promise<SearchResult> {
   const match = p.query ? ftsQuery(p.query) : null;
   if (p.query && !match) return { ids: [], total: 0 };
-  const sort: Sort = p.sort ?? 'relevance';
-  const conds = [sql`a.status = 'live'`, sql`a.suspended_at IS NULL`];
-  if (match) conds.push(sql`apis_fts MATCH ${match}`);
   // Stored categories are normalised (`Developer Tools` → `developer-tools`); so is the filter.
-  if (p.category) conds.push(sql`a.category = ${normalizeCategory(p.category)}`);
-  if (p.max_price_cents !== undefined) conds.push(sql`mp.min_price <= ${p.max_price_cents}`);
-  const where = sql.join(conds, sql` AND `);
-  const from = match ? sql`apis_fts JOIN apis a ON a.rowid = apis_fts.rowid` : sql`apis a`;
-  // An integer literal in ORDER BY means a column position in SQLite, so without a MATCH the tie-break is by time.
-  const relevance = match ? sql`bm25(apis_fts, 10.0, 5.0, 1.0, 4.0, 2.0)` : sql`a.published_at * -1`;
-  const successRate = sql`CASE WHEN coalesce(s.calls_30d, 0) >= 10 THEN CAST(s.success_30d AS REAL) / s.calls_30d ELSE -1 END`;
-  const order =
-    sort === 'price'
-      ? sql`mp.min_price ASC, ${relevance} ASC, a.published_at DESC`
-      : sort === 'popularity'
-        ? sql`coalesce(s.orgs_30d, 0) DESC, coalesce(s.calls_30d, 0) DESC, ${relevance} ASC`
-        : sort === 'reliability'
-          ? sql`${successRate} DESC, coalesce(s.calls_30d, 0) DESC, ${relevance} ASC`
-          : sort === 'newest'
-            ? sql`a.published_at DESC`
-            : match
-              ? sql`${relevance} ASC, coalesce(s.orgs_30d, 0) DESC, a.published_at DESC`
-              : sql`coalesce(s.orgs_30d, 0) DESC, coalesce(s.calls_30d, 0) DESC, a.published_at DESC`;
-  const base = sql`FROM ${from}
-    JOIN (SELECT api_id, min(price_cents) AS min_price FROM endpoints WHERE removed_at IS NULL GROUP BY api_id) mp ON mp.api_id = a.id
-    LEFT JOIN api_stats s ON s.api_id = a.id
-    WHERE ${where}`;
+  const category = p.category ? normalizeCategory(p.category) : undefined;
+  const key = JSON.stringify(['search', match, category, p.max_price_cents, p.sort ?? 'relevance', p.limit, p.offset]);
+  return cachedSearch(db, key, () => runSearch(db, { ...p, category }, match));
+}
+
+/** The two statements of one search, `p.category` already normalised. */
+async function runSearch(db: Db, p: SearchParams, match: string | null): Promise<SearchResult> {
+  const conds = [];
+  if (match) conds.push(sql`apis_fts MATCH ${match}`);
+  if (p.category) conds.push(sql`l.category = ${p.category}`);
+  if (p.max_price_cents !== undefined) conds.push(sql`l.min_price_cents <= ${p.max_price_cents}`);
+  const where = conds.length ? sql`WHERE ${sql.join(conds, sql` AND `)}` : sql``;
+  const from = match ? sql`apis_fts JOIN listing_search l ON l.rowid = apis_fts.rowid` : sql`listing_search l`;
+  const order = orderBy(p.sort ?? 'relevance', match !== null);
   const rows = (
-    await sql<{
-      id: string;
-    }>`SELECT a.id ${base} ORDER BY ${order}, a.id LIMIT ${p.limit + 1} OFFSET ${p.offset}`.execute(db)
+    await sql<{ id: string }>`SELECT l.api_id AS id FROM ${from} ${where}
+      ORDER BY ${order}, l.api_id LIMIT ${p.limit + 1} OFFSET ${p.offset}`.execute(db)
   ).rows;
-  const total = (await sql<{ n: number }>`SELECT count(*) AS n ${base}`.execute(db)).rows[0]?.n ?? 0;
+  const total = (await sql<{ n: number }>`SELECT count(*) AS n FROM ${from} ${where}`.execute(db)).rows[0]?.n ?? 0;
   return { ids: rows.map((r) => r.id), total: Number(total) };
 }
 
+/**
+ * The sort's ORDER BY before the final `api_id` tie-break (docs/catalog.md). Without words, each order is exactly
+ * the column list of one `listing_search` index, so SQLite reads that index in order and stops after the page.
+ */
+function orderBy(sort: Sort, matched: boolean): RawBuilder<unknown> {
+  // Without words, what would be relevance ties break newest first.
+  const relevance = matched ? sql`bm25(apis_fts, 10.0, 5.0, 1.0, 4.0, 2.0) ASC` : sql`l.published_at DESC`;
+  switch (sort) {
+    case 'price':
+      return matched
+        ? sql`l.min_price_cents ASC, ${relevance}, l.published_at DESC`
+        : sql`l.min_price_cents ASC, ${relevance}`;
+    case 'popularity':
+      return sql`l.orgs_30d DESC, l.calls_30d DESC, ${relevance}`;
+    case 'reliability':
+      return sql`l.reliability DESC, l.calls_30d DESC, ${relevance}`;
+    case 'newest':
+      return sql`l.published_at DESC`;
+    case 'relevance':
+      return matched ? sql`${relevance}, l.orgs_30d DESC, l.published_at DESC` : orderBy('popularity', false);
+  }
+}
+
+/** Searchable listings per category, most first: the counts a category filter would find. */
 export async function categoriesWithCounts(db: Db): Promise<{ category: string; count: number }[]> {
-  const rows = await db
-    .selectFrom('apis')
-    .select(['category', sql<number>`count(*)`.as('count')])
-    .where('status', '=', 'live')
-    .where('suspended_at', 'is', null)
-    .groupBy('category')
-    .orderBy('count', 'desc')
-    .orderBy('category')
-    .execute();
-  return rows.map((r) => ({ category: r.category, count: Number(r.count) }));
+  return cachedSearch(db, 'categories', async () => {
+    const rows = await db
+      .selectFrom('listing_search')
+      .select(['category', sql<number>`count(*)`.as('count')])
+      .groupBy('category')
+      .orderBy('count', 'desc')
+      .orderBy('category')
+      .execute();
+    return rows.map((r) => ({ category: r.category, count: Number(r.count) }));
+  });
+}
+
+/** One page of matching live listings as summaries, with the total match count (REST search, the catalog page). */
+export async function searchCatalog(db: Db, p: SearchParams): Promise<CatalogSearchResult> {
+  const { ids, total } = await searchListingIds(db, p);
+  const page = pageOf(ids, p.limit, p.offset);
+  const rows = await listingSummaries(db, { apiIds: page.data });
+  return { ...page, total, sort: p.sort ?? 'relevance', data: rows.map(toListingSummary) };
 }

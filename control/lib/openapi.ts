@@ -39,3 +39,8 @@ export const problemResponses = {
 } as const;
 
 export const centsField = z.number().int().min(0).max(100_000_000);
+
+/** A 200 JSON answer typed by `schema`, plus the responses every route can give. */
+export function okResponses<T extends z.ZodType>(schema: T, description: string) {
+  return { 200: jsonResponse(schema, description), ...problemResponses };
+}

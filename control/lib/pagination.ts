@@ -17,10 +17,8 @@ export interface Page<T> {
   has_more: boolean;
 }
 
-/** The response schema of one page of `item`s. */
-export function PageOf<T extends z.ZodType>(item: T) {
-  return z.object({ data: z.array(item), limit: z.number().int(), offset: z.number().int(), has_more: z.boolean() });
-}
+/** The response schema of one page of `item`s (defined with the other shared schema pieces in core/). */
+export { PageOf } from '../../core/schemas/common.schemas.js';
 
 /** Query limit+1 rows, then call this to trim and compute has_more. */
 export function pageOf<T>(rows: T[], limit: number, offset: number): Page<T> {

@@ -180,7 +180,6 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
         .insertInto('leaderboard_entries')
         .values(entries.slice(i, i + 200))
         .execute();
-    await trx.deleteFrom('api_stats').execute();
     const stats = scored.map((s) => ({
       api_id: s.api.id,
       calls_30d: s.orgs.reduce((n, o) => n + o.calls, 0),
@@ -189,11 +188,22 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
       gross_30d_cents: s.orgs.reduce((n, o) => n + o.gross, 0),
       computed_at: now,
     }));
+    // Upsert, then drop the rows not refreshed: an unchanged row does not touch the search index (migration 0010).
     for (let i = 0; i < stats.length; i += 200)
       await trx
         .insertInto('api_stats')
         .values(stats.slice(i, i + 200))
+        .onConflict((oc) =>
+          oc.column('api_id').doUpdateSet((eb) => ({
+            calls_30d: eb.ref('excluded.calls_30d'),
+            success_30d: eb.ref('excluded.success_30d'),
+            orgs_30d: eb.ref('excluded.orgs_30d'),
+            gross_30d_cents: eb.ref('excluded.gross_30d_cents'),
+            computed_at: eb.ref('excluded.computed_at'),
+          })),
+        )
         .execute();
+    await trx.deleteFrom('api_stats').where('computed_at', '<>', now).execute();
   });
   lastRefreshAt = now;
 }

@@ -6,8 +6,12 @@ import { normalizeCategory } from '../catalog/category.js';
 import { listingSummaries, toListingSummary } from '../catalog/listing-summary.js';
 import { lastLeaderboardRefresh } from './leaderboards.service.js';
 import type { Board } from '../../core/enumerations.js';
+import type { Leaderboard } from '../../core/schemas/catalog.schemas.js';
+import type { ActivityEntry, ActivityFeed, MarketOverview } from '../../core/schemas/market.schemas.js';
+import { pageOf } from '../lib/pagination.js';
+import { iso } from '../providers/apis.serialize.js';
 
-export async function leaderboard(db: Db, board: Board, rawCategory: string, limit: number) {
+export async function leaderboard(db: Db, board: Board, rawCategory: string, limit: number): Promise<Leaderboard> {
   const category = rawCategory ? normalizeCategory(rawCategory) : '';
   const rows = await db
     .selectFrom('leaderboard_entries')
@@ -22,25 +26,23 @@ export async function leaderboard(db: Db, board: Board, rawCategory: string, lim
   return {
     board,
     category: category || null,
-    computed_at: _iso(rows[0]?.computed_at ?? lastLeaderboardRefresh()),
+    computed_at: iso(rows[0]?.computed_at ?? lastLeaderboardRefresh()),
     entries: rows
       .filter((r) => byId.has(r.api_id))
       .map((r) => ({ rank: r.rank, score: r.score, listing: toListingSummary(byId.get(r.api_id)!) })),
   };
 }
 
-const _iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-let cache: { at: number; value: unknown } | null = null;
+let cache: { at: number; value: MarketOverview } | null = null;
 const CACHE_MS = 15_000;
 
-export async function marketOverview(db: Db, now: number) {
+export async function marketOverview(db: Db, now: number): Promise<MarketOverview> {
   if (cache && now - cache.at < CACHE_MS && now >= cache.at) return cache.value;
   const counts = await sql<{ listings: number; providers: number; endpoints: number }>`
     SELECT count(*) AS listings, count(DISTINCT org_id) AS providers,
       (SELECT count(*) FROM endpoints e JOIN apis x ON x.id = e.api_id WHERE x.status = 'live' AND x.suspended_at IS NULL AND e.removed_at IS NULL) AS endpoints
     FROM apis WHERE status = 'live' AND suspended_at IS NULL`.execute(db);
-  const windows: Record<string, { calls: number; volume_cents: number; active_consumers: number }> = {};
+  const windows = {} as MarketOverview['windows'];
   for (const [name, ms] of [
     ['24h', DAY_MS],
     ['7d', 7 * DAY_MS],
@@ -81,7 +83,8 @@ export async function marketOverview(db: Db, now: number) {
   return value;
 }
 
-export async function activityFeed(db: Db, limit: number, offset: number) {
+/** Publishes, unpublishes, price changes and new providers, newest first, one page. */
+export async function activityFeed(db: Db, limit: number, offset: number): Promise<ActivityFeed> {
   const rows = await db
     .selectFrom('activity')
     .selectAll()
@@ -90,7 +93,7 @@ export async function activityFeed(db: Db, limit: number, offset: number) {
     .limit(limit + 1)
     .offset(offset)
     .execute();
-  return rows.map((r) => {
+  const entries = rows.map((r): ActivityEntry => {
     let data: Record<string, unknown> = {};
     try {
       data = JSON.parse(r.data_json) as Record<string, unknown>;
@@ -105,4 +108,5 @@ export async function activityFeed(db: Db, limit: number, offset: number) {
       created_at: new Date(r.created_at).toISOString(),
     };
   });
+  return pageOf(entries, limit, offset);
 }

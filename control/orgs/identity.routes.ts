@@ -9,6 +9,7 @@ import { requireAuth, requireScope, requireSession } from '../auth/rest-auth.js'
 import { verifyChallenge } from '../auth/challenge.js';
 import { registerAnonymous, requestOrgEmail, signup, verifyEmail } from './orgs.service.js';
 import { describeMe } from './me.service.js';
+import { MeSchema } from '../../core/schemas/identity.schemas.js';
 import { endSession, requestLoginCode, verifyLoginCode } from '../sessions/sessions.service.js';
 
 export const identityRoutes = newRouter();
@@ -208,7 +209,7 @@ identityRoutes.openapi(
     tags: ['identity'],
     security: bearer,
     responses: {
-      200: jsonResponse(z.record(z.string(), z.unknown()), 'Org, user, roles, credential and balance'),
+      200: jsonResponse(MeSchema, 'Org, user, roles, credential and balance'),
       ...problemResponses,
     },
   }),

@@ -130,7 +130,7 @@ export async function cancelPendingPricing(
   orgId: string,
   apiId: string,
   endpointId: string,
-): Promise<Row<'price_changes'>> {
+): Promise<Row<'price_changes'> & { status: 'cancelled'; cancelled_at: number }> {
   await getOwnedApi(ctx.db, orgId, apiId);
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {

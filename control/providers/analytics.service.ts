@@ -4,8 +4,9 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import type { ProviderAnalytics } from '../../core/schemas/providers.schemas.js';
 
-export async function providerAnalytics(db: Db, orgId: string, from: number, to: number) {
+export async function providerAnalytics(db: Db, orgId: string, from: number, to: number): Promise<ProviderAnalytics> {
   // Through the provider's api ids, so the query uses usage_api (there is no per-provider usage index: 0005).
   const usage = db
     .selectFrom('usage_events')
@@ -65,19 +66,7 @@ export async function providerAnalytics(db: Db, orgId: string, from: number, to:
 
   const sumKind = (kind: string, f: 'gross' | 'fee' | 'net') =>
     earnings.filter((e) => e.kind === kind).reduce((s, e) => s + Number(e[f]), 0);
-  const listings = new Map<
-    string,
-    {
-      api_id: string;
-      slug: string;
-      calls: number;
-      ok_calls: number;
-      gross_cents: number;
-      fee_cents: number;
-      net_cents: number;
-      endpoints: unknown[];
-    }
-  >();
+  const listings = new Map<string, ProviderAnalytics['listings'][number]>();
   for (const r of perEndpoint) {
     const l = listings.get(r.api_id) ?? {
       api_id: r.api_id,

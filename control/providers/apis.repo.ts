@@ -61,10 +61,16 @@ export async function getOwnedApi(db: Db, orgId: string, apiId: string): Promise
   return row;
 }
 
-export function listEndpoints(db: Db, apiId: string, includeRemoved = false): Promise<EndpointSummaryRow[]> {
+export function listEndpoints(
+  db: Db,
+  apiId: string,
+  includeRemoved = false,
+  page?: { limit: number; offset: number },
+): Promise<EndpointSummaryRow[]> {
   let q = db.selectFrom('endpoints').select(ENDPOINT_SUMMARY_COLUMNS).where('api_id', '=', apiId);
   if (!includeRemoved) q = q.where('removed_at', 'is', null);
-  return q.orderBy('position').orderBy('id').execute();
+  q = q.orderBy('position').orderBy('id');
+  return (page ? q.limit(page.limit).offset(page.offset) : q).execute();
 }
 
 export function pendingChanges(db: Db, apiId: string): Promise<Row<'price_changes'>[]> {

@@ -1,24 +1,36 @@
 /** /v1/provider/apis: a provider's listing lifecycle (create/import, patch, credentials, pricing, verify, publish). `provider:write`. */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
-import { bearer, centsField, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { bearer, centsField, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
+import { takeImport } from '../auth/abuse-limits.js';
 import { DiscountTiersSchema } from '../../core/discounts.js';
 import { cancelPendingPricing, setPricing } from '../pricing/pricing.service.js';
 import { getOwnedApi } from './apis.repo.js';
 import { listOwnedApis, ownedApiDetail } from './provider-apis.service.js';
 import { iso, toProviderApi } from './apis.serialize.js';
+import { importedApiResponse, ownedEndpointsPage } from './imported-api.service.js';
 import { createApi, patchApi, reimportApi, setCredentials } from './apis.service.js';
 import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
 import type { AppContext } from '../context.js';
-import { linkUrlSchema } from '../lib/link-url.js';
+import { linkUrlSchema } from '../../core/link-url.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import { CREDENTIAL_INJECTIONS } from '../../core/enumerations.js';
+import {
+  CancelledPriceChangeSchema,
+  CredentialsResultSchema,
+  ImportedApiSchema,
+  PricingResultSchema,
+  ProviderApiDetailSchema,
+  ProviderApiListSchema,
+  ProviderEndpointPageSchema,
+  PublishResultSchema,
+  ReimportResultSchema,
+  VerifyResultSchema,
+} from '../../core/schemas/providers.schemas.js';
 
 export const apisRoutes = newRouter();
 
-const Json = z.record(z.string(), z.unknown()).openapi('ProviderJson');
-const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
 const ApiIdParam = z.object({
   api_id: z
     .string()
@@ -104,14 +116,6 @@ function detail(ctx: AppContext, orgId: string, apiId: string) {
 
 const tags = ['provider'];
 
-export function takeImport(ctx: AppContext, orgId: string): void {
-  ctx.limiters.imports.enforce(
-    orgId,
-    ctx.clock.now(),
-    () => 'Too many imports for this organization; try again shortly',
-  );
-}
-
 apisRoutes.openapi(
   createRoute({
     method: 'post',
@@ -119,14 +123,39 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: jsonBody(CreateBody),
-    responses: { 201: jsonResponse(Json, 'The new draft listing with its endpoints'), ...problemResponses },
+    responses: {
+      201: jsonResponse(
+        ImportedApiSchema,
+        'The new draft listing: import_report, endpoint_count, the first 100 endpoints, endpoints_url for the rest',
+      ),
+      ...problemResponses,
+    },
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const ctx = c.get('ctx');
     takeImport(ctx, p.orgId);
     const { apiId, warnings } = await createApi(ctx, p.orgId, c.req.valid('json'));
-    return c.json({ ...(await detail(ctx, p.orgId, apiId)), warnings }, 201);
+    return c.json({ ...(await importedApiResponse(ctx.db, p.orgId, apiId)), warnings }, 201);
+  },
+);
+
+apisRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/provider/apis/{api_id}/endpoints',
+    tags,
+    security: bearer,
+    request: { params: ApiIdParam, query: PaginationQuery },
+    responses: okResponses(
+      ProviderEndpointPageSchema,
+      "The listing's current endpoints in document order, with prices (paged)",
+    ),
+  }),
+  async (c) => {
+    const p = requireScope(c, 'provider:write');
+    const { limit, offset } = c.req.valid('query');
+    return c.json(await ownedEndpointsPage(c.get('ctx').db, p.orgId, c.req.valid('param').api_id, limit, offset), 200);
   },
 );
 
@@ -137,7 +166,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { query: PaginationQuery },
-    responses: ok('Draft and live listings of the org, newest first (paged)'),
+    responses: okResponses(ProviderApiListSchema, 'Draft and live listings of the org, newest first (paged)'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -153,7 +182,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Listing detail with endpoints, prices and pending increases'),
+    responses: okResponses(ProviderApiDetailSchema, 'Listing detail with endpoints, prices and pending increases'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -168,7 +197,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(PatchBody) },
-    responses: ok('The updated listing'),
+    responses: okResponses(ProviderApiDetailSchema, 'The updated listing'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -185,7 +214,10 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(ImportBody) },
-    responses: ok('Re-imported: endpoints matched by method+path keep their ids and prices'),
+    responses: okResponses(
+      ReimportResultSchema,
+      'Re-imported (answered like a create): endpoints matched by method+path keep their ids and prices',
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -193,7 +225,12 @@ apisRoutes.openapi(
     takeImport(c.get('ctx'), p.orgId);
     const r = await reimportApi(c.get('ctx'), p.orgId, api_id, c.req.valid('json'));
     return c.json(
-      { ...(await detail(c.get('ctx'), p.orgId, api_id)), warnings: r.warnings, added: r.added, removed: r.removed },
+      {
+        ...(await importedApiResponse(c.get('ctx').db, p.orgId, api_id)),
+        warnings: r.warnings,
+        added: r.added,
+        removed: r.removed,
+      },
       200,
     );
   },
@@ -206,7 +243,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(CredentialsBody) },
-    responses: ok('Stored (encrypted); only a fingerprint is returned'),
+    responses: okResponses(CredentialsResultSchema, 'Stored (encrypted); only a fingerprint is returned'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -224,7 +261,10 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam, ...jsonBody(PricingBody) },
-    responses: ok('Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged'),
+    responses: okResponses(
+      PricingResultSchema,
+      'Per endpoint: applied, scheduled (increase on a listing that has been published) or unchanged',
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -247,7 +287,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: EndpointParam },
-    responses: ok('The cancelled pending increase'),
+    responses: okResponses(CancelledPriceChangeSchema, 'The cancelled pending increase'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -257,7 +297,7 @@ apisRoutes.openapi(
       {
         change_id: pc.id,
         endpoint_id,
-        status: 'cancelled',
+        status: pc.status,
         new_price_cents: pc.new_price_cents,
         effective_at: iso(pc.effective_at),
         cancelled_at: iso(pc.cancelled_at),
@@ -274,7 +314,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Smoke test result per checked endpoint'),
+    responses: okResponses(VerifyResultSchema, 'Smoke test result per checked endpoint'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -292,7 +332,7 @@ apisRoutes.openapi(
       params: ApiIdParam,
       body: { content: { 'application/json': { schema: PublishBody } }, required: false },
     },
-    responses: ok('Now live'),
+    responses: okResponses(PublishResultSchema, 'Now live'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -310,7 +350,7 @@ apisRoutes.openapi(
     tags,
     security: bearer,
     request: { params: ApiIdParam },
-    responses: ok('Back to draft'),
+    responses: okResponses(ProviderApiDetailSchema, 'Back to draft'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');

@@ -2,8 +2,20 @@
 import type { Row } from '../../core/db/database.js';
 import type { EndpointSummaryRow, OwnedApi } from './apis.repo.js';
 import { parseDiscounts } from '../../core/discounts.js';
+import type {
+  ImportReport,
+  ProviderApi,
+  ProviderApiDetail,
+  ProviderEndpoint,
+} from '../../core/schemas/providers.schemas.js';
+import type { PendingPrice } from '../../core/schemas/catalog.schemas.js';
 
-export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+/** ISO 8601 UTC for a stored ms timestamp; null stays null. */
+export function iso(ms: number): string;
+export function iso(ms: number | null): string | null;
+export function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
 
 export function parseJsonArray(s: string): string[] {
   try {
@@ -14,7 +26,7 @@ export function parseJsonArray(s: string): string[] {
   }
 }
 
-export function toPendingPrice(p: Row<'price_changes'> | undefined) {
+export function toPendingPrice(p: Row<'price_changes'> | undefined): PendingPrice | null {
   if (!p) return null;
   return {
     change_id: p.id,
@@ -25,7 +37,7 @@ export function toPendingPrice(p: Row<'price_changes'> | undefined) {
   };
 }
 
-export function toProviderEndpoint(e: EndpointSummaryRow, pending: Row<'price_changes'> | undefined) {
+export function toProviderEndpoint(e: EndpointSummaryRow, pending: Row<'price_changes'> | undefined): ProviderEndpoint {
   return {
     endpoint_id: e.id,
     method: e.method,
@@ -39,7 +51,7 @@ export function toProviderEndpoint(e: EndpointSummaryRow, pending: Row<'price_ch
   };
 }
 
-export function toProviderApi(a: OwnedApi) {
+export function toProviderApi(a: OwnedApi): ProviderApi {
   return {
     api_id: a.id,
     slug: a.slug,
@@ -56,7 +68,7 @@ export function toProviderApi(a: OwnedApi) {
     suspended: a.suspended_at !== null,
     source: { kind: a.source_kind, url: a.source_url },
     /** What the last import found (operations, endpoints, warnings): null for listings not imported. */
-    import_report: a.import_report_json === null ? null : (JSON.parse(a.import_report_json) as unknown),
+    import_report: a.import_report_json === null ? null : (JSON.parse(a.import_report_json) as ImportReport),
     credentials: {
       set: a.secret_enc !== null,
       fingerprint: a.secret_fingerprint,
@@ -71,7 +83,11 @@ export function toProviderApi(a: OwnedApi) {
   };
 }
 
-export function toProviderApiDetail(a: OwnedApi, endpoints: EndpointSummaryRow[], pending: Row<'price_changes'>[]) {
+export function toProviderApiDetail(
+  a: OwnedApi,
+  endpoints: EndpointSummaryRow[],
+  pending: Row<'price_changes'>[],
+): ProviderApiDetail {
   const byEndpoint = new Map(pending.map((p) => [p.endpoint_id, p]));
   return { ...toProviderApi(a), endpoints: endpoints.map((e) => toProviderEndpoint(e, byEndpoint.get(e.id))) };
 }

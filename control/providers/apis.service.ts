@@ -3,10 +3,9 @@
  * upstream credentials. Every write a gateway caches records an 'api' change in the same transaction.
  */
 import type { AppContext } from '../context.js';
-import { sql } from 'kysely';
-import { assertLinkUrls } from '../lib/link-url.js';
+import { assertLinkUrls } from '../../core/link-url.js';
 import { assertInjectable } from './credential-rules.js';
-import type { Db, Injection, NewRow, Row, RowPatch } from '../../core/db/database.js';
+import type { Db, Injection, Row, RowPatch } from '../../core/db/database.js';
 import { recordChange } from '../../core/db/changes.js';
 import { encryptSecret, fingerprint } from '../../core/crypto.js';
 import { SvcError } from '../../core/errors.js';
@@ -15,7 +14,15 @@ import { plainText, type ImportedEndpoint, type ImportReport } from '../catalog/
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
 import { normalizeCategory } from '../catalog/category.js';
 import { getOwnedApi, importedApiSlug, slugify } from './apis.repo.js';
-import { resolveImport, type ImportSourceInput } from './import-source.js';
+import { importNewListing, resolveImport, type ImportSourceInput } from './import-source.js';
+import {
+  deferSearchPaths,
+  discardNewListing,
+  endpointRow,
+  importedFields,
+  refreshSearchPaths,
+  type StoreStats,
+} from '../catalog/import-store.js';
 
 export interface ListingMetadata {
   name?: string | undefined;
@@ -34,59 +41,77 @@ export async function createApi(
   ctx: AppContext,
   orgId: string,
   input: ImportSourceInput & ListingMetadata,
-): Promise<{ apiId: string; warnings: string[]; report: ImportReport }> {
+): Promise<{ apiId: string; warnings: string[]; report: ImportReport; stored: StoreStats }> {
   assertLinkUrls({ docs_url: input.docs_url, logo_url: input.logo_url }, ctx.config.isProduction);
-  const imported = await resolveImport(ctx, input);
-  const api = imported.api;
-  const name = input.name ?? api.title;
-  if (!name)
-    throw new SvcError('import_failed', 'The document has an empty `info.title`: send `name` with the import', {
-      extra: { limit: 'title', value: 0, max: 200, at: '/info/title' },
+  // Set once the listing row exists: from then on a failure must remove it again.
+  let created = null as { apiId: string; now: number } | null;
+  try {
+    const imported = await importNewListing(ctx, input, async ({ kind, url, api }) => {
+      const name = input.name ?? api.title;
+      if (!name)
+        throw new SvcError('import_failed', 'The document has an empty `info.title`: send `name` with the import', {
+          extra: { limit: 'title', value: 0, max: 200, at: '/info/title' },
+        });
+      const baseUrl = input.base_url ?? api.baseUrl;
+      if (baseUrl) assertFetchableUrl(baseUrl, ctx.config.isProduction, ctx.config.egressAllow);
+      const now = ctx.clock.now();
+      const apiId = newId('api', now);
+      await ctx.db.transaction().execute(async (trx) => {
+        const slug = input.slug ? await requireFreeSlug(trx, input.slug) : await importedApiSlug(trx, { name, ...api });
+        await trx
+          .insertInto('apis')
+          .values({
+            id: apiId,
+            org_id: orgId,
+            slug,
+            name,
+            summary: input.summary ?? firstSentence(plainText(api.description)),
+            description: input.description ?? api.description,
+            category: input.category ? normalizeCategory(input.category) : api.category,
+            tags: JSON.stringify(input.tags ?? api.tags),
+            base_url: baseUrl ?? null,
+            docs_url: input.docs_url ?? null,
+            logo_url: input.logo_url ?? null,
+            health_path: input.health_path ?? null,
+            suspended_at: null,
+            suspended_reason: null,
+            source_kind: kind,
+            source_url: url,
+            openapi_json: null,
+            // The worker writes the document and the schema components with the endpoints.
+            openapi_gz: null,
+            import_report_json: JSON.stringify(api.report),
+            secret_enc: null,
+            secret_fingerprint: null,
+            injection_name: null,
+            published_at: null,
+            publish_terms_accepted_at: null,
+            last_verified_at: null,
+            last_verify_ok: null,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+        await deferSearchPaths(trx, apiId);
+      });
+      created = { apiId, now };
+      return { dbFile: ctx.config.dbFile, apiId, now };
     });
-  const baseUrl = input.base_url ?? api.baseUrl;
-  if (baseUrl) assertFetchableUrl(baseUrl, ctx.config.isProduction, ctx.config.egressAllow);
-  const now = ctx.clock.now();
-  const apiId = newId('api', now);
-  await ctx.db.transaction().execute(async (trx) => {
-    const slug = input.slug ? await requireFreeSlug(trx, input.slug) : await importedApiSlug(trx, { name, ...api });
-    await trx
-      .insertInto('apis')
-      .values({
-        id: apiId,
-        org_id: orgId,
-        slug,
-        name,
-        summary: input.summary ?? firstSentence(plainText(api.description)),
-        description: input.description ?? api.description,
-        category: input.category ? normalizeCategory(input.category) : api.category,
-        tags: JSON.stringify(input.tags ?? api.tags),
-        base_url: baseUrl ?? null,
-        docs_url: input.docs_url ?? null,
-        logo_url: input.logo_url ?? null,
-        health_path: input.health_path ?? null,
-        suspended_at: null,
-        suspended_reason: null,
-        source_kind: imported.kind,
-        source_url: imported.url,
-        openapi_json: null,
-        openapi_gz: Buffer.from(api.documentGzip),
-        schema_components_json: JSON.stringify(api.components),
-        import_report_json: JSON.stringify(api.report),
-        secret_enc: null,
-        secret_fingerprint: null,
-        injection_name: null,
-        published_at: null,
-        publish_terms_accepted_at: null,
-        last_verified_at: null,
-        last_verify_ok: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
-    await deferSearchPaths(trx, apiId);
-  });
-  await insertNewListingEndpoints(ctx, apiId, api.endpoints, now);
-  return { apiId, warnings: api.warnings, report: api.report };
+    const { apiId, now } = created!;
+    // The worker wrote the document, components, endpoints and search paths (import-store.ts); the change feed the
+    // gateways follow is recorded here, once the listing is whole.
+    await ctx.db.transaction().execute((trx) => recordChange(trx, 'api', apiId, now));
+    ctx.log.info('import stored', {
+      api_id: apiId,
+      endpoints: imported.api.endpointCount,
+      ...imported.stats,
+      ...imported.stored,
+    });
+    return { apiId, warnings: imported.api.warnings, report: imported.api.report, stored: imported.stored };
+  } catch (e) {
+    if (created) await discardNewListing(ctx.db, created.apiId);
+    throw e;
+  }
 }
 
 /** Re-import from a new source, or from the stored source URL when none is given. Prices and ids survive. */
@@ -183,78 +208,6 @@ async function syncEndpoints(
 
 /** Rows per multi-row INSERT (13 columns each, far below SQLite's bound-parameter limit). */
 const INSERT_BATCH = 200;
-/** Endpoints a new listing writes per transaction (a few ms each); between them the event loop serves others. */
-const NEW_LISTING_CHUNK = INSERT_BATCH;
-
-/** The columns an import sets on an endpoint, new or matched. */
-function importedFields(ep: ImportedEndpoint, position: number, now: number) {
-  return {
-    operation_id: ep.operationId,
-    summary: ep.summary,
-    description: ep.description,
-    parameters_json: ep.parametersJson,
-    request_schema_json: ep.requestSchemaJson,
-    response_schema_json: ep.responseSchemaJson,
-    position,
-    updated_at: now,
-  };
-}
-
-function endpointRow(apiId: string, ep: ImportedEndpoint, position: number, now: number): NewRow<'endpoints'> {
-  return {
-    id: newId('ep', now),
-    api_id: apiId,
-    method: ep.method,
-    path: ep.path,
-    removed_at: null,
-    created_at: now,
-    ...importedFields(ep, position, now),
-  };
-}
-
-/**
- * A new (draft, so unlisted and unroutable) listing gets its endpoints in short statements with a turn of the
- * event loop between them: a 22,000-operation import must not hold the database, which every request shares, for
- * seconds. If any step fails the listing is deleted again, so a failed import still leaves nothing behind.
- */
-async function insertNewListingEndpoints(
-  ctx: AppContext,
-  apiId: string,
-  endpoints: ImportedEndpoint[],
-  now: number,
-): Promise<void> {
-  try {
-    for (let i = 0; i < endpoints.length; i += NEW_LISTING_CHUNK) {
-      await new Promise<void>((r) => setImmediate(r));
-      const rows = endpoints.slice(i, i + NEW_LISTING_CHUNK).map((ep, j) => endpointRow(apiId, ep, i + j, now));
-      await ctx.db.insertInto('endpoints').values(rows).execute();
-    }
-    await ctx.db.transaction().execute(async (trx) => {
-      await refreshSearchPaths(trx, apiId);
-      await recordChange(trx, 'api', apiId, now);
-    });
-  } catch (e) {
-    await ctx.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('endpoints').where('api_id', '=', apiId).execute();
-      await sql`DELETE FROM fts_deferred WHERE api_id = ${apiId}`.execute(trx);
-      await trx.deleteFrom('apis').where('id', '=', apiId).execute();
-    });
-    throw e;
-  }
-}
-
-/** Stops the per-row search triggers for this listing while its endpoints are written (migration 0007). */
-async function deferSearchPaths(trx: Db, apiId: string): Promise<void> {
-  await sql`INSERT OR IGNORE INTO fts_deferred (api_id) VALUES (${apiId})`.execute(trx);
-}
-
-/** Indexes the listing's endpoint paths for search once, and lets the per-row triggers run again. */
-async function refreshSearchPaths(trx: Db, apiId: string): Promise<void> {
-  await sql`DELETE FROM fts_deferred WHERE api_id = ${apiId}`.execute(trx);
-  await sql`UPDATE apis_fts SET paths = coalesce((SELECT group_concat(path, ' ') FROM endpoints
-              WHERE api_id = ${apiId} AND removed_at IS NULL), '')
-            WHERE rowid = (SELECT rowid FROM apis WHERE id = ${apiId})`.execute(trx);
-}
 
 export async function patchApi(ctx: AppContext, orgId: string, apiId: string, patch: ListingMetadata): Promise<void> {
   const api = await getOwnedApi(ctx.db, orgId, apiId);

@@ -5,7 +5,7 @@
  */
 import { SvcError, type FieldError } from '../../core/errors.js';
 import type { Injection } from '../../core/db/database.js';
-import { hasControlCharacters } from '../lib/link-url.js';
+import { hasControlCharacters } from '../../core/link-url.js';
 
 const RESERVED_HEADERS = new Set([
   'host',

@@ -6,7 +6,8 @@
 import type { AppContext } from '../context.js';
 import { SvcError } from '../../core/errors.js';
 import { importPool } from '../catalog/import-pool.js';
-import type { ImportStats, StorableImport } from '../catalog/import-job.js';
+import type { ImportJob, ImportStats, ParsedImport, StorableImport } from '../catalog/import-job.js';
+import type { StoreStats, StoreTarget } from '../catalog/import-store.js';
 import { assertFetchableUrl } from '../catalog/safe-fetch.js';
 
 export interface ImportSourceInput {
@@ -27,6 +28,31 @@ export function sourceCount(input: ImportSourceInput): number {
 }
 
 export async function resolveImport(ctx: AppContext, input: ImportSourceInput): Promise<ResolvedImport> {
+  const { kind, url, job } = importJob(ctx, input);
+  const { api, stats } = await importPool(ctx.config.imports).run(job);
+  return { kind, url, api, stats };
+}
+
+export type ParsedSource = Omit<ResolvedImport, 'api'> & { api: ParsedImport };
+
+/**
+ * A new listing's import: parsed in a worker, `place` creates the listing from it (without endpoints) and names
+ * where to write, and the worker writes the endpoints through its own database connection (import-store.ts).
+ */
+export async function importNewListing(
+  ctx: AppContext,
+  input: ImportSourceInput,
+  place: (source: ParsedSource) => Promise<StoreTarget>,
+): Promise<ParsedSource & { stored: StoreStats }> {
+  const { kind, url, job } = importJob(ctx, input);
+  const r = await importPool(ctx.config.imports).runAndStore(job, (api, stats) => place({ kind, url, api, stats }));
+  return { kind, url, api: r.parsed, stats: r.stats, stored: r.stored };
+}
+
+function importJob(
+  ctx: AppContext,
+  input: ImportSourceInput,
+): Pick<ResolvedImport, 'kind' | 'url'> & { job: ImportJob } {
   if (sourceCount(input) !== 1) {
     throw new SvcError('validation_failed', 'Give exactly one of openapi_url, rapidapi_url or body', {
       errors: [{ path: 'openapi_url', message: 'exactly one source is required' }],
@@ -36,22 +62,21 @@ export async function resolveImport(ctx: AppContext, input: ImportSourceInput): 
     const body = input.body;
     if (typeof body !== 'string' && (typeof body !== 'object' || Array.isArray(body)))
       throw new SvcError('import_failed', '`body` must be an OpenAPI document (object or JSON/YAML text)');
-    const { api, stats } = await importPool(ctx.config.imports).run({
-      kind: 'body',
-      body: body as string | Record<string, unknown>,
-    });
-    return { kind: 'body', url: null, api, stats };
+    return { kind: 'body', url: null, job: { kind: 'body', body: body as string | Record<string, unknown> } };
   }
   const kind = input.openapi_url !== undefined ? 'openapi_url' : 'rapidapi_url';
   const url = (input.openapi_url ?? input.rapidapi_url)!;
   // Refuse a bad URL before it takes a place in the pool.
   assertFetchableUrl(url, ctx.config.isProduction, ctx.config.egressAllow);
-  const { api, stats } = await importPool(ctx.config.imports).run({
-    kind: 'url',
+  return {
+    kind,
     url,
-    production: ctx.config.isProduction,
-    egressAllow: ctx.config.egressAllow,
-    marketplaceExport: kind === 'rapidapi_url',
-  });
-  return { kind, url, api, stats };
+    job: {
+      kind: 'url',
+      url,
+      production: ctx.config.isProduction,
+      egressAllow: ctx.config.egressAllow,
+      marketplaceExport: kind === 'rapidapi_url',
+    },
+  };
 }

@@ -9,7 +9,9 @@ import type { Db, Row } from '../../core/db/database.js';
 import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { slugify } from './apis.repo.js';
-import { assertLinkUrls } from '../lib/link-url.js';
+import { assertLinkUrls } from '../../core/link-url.js';
+import type { ProviderDirectory, ProviderPage, ProviderProfile } from '../../core/schemas/providers.schemas.js';
+import { listingSummaries, toListingSummary } from '../catalog/listing-summary.js';
 
 export interface ProfilePatch {
   slug?: string | undefined;
@@ -19,7 +21,7 @@ export interface ProfilePatch {
   logo_url?: string | null | undefined;
 }
 
-export function toProfile(p: Row<'providers'>, liveListings?: number) {
+export function toProfile(p: Row<'providers'>, liveListings?: number): ProviderProfile {
   return {
     slug: p.slug,
     display_name: p.display_name,
@@ -119,7 +121,10 @@ export async function updateMyProfile(ctx: AppContext, orgId: string, patch: Pro
 }
 
 /** The public provider directory: most live listings first, optional text filter on name, slug and bio. */
-export async function listProviders(db: Db, p: { query?: string | undefined; limit: number; offset: number }) {
+export async function listProviders(
+  db: Db,
+  p: { query?: string | undefined; limit: number; offset: number },
+): Promise<ProviderDirectory> {
   let q = db
     .selectFrom('providers')
     .leftJoin('apis', (j) =>
@@ -149,4 +154,12 @@ export async function listProviders(db: Db, p: { query?: string | undefined; lim
     .execute();
   const page = pageOf(rows, p.limit, p.offset);
   return { ...page, data: page.data.map((r) => toProfile(r, Number(r.live_listings))) };
+}
+
+/** A public provider page: the profile and its live listings; not_found for an unknown slug. */
+export async function providerPage(db: Db, slug: string): Promise<ProviderPage> {
+  const prov = await db.selectFrom('providers').selectAll().where('slug', '=', slug).executeTakeFirst();
+  if (!prov) throw new SvcError('not_found', 'No provider with this slug');
+  const listings = (await listingSummaries(db, { orgId: prov.org_id })).map(toListingSummary);
+  return { ...toProfile(prov, listings.length), listings };
 }

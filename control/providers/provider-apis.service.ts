@@ -3,9 +3,10 @@ import type { Db } from '../../core/db/database.js';
 import { pageOf } from '../lib/pagination.js';
 import { getOwnedApi, listEndpoints, pendingChanges } from './apis.repo.js';
 import { toProviderApi, toProviderApiDetail } from './apis.serialize.js';
+import type { ProviderApiDetail, ProviderApiList } from '../../core/schemas/providers.schemas.js';
 
 /** Draft and live listings of the org, newest first, each with its count of current endpoints. */
-export async function listOwnedApis(db: Db, orgId: string, limit: number, offset: number) {
+export async function listOwnedApis(db: Db, orgId: string, limit: number, offset: number): Promise<ProviderApiList> {
   const page = pageOf(
     await db
       .selectFrom('apis')
@@ -32,7 +33,7 @@ export async function listOwnedApis(db: Db, orgId: string, limit: number, offset
 }
 
 /** One owned listing with its endpoints, prices and pending increases; not_found for another org's listing. */
-export async function ownedApiDetail(db: Db, orgId: string, apiId: string) {
+export async function ownedApiDetail(db: Db, orgId: string, apiId: string): Promise<ProviderApiDetail> {
   const api = await getOwnedApi(db, orgId, apiId);
   return toProviderApiDetail(api, await listEndpoints(db, apiId), await pendingChanges(db, apiId));
 }

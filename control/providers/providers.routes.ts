@@ -4,33 +4,26 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
-import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { bearer, jsonBody, okResponses } from '../lib/openapi.js';
 import { requireScope } from '../auth/rest-auth.js';
 import { PaginationQuery } from '../lib/pagination.js';
 import { InstantQuery } from '../lib/instant-query.js';
 import { DAY_MS } from '../../core/clock.js';
 import { SvcError } from '../../core/errors.js';
-import { linkUrlSchema } from '../lib/link-url.js';
 import { catalogReader } from '../catalog/catalog-access.js';
-import { toListingSummary, listingSummaries } from '../catalog/listing-summary.js';
 import { apisRoutes } from './apis.routes.js';
 import { providerAnalytics } from './analytics.service.js';
-import { getMyProfile, listProviders, toProfile, updateMyProfile } from './profile.service.js';
+import { getMyProfile, listProviders, providerPage, toProfile, updateMyProfile } from './profile.service.js';
+import {
+  ProviderAnalyticsSchema,
+  ProviderDirectorySchema,
+  ProviderPageSchema,
+  ProviderProfileSchema,
+  ProfileUpdateInputSchema,
+} from '../../core/schemas/providers.schemas.js';
 
 export const providersRoutes = newRouter();
 providersRoutes.route('/', apisRoutes);
-
-const Json = z.record(z.string(), z.unknown()).openapi('ProviderProfileJson');
-const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
-const ProfileBody = z
-  .object({
-    slug: z.string().min(3).max(60).optional(),
-    display_name: z.string().trim().min(1).max(100).optional(),
-    bio: z.string().max(2000).nullable().optional(),
-    website: linkUrlSchema(500).nullable().optional(),
-    logo_url: linkUrlSchema(500).nullable().optional(),
-  })
-  .strict();
 
 providersRoutes.openapi(
   createRoute({
@@ -38,7 +31,7 @@ providersRoutes.openapi(
     path: '/v1/provider/profile',
     tags: ['provider'],
     security: bearer,
-    responses: ok('My provider profile'),
+    responses: okResponses(ProviderProfileSchema, 'My provider profile'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -52,8 +45,8 @@ providersRoutes.openapi(
     path: '/v1/provider/profile',
     tags: ['provider'],
     security: bearer,
-    request: jsonBody(ProfileBody),
-    responses: ok('Updated (created if missing)'),
+    request: jsonBody(ProfileUpdateInputSchema),
+    responses: okResponses(ProviderProfileSchema, 'Updated (created if missing)'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -74,7 +67,10 @@ providersRoutes.openapi(
     tags: ['provider'],
     security: bearer,
     request: { query: AnalyticsQuery },
-    responses: ok('Gross volume, calls, earnings, fee, payouts; per listing and endpoint'),
+    responses: okResponses(
+      ProviderAnalyticsSchema,
+      'Gross volume, calls, earnings, fee, payouts; per listing and endpoint',
+    ),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -98,14 +94,11 @@ providersRoutes.openapi(
     path: '/v1/providers',
     tags: ['catalog'],
     request: { query: DirectoryQuery },
-    responses: ok('Public provider directory (paged)'),
+    responses: okResponses(ProviderDirectorySchema, 'Public provider directory (paged)'),
   }),
   async (c) => {
     catalogReader(c);
-    const { db } = c.get('ctx');
-    const { query, limit, offset } = c.req.valid('query');
-    const page = await listProviders(db, { query, limit, offset });
-    return c.json(page, 200);
+    return c.json(await listProviders(c.get('ctx').db, c.req.valid('query')), 200);
   },
 );
 
@@ -115,18 +108,10 @@ providersRoutes.openapi(
     path: '/v1/providers/{slug}',
     tags: ['catalog'],
     request: { params: z.object({ slug: z.string().min(1).max(80) }) },
-    responses: ok('A provider profile with its live listings'),
+    responses: okResponses(ProviderPageSchema, 'A provider profile with its live listings'),
   }),
   async (c) => {
     catalogReader(c);
-    const { db } = c.get('ctx');
-    const prov = await db
-      .selectFrom('providers')
-      .selectAll()
-      .where('slug', '=', c.req.valid('param').slug)
-      .executeTakeFirst();
-    if (!prov) throw new SvcError('not_found', 'No provider with this slug');
-    const listings = await listingSummaries(db, { orgId: prov.org_id });
-    return c.json({ ...toProfile(prov, listings.length), listings: listings.map(toListingSummary) }, 200);
+    return c.json(await providerPage(c.get('ctx').db, c.req.valid('param').slug), 200);
   },
 );

@@ -10,23 +10,10 @@ import { newId } from '../../core/ids.js';
 import { safeFetch } from '../catalog/safe-fetch.js';
 import { getOwnedApi, listEndpoints, type EndpointSummaryRow, type OwnedApi } from './apis.repo.js';
 import { ensureProviderProfile } from './profile.service.js';
+import type { VerifyResult } from '../../core/schemas/providers.schemas.js';
 
-export interface VerifyCheck {
-  endpoint_id: string | null;
-  method: string;
-  path: string;
-  status: number | null;
-  latency_ms: number | null;
-  ok: boolean;
-  error: string | null;
-}
-
-export interface VerifyResult {
-  verification_id: string;
-  ok: boolean;
-  checks: VerifyCheck[];
-  detail: string;
-}
+export type { VerifyResult };
+export type VerifyCheck = VerifyResult['checks'][number];
 
 const MAX_CHECKS = 5;
 

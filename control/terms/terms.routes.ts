@@ -4,24 +4,26 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
-import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
+import { bearer, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
 import { requireAuth, requireOrgAdminSession, requireScope } from '../auth/rest-auth.js';
-import { getVisibleListing } from '../catalog/listings.repo.js';
-import { PaginationQuery, pageOf } from '../lib/pagination.js';
+import { PaginationQuery } from '../lib/pagination.js';
 import {
-  acceptanceOf,
-  acceptTerms,
+  acceptListingTerms,
   activateDocument,
-  activeDocument,
   createDocument,
-  listDocuments,
+  documentPage,
+  listingTerms,
   toDocument,
 } from './terms.service.js';
+import {
+  ListingTermsSchema,
+  TermsAcceptanceSchema,
+  TermsDocumentListSchema,
+  TermsDocumentSchema,
+} from '../../core/schemas/terms.schemas.js';
 
 export const termsRoutes = newRouter();
 
-const Json = z.record(z.string(), z.unknown()).openapi('TermsJson');
-const ok = (d: string) => ({ 200: jsonResponse(Json, d), ...problemResponses });
 const SlugParam = z.object({
   slug: z
     .string()
@@ -73,7 +75,7 @@ termsRoutes.openapi(
     tags: ['provider'],
     security: bearer,
     request: jsonBody(CreateDoc),
-    responses: { 201: jsonResponse(Json, 'The document, status created'), ...problemResponses },
+    responses: { 201: jsonResponse(TermsDocumentSchema, 'The document, status created'), ...problemResponses },
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -90,17 +92,12 @@ termsRoutes.openapi(
     tags: ['provider'],
     security: bearer,
     request: { query: PaginationQuery.extend({ api_id: z.string().max(64).optional() }) },
-    responses: ok('Documents of the org, newest first (paged)'),
+    responses: okResponses(TermsDocumentListSchema, 'Documents of the org, newest first (paged)'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
     const q = c.req.valid('query');
-    const page = pageOf(
-      await listDocuments(c.get('ctx').db, p.orgId, q.api_id, q.limit + 1, q.offset),
-      q.limit,
-      q.offset,
-    );
-    return c.json({ ...page, data: page.data.map(toDocument) }, 200);
+    return c.json(await documentPage(c.get('ctx').db, p.orgId, q.api_id, q.limit, q.offset), 200);
   },
 );
 
@@ -111,7 +108,7 @@ termsRoutes.openapi(
     tags: ['provider'],
     security: bearer,
     request: { params: DocIdParam },
-    responses: ok('Activated: consumers must accept it again when required'),
+    responses: okResponses(TermsDocumentSchema, 'Activated: consumers must accept it again when required'),
   }),
   async (c) => {
     const p = requireScope(c, 'provider:write');
@@ -126,25 +123,11 @@ termsRoutes.openapi(
     tags: ['terms'],
     security: bearer,
     request: { params: SlugParam },
-    responses: ok("The listing's active terms and whether the caller's org accepted them"),
+    responses: okResponses(ListingTermsSchema, "The listing's active terms and whether the caller's org accepted them"),
   }),
   async (c) => {
     const p = requireAuth(c);
-    const { db } = c.get('ctx');
-    const api = await getVisibleListing(db, c.req.valid('param').slug, p.orgId);
-    const doc = await activeDocument(db, api.id);
-    const acc = doc ? await acceptanceOf(db, p.orgId, doc.id) : undefined;
-    return c.json(
-      {
-        slug: api.slug,
-        api_id: api.id,
-        document: doc ? toDocument(doc) : null,
-        required: doc?.acceptance_mode === 'required',
-        accepted: acc !== undefined,
-        accepted_at: acc ? new Date(acc.accepted_at).toISOString() : null,
-      },
-      200,
-    );
+    return c.json(await listingTerms(c.get('ctx').db, p.orgId, c.req.valid('param').slug), 200);
   },
 );
 
@@ -155,24 +138,12 @@ termsRoutes.openapi(
     tags: ['terms'],
     security: bearer,
     request: { params: SlugParam, body: { content: { 'application/json': { schema: AcceptBody } }, required: false } },
-    responses: ok('Accepted for the whole org (idempotent)'),
+    responses: okResponses(TermsAcceptanceSchema, 'Accepted for the whole org (idempotent)'),
   }),
   async (c) => {
     const p = requireOrgAdminSession(c);
-    const ctx = c.get('ctx');
-    const api = await getVisibleListing(ctx.db, c.req.valid('param').slug, p.orgId);
     const body = await optionalJsonBody(c, AcceptBody);
-    const r = await acceptTerms(ctx, { orgId: p.orgId, userId: p.userId! }, api.id, body.document_id);
-    return c.json(
-      {
-        slug: api.slug,
-        document_id: r.document.id,
-        version: r.document.version,
-        accepted: true,
-        already_accepted: r.already,
-        accepted_at: new Date(r.acceptance.accepted_at).toISOString(),
-      },
-      200,
-    );
+    const who = { orgId: p.orgId, userId: p.userId! };
+    return c.json(await acceptListingTerms(c.get('ctx'), who, c.req.valid('param').slug, body.document_id), 200);
   },
 );

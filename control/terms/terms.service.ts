@@ -8,6 +8,15 @@ import { recordChange } from '../../core/db/changes.js';
 import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { getOwnedApi } from '../providers/apis.repo.js';
+import type {
+  ListingTerms,
+  TermsAcceptance,
+  TermsDocument,
+  TermsDocumentList,
+} from '../../core/schemas/terms.schemas.js';
+import { getVisibleListing } from '../catalog/listings.repo.js';
+import { iso } from '../providers/apis.serialize.js';
+import { pageOf } from '../lib/pagination.js';
 
 export interface NewDocument {
   kind: 'terms';
@@ -18,7 +27,7 @@ export interface NewDocument {
   acceptance_mode: 'required' | 'optional';
 }
 
-export function toDocument(d: Row<'legal_documents'>) {
+export function toDocument(d: Row<'legal_documents'>): TermsDocument {
   return {
     document_id: d.id,
     api_id: d.api_id,
@@ -154,4 +163,50 @@ export async function acceptTerms(
     await recordChange(trx, 'terms', apiId, now);
     return { document: doc, acceptance, already: false };
   });
+}
+
+/** The org's terms documents (optionally of one listing), newest first, one page. */
+export async function documentPage(
+  db: Db,
+  orgId: string,
+  apiId: string | undefined,
+  limit: number,
+  offset: number,
+): Promise<TermsDocumentList> {
+  const page = pageOf(await listDocuments(db, orgId, apiId, limit + 1, offset), limit, offset);
+  return { ...page, data: page.data.map(toDocument) };
+}
+
+/** A visible listing's active terms and whether the viewer's org accepted them. */
+export async function listingTerms(db: Db, orgId: string, slug: string): Promise<ListingTerms> {
+  const api = await getVisibleListing(db, slug, orgId);
+  const doc = await activeDocument(db, api.id);
+  const acc = doc ? await acceptanceOf(db, orgId, doc.id) : undefined;
+  return {
+    slug: api.slug,
+    api_id: api.id,
+    document: doc ? toDocument(doc) : null,
+    required: doc?.acceptance_mode === 'required',
+    accepted: acc !== undefined,
+    accepted_at: acc ? iso(acc.accepted_at) : null,
+  };
+}
+
+/** acceptTerms for a visible listing named by slug, answered as the REST and MCP surfaces show it. */
+export async function acceptListingTerms(
+  ctx: AppContext,
+  p: { orgId: string; userId: string },
+  slug: string,
+  expectedDocumentId?: string,
+): Promise<TermsAcceptance> {
+  const api = await getVisibleListing(ctx.db, slug, p.orgId);
+  const r = await acceptTerms(ctx, p, api.id, expectedDocumentId);
+  return {
+    slug: api.slug,
+    document_id: r.document.id,
+    version: r.document.version,
+    accepted: true,
+    already_accepted: r.already,
+    accepted_at: iso(r.acceptance.accepted_at),
+  };
 }

@@ -8,6 +8,7 @@ import { DAY_MS } from '../../core/clock.js';
 import { InstantQuery as instant } from '../lib/instant-query.js';
 import { requireScope } from '../auth/rest-auth.js';
 import { usageSummary } from './usage.service.js';
+import { UsageSummarySchema } from '../../core/schemas/usage.schemas.js';
 
 export const usageRoutes = newRouter();
 
@@ -32,10 +33,7 @@ usageRoutes.openapi(
     security: bearer,
     request: { query: UsageQuery },
     responses: {
-      200: jsonResponse(
-        z.record(z.string(), z.unknown()),
-        'Totals, per listing, per key, per UTC day, and the newest calls',
-      ),
+      200: jsonResponse(UsageSummarySchema, 'Totals, per listing, per key, per UTC day, and the newest calls'),
       ...problemResponses,
     },
   }),

@@ -4,6 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import type { UsageSummary } from '../../core/schemas/usage.schemas.js';
 
 export interface UsageQuery {
   orgId: string;
@@ -14,7 +15,7 @@ export interface UsageQuery {
   offset: number;
 }
 
-export async function usageSummary(db: Db, q: UsageQuery) {
+export async function usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
   let base = db
     .selectFrom('usage_events')
     .where('usage_events.org_id', '=', q.orgId)

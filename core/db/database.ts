@@ -488,6 +488,7 @@ export interface Database {
   connect_accounts: ConnectAccountsTable;
   payouts: PayoutsTable;
   api_stats: ApiStatsTable;
+  listing_search: ListingSearchTable;
   oauth_clients: OAuthClientsTable;
   oauth_grants: OAuthGrantsTable;
   oauth_codes: OAuthCodesTable;
@@ -504,6 +505,23 @@ export interface ApiStatsTable {
   orgs_30d: number;
   gross_30d_cents: number;
   computed_at: Ms;
+}
+
+/**
+ * Catalog search index: one row per live, unsuspended listing (rowid = apis.rowid), kept by triggers (0010).
+ * Read-only for application code.
+ */
+export interface ListingSearchTable {
+  api_id: string;
+  category: string;
+  /** `apis.published_at` (0 when unset). */
+  published_at: Ms;
+  /** Cheapest current endpoint price; null when the listing has no current endpoint (then it is not searchable). */
+  min_price_cents: number | null;
+  orgs_30d: number;
+  calls_30d: number;
+  /** 30-day success rate when calls_30d >= 10, else -1. */
+  reliability: number;
 }
 
 /** OAuth clients: dynamically registered (RFC 7591) or a fetched Client ID Metadata Document (0009_oauth). */

@@ -1,6 +1,6 @@
 /**
  * Billing operations' input and output, shared by the REST routes, the services, MCP tools and the CLI. Plain zod:
- * importing this registers nothing. (Auto-reload first; the other billing shapes move here as they are typed.)
+ * importing this registers nothing.
  */
 import { z } from 'zod';
 
@@ -20,3 +20,23 @@ export const AutoReloadInputSchema = z
   })
   .strict();
 export type AutoReloadInput = z.infer<typeof AutoReloadInputSchema>;
+
+/** POST /v1/billing/checkout and the create_checkout tool: a pack, or a custom amount within the configured bounds. */
+export const CheckoutInputSchema = z
+  .object({
+    pack: z
+      .string()
+      .min(1)
+      .max(40)
+      .optional()
+      .meta({ description: 'A pack id (GET /v1/billing/packs): starter, standard or pro by default' }),
+    amount_cents: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000_000)
+      .optional()
+      .meta({ description: 'Custom amount, credited 1:1, within the configured min/max' }),
+  })
+  .strict();
+export type CheckoutInput = z.infer<typeof CheckoutInputSchema>;

@@ -4,8 +4,9 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { answer, defineTool, READ, rest, seg, WRITE, type ToolEnv } from '../tool-kit.js';
 import { ok } from '../result.js';
 import { KeyCapsSchema, KeyIdSchema, KeyResourceSchema } from '../../core/schemas/keys.schemas.js';
+import { CheckoutInputSchema } from '../../core/schemas/billing.schemas.js';
+import { UsageSummarySchema } from '../../core/schemas/usage.schemas.js';
 
-const Cents = z.number().int().min(0).max(100_000_000);
 const HUMAN = 'A person must open this URL in a browser to finish; call get_balance afterwards to see the effect.';
 
 const Registered = z.looseObject({
@@ -60,10 +61,7 @@ export const accountTools = [
     name: 'create_checkout',
     title: 'Buy credits',
     description: `Starts a checkout for a credit pack (\`pack\`, see packs in get_balance's docs) or a custom \`amount_cents\`; needs billing:write (a verified email). ${HUMAN}`,
-    input: z.object({
-      pack: z.string().min(1).max(40).optional().describe('Pack id: starter, standard or pro by default'),
-      amount_cents: Cents.optional().describe('Custom amount, credited 1:1'),
-    }),
+    input: CheckoutInputSchema,
     output: z.looseObject({ checkout_url: z.string(), payment_id: z.string(), human_action_required: z.literal(true) }),
     annotations: WRITE,
     scope: 'billing:write',
@@ -119,7 +117,7 @@ export const accountTools = [
       from: z.string().max(40).optional().describe('e.g. 2026-11-01'),
       to: z.string().max(40).optional(),
     }),
-    output: z.looseObject({ totals: z.looseObject({}) }),
+    output: UsageSummarySchema,
     annotations: READ,
     run: async (a, env) => answer('get_usage', env, await rest(env, 'GET', '/v1/usage', { query: a })),
   }),

@@ -4,20 +4,19 @@ import { BOARDS, SORTS } from '../../core/enumerations.js';
 import {
   CatalogRequestInputSchema,
   CatalogRequestSchema,
+  CatalogSearchResultSchema,
+  CategoryListSchema,
   DiscoverInputSchema,
   DiscoverResultSchema,
+  LeaderboardSchema,
+  ListingDetailSchema,
+  ListingSchemaViewSchema,
 } from '../../core/schemas/catalog.schemas.js';
 import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
+import { MarketOverviewSchema } from '../../core/schemas/market.schemas.js';
 
 const Slug = z.string().min(1).max(80).describe('Listing slug, e.g. demo-weather (from discover_tools/search_apis)');
 const Category = z.string().max(40).optional().describe('Category name from get_categories');
-const Page = z.looseObject({
-  data: z.array(z.looseObject({})),
-  limit: z.number(),
-  offset: z.number(),
-  has_more: z.boolean(),
-});
-const Listing = z.looseObject({ slug: z.string(), name: z.string() });
 
 export const catalogTools = [
   defineTool({
@@ -46,7 +45,7 @@ export const catalogTools = [
         .optional()
         .describe('Only listings with an endpoint at or below this price'),
     }),
-    output: Page,
+    output: CatalogSearchResultSchema,
     annotations: READ,
     run: async (a, env) => answer('search_apis', env, await rest(env, 'GET', '/v1/catalog/search', { query: a })),
   }),
@@ -56,7 +55,7 @@ export const catalogTools = [
     description:
       'Catalog categories with the number of live listings in each. Free. Use a name as `category` elsewhere.',
     input: z.object({}),
-    output: z.looseObject({ data: z.array(z.looseObject({ category: z.string(), count: z.number() })) }),
+    output: CategoryListSchema,
     annotations: READ,
     run: async (_a, env) => answer('get_categories', env, await rest(env, 'GET', '/v1/catalog/categories')),
   }),
@@ -65,7 +64,7 @@ export const catalogTools = [
     title: 'Market overview',
     description: 'Market aggregates: listings, providers, call volume and top categories. Free.',
     input: z.object({}),
-    output: z.looseObject({}),
+    output: MarketOverviewSchema,
     annotations: READ,
     run: async (_a, env) => answer('get_market_overview', env, await rest(env, 'GET', '/v1/market/overview')),
   }),
@@ -74,7 +73,7 @@ export const catalogTools = [
     title: 'Leaderboard',
     description: `A merit board of listings (${BOARDS.join(', ')}), optionally in one category. Free.`,
     input: z.object({ board: z.enum(BOARDS), category: Category }),
-    output: z.looseObject({}),
+    output: LeaderboardSchema,
     annotations: READ,
     run: async (a, env) =>
       answer(
@@ -99,7 +98,7 @@ export const catalogTools = [
     description:
       'One listing: provider, description, endpoints with prices, stats and terms requirement. Free. Next: get_schema.',
     input: z.object({ slug: Slug }),
-    output: Listing,
+    output: ListingDetailSchema,
     annotations: READ,
     run: async (a, env) => answer('get_api_details', env, await rest(env, 'GET', `/v1/apis/${seg(a.slug)}`)),
   }),
@@ -109,7 +108,7 @@ export const catalogTools = [
     description:
       "A listing's endpoints: method, path, parameters, request and response schemas, price in cents and any scheduled price increase. Free. Next: call_api with `endpoint` set to a path.",
     input: z.object({ slug: Slug }),
-    output: z.looseObject({}),
+    output: ListingSchemaViewSchema,
     annotations: READ,
     run: async (a, env) => answer('get_schema', env, await rest(env, 'GET', `/v1/apis/${seg(a.slug)}/schema`)),
   }),

@@ -1,8 +1,12 @@
 /** Profile tools: the public provider directory, and your own provider profile (provider:write). */
 import { z } from 'zod';
 import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
-
-const Profile = z.looseObject({ slug: z.string() });
+import {
+  ProviderDirectorySchema,
+  ProviderPageSchema,
+  ProviderProfileSchema,
+  ProfileUpdateInputSchema,
+} from '../../core/schemas/providers.schemas.js';
 
 export const profileTools = [
   defineTool({
@@ -14,7 +18,7 @@ export const profileTools = [
       limit: z.number().int().min(1).max(100).optional().describe('Default 20'),
       offset: z.number().int().min(0).max(10_000).optional(),
     }),
-    output: z.looseObject({ data: z.array(z.looseObject({})), has_more: z.boolean() }),
+    output: ProviderDirectorySchema,
     annotations: READ,
     run: async (a, env) => answer('list_providers', env, await rest(env, 'GET', '/v1/providers', { query: a })),
   }),
@@ -23,7 +27,7 @@ export const profileTools = [
     title: 'A provider',
     description: "A provider's public profile and live listings. Free.",
     input: z.object({ slug: z.string().min(1).max(80) }),
-    output: Profile,
+    output: ProviderPageSchema,
     annotations: READ,
     run: async (a, env) => answer('get_provider_profile', env, await rest(env, 'GET', `/v1/providers/${seg(a.slug)}`)),
   }),
@@ -32,7 +36,7 @@ export const profileTools = [
     title: 'My provider profile',
     description: "Your org's provider profile (created on first use).",
     input: z.object({}),
-    output: Profile,
+    output: ProviderProfileSchema,
     annotations: READ,
     scope: 'provider:write',
     run: async (_a, env) => answer('get_my_profile', env, await rest(env, 'GET', '/v1/provider/profile')),
@@ -41,14 +45,8 @@ export const profileTools = [
     name: 'update_my_profile',
     title: 'Edit my provider profile',
     description: 'Changes your public provider profile: slug, display_name, bio, website, logo_url (null clears).',
-    input: z.object({
-      slug: z.string().min(3).max(60).optional(),
-      display_name: z.string().trim().min(1).max(100).optional(),
-      bio: z.string().max(2000).nullable().optional(),
-      website: z.string().url().max(500).nullable().optional(),
-      logo_url: z.string().url().max(500).nullable().optional(),
-    }),
-    output: Profile,
+    input: ProfileUpdateInputSchema,
+    output: ProviderProfileSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: 'provider:write',
     run: async (a, env) =>

@@ -1,10 +1,20 @@
 /** Provider tools (provider:write): import, price, verify and publish an API; payouts onboarding and analytics. */
 import { z } from 'zod';
+import { DiscountTiersSchema } from '../../core/discounts.js';
 import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
+import {
+  CancelledPriceChangeSchema,
+  CredentialsResultSchema,
+  PricingResultSchema,
+  ProviderAnalyticsSchema,
+  ProviderApiDetailSchema,
+  ProviderApiListSchema,
+  PublishResultSchema,
+  VerifyResultSchema,
+} from '../../core/schemas/providers.schemas.js';
 
 const ApiId = z.string().min(1).max(64).describe('Your API id (api_…), from provider_list_apis');
 const url = z.string().url().max(2000);
-const Detail = z.looseObject({ api_id: z.string() });
 const P = 'provider:write' as const;
 const HUMAN = 'A person must open this URL in a browser to finish identity verification; payouts start after that.';
 
@@ -27,7 +37,7 @@ export const providerTools = [
     title: 'My APIs',
     description: 'Your draft and live APIs. Next: provider_get_api for one.',
     input: z.object({}),
-    output: z.looseObject({ data: z.array(z.looseObject({})) }),
+    output: ProviderApiListSchema,
     annotations: READ,
     scope: P,
     run: async (_a, env) => answer('provider_list_apis', env, await rest(env, 'GET', '/v1/provider/apis')),
@@ -37,7 +47,7 @@ export const providerTools = [
     title: 'My API in detail',
     description: 'One of your APIs: metadata, endpoints with prices and discounts, pending price increases, state.',
     input: z.object({ api_id: ApiId }),
-    output: Detail,
+    output: ProviderApiDetailSchema,
     annotations: READ,
     scope: P,
     run: async (a, env) =>
@@ -56,7 +66,7 @@ export const providerTools = [
         .optional()
         .describe('The OpenAPI document (object, or JSON/YAML text)'),
     }),
-    output: Detail,
+    output: ProviderApiDetailSchema,
     annotations: { ...WRITE, openWorldHint: true },
     scope: P,
     run: async (a, env) =>
@@ -68,7 +78,7 @@ export const providerTools = [
     description:
       'Changes name, slug, summary, description, category, tags, base_url, docs_url, logo_url or health_path.',
     input: z.object({ api_id: ApiId, ...Metadata }),
-    output: Detail,
+    output: ProviderApiDetailSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
     run: async ({ api_id, ...patch }, env) =>
@@ -84,7 +94,7 @@ export const providerTools = [
       secret: z.string().min(1).max(4096),
       injection: z.enum(['bearer', 'header', 'query']).optional(),
     }),
-    output: z.looseObject({}),
+    output: CredentialsResultSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
     run: async ({ api_id, ...body }, env) =>
@@ -106,13 +116,13 @@ export const providerTools = [
           z.object({
             endpoint_id: z.string().min(1),
             price_cents: z.number().int().min(0).max(100_000_000),
-            discounts: z.array(z.looseObject({})).optional().describe('Volume tiers, see docs/providers.md'),
+            discounts: DiscountTiersSchema.optional().describe('Volume tiers, see docs/providers.md'),
           }),
         )
         .min(1)
         .max(500),
     }),
-    output: z.looseObject({}),
+    output: PricingResultSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
     run: async ({ api_id, endpoints }, env) =>
@@ -128,7 +138,7 @@ export const providerTools = [
     description:
       'Calls your upstream (parameterless GET endpoints or health_path) with the stored secret and reports each check.',
     input: z.object({ api_id: ApiId }),
-    output: z.looseObject({}),
+    output: VerifyResultSchema,
     annotations: { ...WRITE, openWorldHint: true },
     scope: P,
     run: async (a, env) =>
@@ -140,7 +150,7 @@ export const providerTools = [
     description:
       'Makes the listing live in the catalog. `accept_terms: true` is required (the marketplace provider terms); verification runs first unless `skip_verify`.',
     input: z.object({ api_id: ApiId, skip_verify: z.boolean().optional(), accept_terms: z.boolean().optional() }),
-    output: z.looseObject({}),
+    output: PublishResultSchema,
     annotations: { ...WRITE, idempotentHint: true, openWorldHint: true },
     scope: P,
     run: async ({ api_id, ...body }, env) =>
@@ -152,7 +162,7 @@ export const providerTools = [
     description:
       'Takes the listing out of the catalog; calls to it are refused from then on. Publish again to restore.',
     input: z.object({ api_id: ApiId }),
-    output: z.looseObject({}),
+    output: ProviderApiDetailSchema,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     scope: P,
     run: async (a, env) =>
@@ -163,7 +173,7 @@ export const providerTools = [
     title: 'Cancel a scheduled price increase',
     description: "Cancels an endpoint's scheduled price increase; the current price stays.",
     input: z.object({ api_id: ApiId, endpoint_id: z.string().min(1).max(64) }),
-    output: z.looseObject({}),
+    output: CancelledPriceChangeSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
     run: async (a, env) =>
@@ -178,7 +188,7 @@ export const providerTools = [
     title: 'Provider analytics',
     description: 'Gross volume, calls, platform fees, net earnings and payouts of your APIs.',
     input: z.object({}),
-    output: z.looseObject({}),
+    output: ProviderAnalyticsSchema,
     annotations: READ,
     scope: P,
     run: async (_a, env) => answer('provider_analytics', env, await rest(env, 'GET', '/v1/provider/analytics')),

@@ -43,12 +43,18 @@ export default svcCommand({
     ] as const)
       if (str(args, flag)) body[field] = str(args, flag);
     const r = await withSpinner('Importing', () =>
-      api<{ api_id: string; slug: string; endpoints?: unknown[] }>('POST', '/v1/provider/apis', { body }),
+      api<{ api_id: string; slug: string; endpoint_count?: number; endpoints?: unknown[] }>(
+        'POST',
+        '/v1/provider/apis',
+        { body },
+      ),
     );
+    // The answer carries the first page of endpoints; endpoint_count is all of them.
+    const count = r.endpoint_count ?? (Array.isArray(r.endpoints) ? r.endpoints.length : undefined);
     return {
       data: r,
       human: [
-        `Draft ${r.api_id} (${r.slug}) created${Array.isArray(r.endpoints) ? ` with ${r.endpoints.length} endpoints` : ''}.`,
+        `Draft ${r.api_id} (${r.slug}) created${count === undefined ? '' : ` with ${count} endpoints`}.`,
         `Next: svc provider credentials ${r.api_id} --secret <upstream secret>`,
       ].join('\n'),
     };

@@ -1,7 +1,6 @@
 /** The public catalog: search with filters (query, category, sort, max price, free only) and paging. */
 import { z } from 'zod';
-import { listingSummaries, toListingSummary } from '../../catalog/listing-summary.js';
-import { categoriesWithCounts, searchListingIds } from '../../catalog/search.service.js';
+import { categoriesWithCounts, searchCatalog } from '../../catalog/search.service.js';
 import { SORTS } from '../../../core/enumerations.js';
 import { formatCents } from '../../../core/money.js';
 import { dollarsToCents } from '../form.js';
@@ -37,8 +36,8 @@ catalogPages.get('/catalog', async (c) => {
     maxPrice = undefined;
   }
   const page = f.page ?? 1;
-  const [{ ids, total }, categories] = await Promise.all([
-    searchListingIds(db, {
+  const [found, categories] = await Promise.all([
+    searchCatalog(db, {
       query: f.q || undefined,
       category: f.category || undefined,
       sort: f.sort,
@@ -48,8 +47,7 @@ catalogPages.get('/catalog', async (c) => {
     }),
     categoriesWithCounts(db),
   ]);
-  const shown = ids.slice(0, CATALOG_PAGE_SIZE);
-  const listings = (await listingSummaries(db, { apiIds: shown })).map(toListingSummary);
+  const { data: listings, total } = found;
   const link = (p: number) => {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries({ ...f, page: String(p) })) if (v) qs.set(k, String(v));
@@ -117,7 +115,7 @@ catalogPages.get('/catalog', async (c) => {
       </ul>
       <nav class="pager" aria-label="Pages">
         {page > 1 ? <a href={link(page - 1)}>← Previous</a> : null}
-        {ids.length > CATALOG_PAGE_SIZE ? <a href={link(page + 1)}>Next →</a> : null}
+        {found.has_more ? <a href={link(page + 1)}>Next →</a> : null}
       </nav>
       <p>
         Missing an API? <a href="/catalog/request">Request it</a>.

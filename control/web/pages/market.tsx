@@ -158,13 +158,13 @@ marketPages.get('/market', async (c) => {
 
 marketPages.get('/activity', async (c) => {
   const page = Math.max(1, Math.min(1000, Number(c.req.query('page')) || 1));
-  const items = await activityFeed(c.get('ctx').db, 51, (page - 1) * 50);
+  const feed = await activityFeed(c.get('ctx').db, 50, (page - 1) * 50);
   return renderPage(
     c,
     { title: 'Activity' },
     <>
       <ul>
-        {items.slice(0, 50).map((a) => (
+        {feed.data.map((a) => (
           <li>
             <time datetime={a.created_at}>{a.created_at.slice(0, 16).replace('T', ' ')}</time>{' '}
             {a.kind.replace(/_/g, ' ')}
@@ -181,7 +181,7 @@ marketPages.get('/activity', async (c) => {
       </ul>
       <nav class="pager" aria-label="Pages">
         {page > 1 ? <a href={`/activity?page=${page - 1}`}>← Newer</a> : null}
-        {items.length > 50 ? <a href={`/activity?page=${page + 1}`}>Older →</a> : null}
+        {feed.has_more ? <a href={`/activity?page=${page + 1}`}>Older →</a> : null}
       </nav>
     </>,
   );

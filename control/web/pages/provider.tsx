@@ -8,7 +8,7 @@ import type { Child } from 'hono/jsx';
 import { getOwnedApi, listEndpoints, pendingChanges } from '../../providers/apis.repo.js';
 import { toProviderApiDetail } from '../../providers/apis.serialize.js';
 import { createApi, setCredentials } from '../../providers/apis.service.js';
-import { takeImport } from '../../providers/apis.routes.js';
+import { takeImport } from '../../auth/abuse-limits.js';
 import { publishApi, unpublishApi, verifyApi } from '../../providers/publish.service.js';
 import { providerAnalytics } from '../../providers/analytics.service.js';
 import { cancelPendingPricing, setPricing } from '../../pricing/pricing.service.js';

@@ -1,10 +1,8 @@
 /** Public provider directory and profiles, and the catalog request form. */
 import { z } from 'zod';
-import { listingSummaries, toListingSummary } from '../../catalog/listing-summary.js';
 import { recordCatalogRequest } from '../../catalog/catalog-requests.service.js';
-import { listProviders, toProfile } from '../../providers/profile.service.js';
+import { listProviders, providerPage } from '../../providers/profile.service.js';
 import { clientIp } from '../../lib/client-ip.js';
-import { SvcError } from '../../../core/errors.js';
 import { csrfField } from '../csrf.js';
 import { formString } from '../form.js';
 import { renderPage } from '../layout.js';
@@ -50,10 +48,8 @@ providersPages.get('/providers', async (c) => {
 
 providersPages.get('/providers/:slug', async (c) => {
   const { db } = c.get('ctx');
-  const prov = await db.selectFrom('providers').selectAll().where('slug', '=', c.req.param('slug')).executeTakeFirst();
-  if (!prov) throw new SvcError('not_found', 'No provider with this slug');
-  const listings = (await listingSummaries(db, { orgId: prov.org_id })).map(toListingSummary);
-  const p = toProfile(prov, listings.length);
+  const p = await providerPage(db, c.req.param('slug'));
+  const listings = p.listings;
   const website = p.website && /^https?:\/\//i.test(p.website) ? p.website : null;
   return renderPage(
     c,

@@ -9,10 +9,16 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Child } from 'hono/jsx';
 import { formatCents } from '../../../core/money.js';
 import { findPayment, getAccount, listPayments } from '../../billing/billing.repo.js';
-import { creditPaidPayment } from '../../billing/checkout.service.js';
-import { removeCard, saveCard } from '../../billing/cards.service.js';
-import { completeTestOnboarding } from '../../billing/connect.service.js';
-import { connectLinkSig, testCardOutcome, testPaymentMethodId, verifyPortalToken } from '../../billing/test-backend.js';
+import { removeCard } from '../../billing/cards.service.js';
+import { applyVerifiedEvent } from '../../billing/webhooks.service.js';
+import {
+  connectLinkSig,
+  testCardOutcome,
+  testCheckoutPaidEvent,
+  testOnboardingDoneEvent,
+  testSetupSucceededEvent,
+  verifyPortalToken,
+} from '../../billing/test-backend.js';
 import { csrfField } from '../csrf.js';
 import { formString } from '../form.js';
 import { renderPage } from '../layout.js';
@@ -144,13 +150,13 @@ testPaymentsPages.post('/billing/test/checkout/:ref', async (c) => {
       </>,
       402,
     );
-  const r = await ctx.db.transaction().execute((trx) => creditPaidPayment(trx, p, ctx.clock.now()));
+  const r = await applyVerifiedEvent(ctx, testCheckoutPaidEvent(p));
   return page(
     c,
     'Payment succeeded',
     <p>
-      {r.applied ? 'Added' : 'Already added'}: <strong>{formatCents(p.credit_cents)}</strong> of test credits. Back to{' '}
-      <a href="/dashboard/billing">billing</a>.
+      {!r.duplicate && r.outcome === 'credited' ? 'Added' : 'Already added'}:{' '}
+      <strong>{formatCents(p.credit_cents)}</strong> of test credits. Back to <a href="/dashboard/billing">billing</a>.
     </p>,
   );
 });
@@ -207,28 +213,18 @@ testPaymentsPages.post('/billing/test/setup/:ref', async (c) => {
     );
   const acc = await getAccount(ctx.db, p.org_id);
   if (!acc?.customer_id) return page(c, 'Setup not found', <p>No billing account.</p>, 404);
-  const now = ctx.clock.now();
-  await ctx.db.transaction().execute(async (trx) => {
-    await saveCard(
-      trx,
-      acc.customer_id!,
-      testPaymentMethodId(outcome === 'ok' ? 'ok' : 'attach_then_decline'),
-      { brand: 'visa', last4: digits.slice(-4) },
-      p.created_at,
-      now,
-    );
-    await trx
-      .updateTable('payments')
-      .set({ status: 'succeeded', completed_at: now })
-      .where('id', '=', p.id)
-      .where('status', '=', 'open')
-      .execute();
-  });
+  const r = await applyVerifiedEvent(
+    ctx,
+    testSetupSucceededEvent(p, acc.customer_id, { outcome, last4: digits.slice(-4) }),
+  );
+  if (r.outcome === 'newer_card_kept')
+    return page(c, 'Newer card kept', <p>A card from a newer setup is already on file; this one was not saved.</p>);
   return page(
     c,
-    'Card saved',
+    r.duplicate ? 'Card already saved' : 'Card saved',
     <p>
-      Visa ending {digits.slice(-4)} is now on file. Back to <a href="/dashboard/billing">billing</a>.
+      {r.duplicate ? 'This setup was already completed.' : `Visa ending ${digits.slice(-4)} is now on file.`} Back to{' '}
+      <a href="/dashboard/billing">billing</a>.
     </p>,
   );
 });
@@ -324,8 +320,8 @@ testPaymentsPages.post('/billing/test/connect/:account', async (c) => {
   const account = c.req.param('account');
   if ((c.req.query('sig') ?? '') !== connectLinkSig(ctx.secretKey, account))
     return page(c, 'Link invalid', <p>Request a new onboarding link.</p>, 404);
-  const ok = await completeTestOnboarding(ctx.db, account, ctx.clock.now());
-  return ok
+  const r = await applyVerifiedEvent(ctx, testOnboardingDoneEvent(account));
+  return r.outcome === 'account_updated'
     ? page(c, 'Onboarding complete', <p>Payouts are enabled for this test account.</p>)
     : page(c, 'Account not found', <p>No such test account.</p>, 404);
 });

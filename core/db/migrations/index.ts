@@ -9,6 +9,8 @@ import * as m0006 from './0006_cli_logins.js';
 import * as m0007 from './0007_import_components.js';
 import * as m0008 from './0008_mcp_sessions.js';
 import * as m0009 from './0009_oauth.js';
+import * as m0010 from './0010_listing_search.js';
+import * as m0011 from './0011_endpoint_pages.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
@@ -20,4 +22,6 @@ export const migrations: Record<string, Migration> = {
   '0007_import_components': m0007,
   '0008_mcp_sessions': m0008,
   '0009_oauth': m0009,
+  '0010_listing_search': m0010,
+  '0011_endpoint_pages': m0011,
 };

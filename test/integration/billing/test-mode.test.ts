@@ -6,6 +6,7 @@ import { chargeLikeGateway, expectLedgerConsistent, openTestDb, seedOrg, type Se
 import type { DbHandles } from '../../../core/db/database.js';
 import { postEntry } from '../../../control/ledger/ledger.service.js';
 import { newId } from '../../../core/ids.js';
+import { waitFor } from '../../helpers/wait.js';
 
 let h: ControlHarness;
 let db: DbHandles;
@@ -32,15 +33,6 @@ async function page(url: string, card?: string): Promise<{ status: number; html:
 
 async function balance(org: SeededOrg) {
   return (await call(h.control.url, 'GET', '/v1/billing/balance', { token: org.key })).body;
-}
-
-async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function saveCard(org: SeededOrg, card: string): Promise<void> {

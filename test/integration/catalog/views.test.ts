@@ -11,6 +11,32 @@ import {
 } from '../../helpers/catalog.js';
 import type { DbHandles, NewRow } from '../../../core/db/database.js';
 import { newId } from '../../../core/ids.js';
+import type { z } from 'zod';
+import { isDeepStrictEqual } from 'node:util';
+import {
+  CatalogSearchResultSchema,
+  CategoryListSchema,
+  ConsumerOpenApiSchema,
+  LeaderboardSchema,
+  ListingDetailSchema,
+  ListingEndpointsSchema,
+  ListingHistorySchema,
+  ListingRanksSchema,
+  ListingSchemaViewSchema,
+  ListingStatsSchema,
+} from '../../../core/schemas/catalog.schemas.js';
+import {
+  ProviderAnalyticsSchema,
+  ProviderApiDetailSchema,
+  ProviderApiListSchema,
+  ProviderDirectorySchema,
+  ProviderPageSchema,
+  ProviderProfileSchema,
+} from '../../../core/schemas/providers.schemas.js';
+import { ActivityFeedSchema, MarketOverviewSchema } from '../../../core/schemas/market.schemas.js';
+import { ListingTermsSchema, TermsDocumentListSchema } from '../../../core/schemas/terms.schemas.js';
+import { UsageSummarySchema } from '../../../core/schemas/usage.schemas.js';
+import { MeSchema } from '../../../core/schemas/identity.schemas.js';
 
 let h: ControlHarness;
 let db: DbHandles;
@@ -239,5 +265,44 @@ describe('provider analytics, profile, directory, activity, catalog requests', (
     expect(
       (await call(h.control.url, 'POST', '/v1/catalog/requests', { body: { query: 'x', email: 'nope' } })).status,
     ).toBe(400);
+  });
+});
+
+describe('every view answers with exactly the shape its schema declares', () => {
+  it('catalog, provider, market, usage, terms and /v1/me bodies parse unchanged with their core/schemas', async () => {
+    const checks: [string, string, z.ZodType][] = [
+      ['', '/v1/catalog/search?query=pet', CatalogSearchResultSchema],
+      ['', '/v1/catalog/categories', CategoryListSchema],
+      ['', '/v1/apis/petstore', ListingDetailSchema],
+      ['', '/v1/apis/petstore/schema', ListingSchemaViewSchema],
+      ['', '/v1/apis/petstore/endpoints', ListingEndpointsSchema],
+      ['', '/v1/apis/petstore/stats', ListingStatsSchema],
+      ['', '/v1/apis/petstore/history', ListingHistorySchema],
+      ['', '/v1/apis/petstore/ranks', ListingRanksSchema],
+      ['', '/v1/apis/petstore/openapi', ConsumerOpenApiSchema],
+      ['', '/v1/leaderboards/most_used', LeaderboardSchema],
+      ['', '/v1/market/overview', MarketOverviewSchema],
+      ['', '/v1/market/activity', ActivityFeedSchema],
+      ['', '/v1/providers', ProviderDirectorySchema],
+      ['', '/v1/providers/pet-people', ProviderPageSchema],
+      [prov.key, '/v1/provider/profile', ProviderProfileSchema],
+      [prov.key, '/v1/provider/analytics', ProviderAnalyticsSchema],
+      [prov.key, '/v1/provider/apis', ProviderApiListSchema],
+      [prov.key, `/v1/provider/apis/${l.apiId}`, ProviderApiDetailSchema],
+      [prov.key, '/v1/provider/documents', TermsDocumentListSchema],
+      [consumer.key, '/v1/apis/petstore/terms', ListingTermsSchema],
+      [consumer.key, '/v1/usage', UsageSummarySchema],
+      [consumer.key, '/v1/me', MeSchema],
+    ];
+    const wrong: string[] = [];
+    for (const [token, path, schema] of checks) {
+      const r = await call(h.control.url, 'GET', path, token ? { token } : {});
+      expect(r.status, path).toBe(200);
+      const parsed = schema.safeParse(r.body);
+      // Parsing strips keys the schema does not name, so equality also catches a field the schema forgot.
+      if (!parsed.success) wrong.push(`${path}: ${parsed.error.message}`);
+      else if (!isDeepStrictEqual(parsed.data, r.body)) wrong.push(`${path}: undeclared fields`);
+    }
+    expect(wrong).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { smallOpenApi } from '../../helpers/catalog.js';
 import { startMcpFixture, type McpFixture } from './fixture.js';
 import { SPEC_TOOLS } from './spec-tools.js';
 
@@ -102,6 +103,37 @@ describe('MCP 2026-07-28 stateless (v2 SDK client)', () => {
     }
     const checkout = structured(await client.callTool({ name: 'create_checkout', arguments: { pack: 'starter' } }));
     expect(checkout).toMatchObject({ human_action_required: true, checkout_url: expect.stringMatching(/^http/) });
+    await client.close();
+  });
+
+  it('the provider write tools answer data that matches their domain output schemas', async () => {
+    const client = await connect(f.provider.key);
+    const ok = async (name: string, args: Record<string, unknown>) => {
+      const r = await client.callTool({ name, arguments: args });
+      expect(r.isError ? JSON.stringify(r.content) : 'ok', name).toBe('ok');
+      return structured(r);
+    };
+    const created = await ok('provider_create_api', { body: smallOpenApi('MCP Lifecycle API') });
+    const api_id = created.api_id as string;
+    const ep = (path: string) =>
+      (created.endpoints as { endpoint_id: string; method: string; path: string }[]).find((e) => e.path === path)!
+        .endpoint_id;
+    await ok('provider_update_api', { api_id, base_url: f.upstream.url, health_path: '/ping' });
+    expect(await ok('provider_set_credentials', { api_id, secret: 'upstream-secret' })).toMatchObject({
+      credentials: { set: true },
+    });
+    await ok('provider_set_pricing', { api_id, endpoints: [{ endpoint_id: ep('/items/{id}'), price_cents: 2 }] });
+    expect(await ok('provider_verify', { api_id })).toHaveProperty('checks');
+    expect(await ok('provider_publish', { api_id, accept_terms: true })).toMatchObject({ status: 'live' });
+    const raised = await ok('provider_set_pricing', {
+      api_id,
+      endpoints: [{ endpoint_id: ep('/items/{id}'), price_cents: 9 }],
+    });
+    expect(raised.results[0].outcome).toBe('scheduled');
+    expect(await ok('provider_cancel_pending_pricing', { api_id, endpoint_id: ep('/items/{id}') })).toMatchObject({
+      status: 'cancelled',
+    });
+    expect(await ok('provider_unpublish', { api_id })).toMatchObject({ status: 'draft' });
     await client.close();
   });
 });

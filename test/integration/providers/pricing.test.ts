@@ -6,6 +6,7 @@ import { call } from '../../helpers/http.js';
 import { openTestDb, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import { createLiveListing, smallOpenApi, startStubUpstream, type StubUpstream } from '../../helpers/catalog.js';
 import type { DbHandles } from '../../../core/db/database.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const DAY = 86_400_000;
 let h: ControlHarness;
@@ -16,15 +17,6 @@ let clockFile: string;
 
 function moveClock(ms: number): void {
   writeFileSync(clockFile, String(ms));
-}
-
-async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 150));
-  }
 }
 
 beforeAll(async () => {

@@ -4,7 +4,7 @@
  * or log injection through a stored URL.
  */
 import { z } from 'zod';
-import { SvcError, type FieldError } from '../../core/errors.js';
+import { SvcError, type FieldError } from './errors.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
 const CONTROL = /[\u0000-\u001f\u007f]/;
