@@ -78,13 +78,10 @@ describe('gateway checkpoint thread', () => {
     try {
       // Sustained small commits, each one the only one in flight, as at `wrk -c1`: PASSIVE catches up between them,
       // which is exactly when SQLite lets the next writer start the WAL over.
-      // ~1,500 commits of at least one 4 KiB frame each: about 6 MB of WAL without restarts, 3x the bound below.
-      let commits = 0;
-      const end = Date.now() + 15_000;
-      while (commits < 1500 && Date.now() < end) {
+      const end = Date.now() + 1500;
+      while (Date.now() < end) {
         try {
           insert.run('x'.repeat(200));
-          commits++;
           // Read only after a commit: the thread may be between its new header and its frame while it holds the lock.
           const g = walGeneration(file);
           if (!generations.has(g.seq)) generations.set(g.seq, g.firstIsThreads);
@@ -99,9 +96,8 @@ describe('gateway checkpoint thread', () => {
       // Without the pin, the writer starts the WAL over after every pass that caught up (dozens here). With it, only
       // a commit landing in the microseconds between the thread's RESTART and its own write can (restartHere).
       expect(later.filter((threads) => !threads).length).toBeLessThanOrEqual(1);
-      // Bounded: the limit, plus what a loaded machine lets through before the thread's restart gets its turn.
-      expect(commits).toBe(1500);
-      expect(maxWal).toBeLessThan(8 * limit);
+      // Bounded: the limit, plus what was written between two passes.
+      expect(maxWal).toBeLessThan(limit + 256 * 1024);
     } finally {
       await stop();
     }
