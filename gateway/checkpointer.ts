@@ -13,16 +13,10 @@
  *
  * PASSIVE never blocks a writer, but under a writer that commits without pause it never catches up either, and
  * the WAL would only grow. So once the WAL passes `walLimitBytes`, the thread asks for RESTART with a short busy
- * timeout (right after a PASSIVE pass little is left to copy) and then writes the new WAL's first frame itself.
- * RESTART, not TRUNCATE: the file keeps its size, so later commits overwrite pages the kernel already
+ * timeout: right after a PASSIVE pass little is left to copy, and the next writer starts again at the top of the
+ * WAL. RESTART, not TRUNCATE: the file keeps its size, so later commits overwrite pages the kernel already
  * holds instead of allocating (and zeroing) new ones, which cost more than SQLite itself on this machine's
  * VM. Writers on the gateway thread never sleep on the lock this takes (no-wait.ts); they retry on a timer.
- *
- * Only this thread starts the WAL over (issue 14): SQLite fsyncs the WAL right after a new WAL's first frame, and
- * the writer that starts it over is whoever commits first after a pass that caught up, which at one call in
- * flight was the event loop about every 1,000 calls (strace: 5 fsyncs on the gateway's main thread in 8 s of
- * `wrk -c1`, 2-8 ms each; 0-1 with this). A read transaction held by this thread (the pin) keeps writers from
- * starting the WAL over; it is taken again at the WAL's end before each pass, so it never holds a pass back.
  */
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
@@ -33,7 +27,6 @@ const Sqlite = require(workerData.mod);
 const db = new Sqlite(workerData.file);
 db.pragma('busy_timeout = 5000');
 const timers = [];
-let closePin = () => {};
 if (workerData.checkpointMs > 0) {
   const fs = require('node:fs');
   const pageSize = db.pragma('page_size', { simple: true });
@@ -52,46 +45,6 @@ if (workerData.checkpointMs > 0) {
       return null; // unreadable: passes on the interval alone
     }
   };
-  // The pin: a read transaction on a second connection, taken again just before each pass at the WAL's current end.
-  // A writer starts the WAL over only when no reader is on it, and the first frame of a new WAL is followed by an
-  // fsync of the WAL (SQLite's header sync): with the pin held, the gateway's writers always append, so none of
-  // them ever fsyncs on the event loop. Starting the WAL over is this thread's job (restartHere), at the limit.
-  const pin = new Sqlite(workerData.file);
-  const peek = pin.prepare('SELECT 1 FROM sqlite_schema LIMIT 1');
-  const release = () => { if (pin.inTransaction) pin.exec('COMMIT'); };
-  const hold = () => { release(); pin.exec('BEGIN'); peek.get(); };
-  const userVersion = db.prepare('PRAGMA user_version').pluck();
-  const restartCheckpoint = db.prepare('PRAGMA wal_checkpoint(RESTART)');
-  const beginImmediate = db.prepare('BEGIN IMMEDIATE');
-  /**
-   * Starts the WAL over from this thread, past the limit. RESTART holds the write lock until everything is copied
-   * and no reader is left (the pin let go first); then, with no statement compiled in between, this thread takes
-   * the write lock again and rewrites page 1 (the same user_version): that is the new WAL's first frame, so its
-   * header fsync happens here. A writer that got the lock in the microseconds between did the restart itself.
-   * Gateway writers find the lock held meanwhile and retry on a timer (no-wait.ts).
-   */
-  const restartHere = () => {
-    release();
-    db.pragma('busy_timeout = 20');
-    try {
-      if (restartCheckpoint.get().busy !== 0) return false;
-      beginImmediate.run();
-      try {
-        const b = backlog();
-        // Still all copied, so this transaction reads without the WAL and its first frame starts it over.
-        if (b === null || b[0] !== b[1]) return false;
-        db.exec('PRAGMA user_version = ' + userVersion.get());
-        return true;
-      } finally {
-        db.exec(db.inTransaction ? 'COMMIT' : 'SELECT 1');
-      }
-    } catch {
-      if (db.inTransaction) db.exec('ROLLBACK');
-      return false;
-    } finally {
-      db.pragma('busy_timeout = 5000');
-    }
-  };
   let lastPass = performance.now();
   let lastRestart = -Infinity;
   // A reader holding an old snapshot (a long report, a backup) keeps PASSIVE from copying past it: the backlog then
@@ -108,20 +61,18 @@ if (workerData.checkpointMs > 0) {
     lastPass = now;
     try {
       const t0 = performance.now();
-      hold();
       const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
       stalled = r !== undefined && b !== null && r.checkpointed <= b[1] && r.checkpointed < r.log;
       let restarted = false;
       if (r && r.log * pageSize > workerData.walLimitBytes && now - lastRestart >= workerData.checkpointMs) {
         lastRestart = now;
-        restarted = restartHere();
+        db.pragma('busy_timeout = 20');
+        try { restarted = db.pragma('wal_checkpoint(RESTART)')[0].busy === 0; } finally { db.pragma('busy_timeout = 5000'); }
         if (restarted) stalled = false;
-        hold();
       }
       if (workerData.report) parentPort.postMessage({ checkpoint: { ms: performance.now() - t0, frames: r ? r.log : 0, restarted } });
     } catch {}
   }, Math.min(workerData.pollMs, workerData.checkpointMs)));
-  closePin = () => { try { release(); pin.close(); } catch {} };
 }
 if (workerData.holderId) {
   const beat = db.prepare('UPDATE gateway_instances SET heartbeat_at = ? WHERE id = ? AND stopped_at IS NULL');
@@ -131,7 +82,7 @@ if (workerData.holderId) {
     } catch {}
   }, workerData.heartbeatMs));
 }
-parentPort.on('message', () => { timers.forEach(clearInterval); closePin(); try { db.close(); } catch {} process.exit(0); });
+parentPort.on('message', () => { timers.forEach(clearInterval); try { db.close(); } catch {} process.exit(0); });
 `;
 
 /** How often the checkpoint thread looks at the WAL's backlog (a 100-byte read of the -shm file). */
