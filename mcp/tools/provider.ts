@@ -1,10 +1,14 @@
 /** Provider tools (provider:write): import, price, verify and publish an API; payouts onboarding and analytics. */
 import { z } from 'zod';
-import { DiscountTiersSchema } from '../../core/discounts.js';
 import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
 import {
+  ApiImportInputSchema,
+  ApiPatchInputSchema,
   CancelledPriceChangeSchema,
+  CredentialsInputSchema,
   CredentialsResultSchema,
+  PricingInputSchema,
+  PublishInputSchema,
   PricingResultSchema,
   ProviderAnalyticsSchema,
   ProviderApiDetailSchema,
@@ -14,22 +18,8 @@ import {
 } from '../../core/schemas/providers.schemas.js';
 
 const ApiId = z.string().min(1).max(64).describe('Your API id (api_…), from provider_list_apis');
-const url = z.string().url().max(2000);
 const P = 'provider:write' as const;
 const HUMAN = 'A person must open this URL in a browser to finish identity verification; payouts start after that.';
-
-const Metadata = {
-  name: z.string().trim().min(1).max(200).optional(),
-  slug: z.string().min(3).max(60).optional(),
-  summary: z.string().max(280).optional(),
-  description: z.string().max(10_000).optional(),
-  category: z.string().min(1).max(40).optional(),
-  tags: z.array(z.string().min(1).max(40)).max(20).optional(),
-  base_url: url.nullable().optional().describe('Upstream base URL; endpoint paths are relative to it'),
-  docs_url: url.nullable().optional(),
-  logo_url: url.nullable().optional(),
-  health_path: z.string().startsWith('/').max(500).nullable().optional(),
-};
 
 export const providerTools = [
   defineTool({
@@ -58,14 +48,7 @@ export const providerTools = [
     title: 'Create / import an API',
     description:
       'Creates a draft listing from an OpenAPI document: `openapi_url`, a marketplace export `rapidapi_url`, or the document itself as `body`. Next: provider_set_credentials, provider_set_pricing, provider_verify, provider_publish.',
-    input: z.object({
-      openapi_url: url.optional(),
-      rapidapi_url: url.optional(),
-      body: z
-        .union([z.string().max(2 * 1024 * 1024), z.record(z.string(), z.unknown())])
-        .optional()
-        .describe('The OpenAPI document (object, or JSON/YAML text)'),
-    }),
+    input: ApiImportInputSchema,
     output: ProviderApiDetailSchema,
     annotations: { ...WRITE, openWorldHint: true },
     scope: P,
@@ -77,7 +60,7 @@ export const providerTools = [
     title: 'Edit listing metadata',
     description:
       'Changes name, slug, summary, description, category, tags, base_url, docs_url, logo_url or health_path.',
-    input: z.object({ api_id: ApiId, ...Metadata }),
+    input: ApiPatchInputSchema.extend({ api_id: ApiId }),
     output: ProviderApiDetailSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
@@ -88,12 +71,9 @@ export const providerTools = [
     name: 'provider_set_credentials',
     title: 'Store the upstream secret',
     description:
-      'Stores the secret the gateway injects into calls to your upstream (encrypted at rest, never shown again). `injection` bearer (default: Authorization: Bearer <secret>), header or query.',
-    input: z.object({
-      api_id: ApiId,
-      secret: z.string().min(1).max(4096),
-      injection: z.enum(['bearer', 'header', 'query']).optional(),
-    }),
+      'Stores the secret the gateway injects into calls to your upstream (encrypted at rest, never shown again). `injection` bearer (default: Authorization: Bearer <secret>); header or query injection needs a parameter name, which only REST (`injection_name`) and the CLI (`--injection-name`) take.',
+    // The spec's table has no injection_name, so header/query injection (which needs one) is REST/CLI-only.
+    input: CredentialsInputSchema.omit({ injection_name: true }).extend({ api_id: ApiId }),
     output: CredentialsResultSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
@@ -109,19 +89,7 @@ export const providerTools = [
     title: 'Set prices',
     description:
       'Sets per-endpoint prices in cents (0 = free) and volume discounts. A price increase on a live listing is scheduled after the notice period (cancel with provider_cancel_pending_pricing).',
-    input: z.object({
-      api_id: ApiId,
-      endpoints: z
-        .array(
-          z.object({
-            endpoint_id: z.string().min(1),
-            price_cents: z.number().int().min(0).max(100_000_000),
-            discounts: DiscountTiersSchema.optional().describe('Volume tiers, see docs/providers.md'),
-          }),
-        )
-        .min(1)
-        .max(500),
-    }),
+    input: PricingInputSchema.extend({ api_id: ApiId }),
     output: PricingResultSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
@@ -149,7 +117,7 @@ export const providerTools = [
     title: 'Publish (draft → live)',
     description:
       'Makes the listing live in the catalog. `accept_terms: true` is required (the marketplace provider terms); verification runs first unless `skip_verify`.',
-    input: z.object({ api_id: ApiId, skip_verify: z.boolean().optional(), accept_terms: z.boolean().optional() }),
+    input: PublishInputSchema.extend({ api_id: ApiId }),
     output: PublishResultSchema,
     annotations: { ...WRITE, idempotentHint: true, openWorldHint: true },
     scope: P,

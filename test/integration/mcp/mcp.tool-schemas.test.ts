@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // First: it loads the control routes, which extend zod with .openapi() before the schema modules below evaluate.
 import { startInProcessMcp, type InProcessMcp } from './in-process.js';
 import { z } from 'zod';
-import { DiscountTiersSchema } from '../../../core/discounts.js';
 import {
   CatalogRequestInputSchema,
   CatalogRequestSchema,
@@ -34,6 +33,11 @@ import {
   PublishResultSchema,
   VerifyResultSchema,
   ProfileUpdateInputSchema,
+  ApiImportInputSchema,
+  ApiPatchInputSchema,
+  CredentialsInputSchema,
+  PricingInputSchema,
+  PublishInputSchema,
 } from '../../../core/schemas/providers.schemas.js';
 import { BalanceSchema, CheckoutInputSchema } from '../../../core/schemas/billing.schemas.js';
 import { UsageSummarySchema } from '../../../core/schemas/usage.schemas.js';
@@ -50,7 +54,11 @@ const outputJson = (s: z.ZodType): Json => {
 const fieldJson = (s: z.ZodType): Json => inputJson(z.object({ f: s })).properties.f;
 
 /** Whole input/output schemas from a domain module, and single fields taken from one (path into inputSchema). */
-const DOMAIN: Record<string, { input?: z.ZodType; output?: z.ZodType; fields?: [string[], z.ZodType][] }> = {
+/** `body`: the tool's input is the domain operation's input plus the path id `api_id` (REST puts it in the path). */
+const DOMAIN: Record<
+  string,
+  { input?: z.ZodType; body?: z.ZodType; output?: z.ZodType; fields?: [string[], z.ZodType][] }
+> = {
   discover_tools: { input: DiscoverInputSchema, output: DiscoverResultSchema },
   search_apis: { output: CatalogSearchResultSchema },
   get_categories: { output: CategoryListSchema },
@@ -71,20 +79,15 @@ const DOMAIN: Record<string, { input?: z.ZodType; output?: z.ZodType; fields?: [
   },
   provider_list_apis: { output: ProviderApiListSchema },
   provider_get_api: { output: ProviderApiDetailSchema },
-  provider_create_api: { output: ProviderApiDetailSchema },
-  provider_update_api: { output: ProviderApiDetailSchema },
-  provider_set_credentials: { output: CredentialsResultSchema },
-  provider_set_pricing: {
-    output: PricingResultSchema,
-    fields: [
-      [
-        ['endpoints', 'items', 'discounts'],
-        DiscountTiersSchema.optional().describe('Volume tiers, see docs/providers.md'),
-      ],
-    ],
+  provider_create_api: { input: ApiImportInputSchema, output: ProviderApiDetailSchema },
+  provider_update_api: { body: ApiPatchInputSchema, output: ProviderApiDetailSchema },
+  provider_set_credentials: {
+    body: CredentialsInputSchema.omit({ injection_name: true }),
+    output: CredentialsResultSchema,
   },
+  provider_set_pricing: { body: PricingInputSchema, output: PricingResultSchema },
   provider_verify: { output: VerifyResultSchema },
-  provider_publish: { output: PublishResultSchema },
+  provider_publish: { body: PublishInputSchema, output: PublishResultSchema },
   provider_unpublish: { output: ProviderApiDetailSchema },
   provider_cancel_pending_pricing: { output: CancelledPriceChangeSchema },
   provider_analytics: { output: ProviderAnalyticsSchema },
@@ -152,6 +155,19 @@ describe('tool schemas come from the domain schema modules', () => {
       const d = DOMAIN[t.name as string];
       if (!d) continue;
       if (d.input) expect(t.inputSchema, `${t.name} input`).toEqual(inputJson(d.input));
+      if (d.body) {
+        const { api_id, ...properties } = t.inputSchema.properties as Json;
+        expect(api_id, `${t.name} api_id`).toBeDefined();
+        const body = inputJson(d.body);
+        expect(
+          {
+            ...t.inputSchema,
+            properties,
+            required: (t.inputSchema.required as string[]).filter((k) => k !== 'api_id'),
+          },
+          `${t.name} input`,
+        ).toEqual({ ...body, required: body.required ?? [] });
+      }
       if (d.output) expect(t.outputSchema, `${t.name} output`).toEqual(outputJson(d.output));
       for (const [path, field] of d.fields ?? []) {
         expect(at(t.inputSchema, path), `${t.name} ${path.join('.')}`).toEqual(fieldJson(field));
