@@ -457,7 +457,7 @@ export class Pipeline {
     if (idemKey) this.d.idem.abandon(key.orgId, idemKey, p.requestId);
     if (p.body instanceof RequestBody && p.body.overflow) {
       const tooBig = new SvcError('payload_too_large', 'Request body exceeds the gateway limit; nothing was charged.');
-      const drained = p.body.drained;
+      const drained = p.body.overflow.done;
       const answer = () =>
         drained.then((complete) =>
           sink.problem(tooBig, p.requestId, [

@@ -11,16 +11,20 @@ export const DRAIN_BYTES = 1024 * 1024;
 const DRAIN_MS = 2_000;
 
 /**
- * Reads and drops the rest of a refused body, then calls `onDone`. Clients that write the whole body before they
- * read (fetch, curl) see EPIPE instead of our 413 when the socket closes under their write. Past DRAIN_BYTES or
- * DRAIN_MS it gives up: `complete` is false and the answer must close the connection.
+ * Reads and drops the rest of a refused body; `done` settles when it is through. Clients that write the whole body
+ * before they read (fetch, curl) see EPIPE instead of our 413 when the socket closes under their write. Past
+ * DRAIN_BYTES or DRAIN_MS it gives up: `done` settles false and the answer must close the connection.
  */
 export class BodyDrain {
+  readonly done: Promise<boolean>;
+  #settle!: (complete: boolean) => void;
   #left = DRAIN_BYTES;
-  #done = false;
   readonly #timer: NodeJS.Timeout;
 
-  constructor(private readonly onDone: (complete: boolean) => void) {
+  constructor() {
+    this.done = new Promise((resolve) => {
+      this.#settle = resolve;
+    });
     this.#timer = setTimeout(() => this.#finish(false), DRAIN_MS);
     this.#timer.unref();
   }
@@ -32,18 +36,14 @@ export class BodyDrain {
   }
 
   #finish(complete: boolean): void {
-    if (this.#done) return;
-    this.#done = true;
     clearTimeout(this.#timer);
-    this.onDone(complete);
+    this.#settle(complete); // a promise settles once: later calls are no-ops
   }
 }
 
 export class RequestBody extends Readable {
-  overflow = false;
-  /** Settles once an overflowing body has been drained (true) or given up on (false); see BodyDrain. */
-  drained: Promise<boolean> = Promise.resolve(true);
-  #drain: BodyDrain | null = null;
+  /** Set when the body went over the cap; from then on the rest is drained (see BodyDrain) rather than streamed. */
+  overflow: BodyDrain | null = null;
   /** Set once the upstream request took the stream; an untaken stream is discarded after the answer. */
   taken = false;
   #size = 0;
@@ -59,17 +59,12 @@ export class RequestBody extends Readable {
 
   /** uWS onData callback. */
   feed(ab: ArrayBuffer, isLast: boolean): void {
-    if (this.#drain) return this.#drain.feed(ab.byteLength, isLast);
+    if (this.overflow) return this.overflow.feed(ab.byteLength, isLast);
     if (this.destroyed) return;
     this.#size += ab.byteLength;
     if (this.#size > this.maxBytes) {
-      this.overflow = true;
-      let settle: (complete: boolean) => void = () => {};
-      this.drained = new Promise((resolve) => {
-        settle = resolve;
-      });
-      this.#drain = new BodyDrain((complete) => settle(complete));
-      this.#drain.feed(0, isLast);
+      this.overflow = new BodyDrain();
+      this.overflow.feed(0, isLast);
       this.destroy(new Error('request body exceeds SVC_GATEWAY_MAX_REQUEST_BYTES'));
       return;
     }

@@ -142,7 +142,8 @@ export function createServer(
     if (contentLength > opts.maxRequestBytes) {
       // Read and drop a modest excess so the client sees the 413 rather than a reset; answer a huge one at once.
       if (contentLength - opts.maxRequestBytes > DRAIN_BYTES) return tooLarge(false);
-      const drain = new BodyDrain(tooLarge);
+      const drain = new BodyDrain();
+      drain.done.then(tooLarge);
       res.onData((ab, isLast) => drain.feed(ab.byteLength, isLast));
       return;
     }
@@ -159,7 +160,8 @@ export function createServer(
       if (drain) return drain.feed(ab.byteLength, isLast);
       size += ab.byteLength;
       if (size > opts.maxRequestBytes) {
-        drain = new BodyDrain(tooLarge);
+        drain = new BodyDrain();
+        drain.done.then(tooLarge);
         return drain.feed(0, isLast);
       }
       // The ArrayBuffer is only valid during this callback: copy it.
