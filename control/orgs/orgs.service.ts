@@ -12,8 +12,7 @@ import { sha256Hex } from '../../core/crypto.js';
 import { ensureBalanceRow, postEntry, releasePending } from '../ledger/ledger.service.js';
 import { REGISTER_SCOPES, VERIFIED_EXTRA_SCOPES, formatScopes, parseScopes } from '../../core/scopes.js';
 import { insertKey } from '../keys/keys.service.js';
-import type { EmailVerifiedSchema, RegistrationSchema } from '../../core/schemas/identity.schemas.js';
-import type { z } from 'zod';
+import type { EmailVerified, Registration } from '../../core/schemas/identity.schemas.js';
 
 export const VERIFY_TOKEN_TTL_MS = 24 * 3600_000;
 
@@ -38,8 +37,6 @@ export async function insertOrg(
   await ensureBalanceRow(db, id, now);
   return id;
 }
-
-export type Registration = z.infer<typeof RegistrationSchema>;
 
 export async function registerAnonymous(ctx: AppContext): Promise<Registration> {
   const now = ctx.clock.now();
@@ -201,9 +198,7 @@ export async function requestOrgEmail(ctx: AppContext, orgId: string, rawEmail: 
   sendLater(ctx, verificationMail(ctx, email, token));
 }
 
-export type VerifyResult = z.infer<typeof EmailVerifiedSchema>;
-
-export async function verifyEmail(ctx: AppContext, token: string): Promise<VerifyResult> {
+export async function verifyEmail(ctx: AppContext, token: string): Promise<EmailVerified> {
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
     const v = await trx

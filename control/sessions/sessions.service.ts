@@ -13,8 +13,7 @@ import { safeEqualHex } from '../../core/crypto.js';
 import { postEntry } from '../ledger/ledger.service.js';
 import { mintSessionToken } from '../../core/key-format.js';
 import { insertOrg, markOrgEmailVerified } from '../orgs/orgs.service.js';
-import type { LoginResultSchema } from '../../core/schemas/identity.schemas.js';
-import type { z } from 'zod';
+import type { LoginResult } from '../../core/schemas/identity.schemas.js';
 
 export const LOGIN_CODE_TTL_MS = 10 * 60_000;
 export const LOGIN_CODE_MAX_ATTEMPTS = 5;
@@ -86,8 +85,6 @@ export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promi
       .catch((e: unknown) => ctx.log.error('login mail failed', { err: e instanceof Error ? e : String(e) }));
   });
 }
-
-export type LoginResult = z.infer<typeof LoginResultSchema>;
 
 /**
  * Spends the newest unexpired login code of `email` if `code` matches; throws `invalid_code` or `too_many_attempts`.

@@ -49,6 +49,7 @@ export const RegistrationSchema = z.object({
   scopes: z.array(z.string()),
   credit_cents: z.literal(0),
 });
+export type Registration = z.infer<typeof RegistrationSchema>;
 
 /** POST /v1/signup (and /v1/auth/signup). */
 export const SignupInputSchema = z
@@ -77,6 +78,7 @@ export const EmailVerifiedSchema = z.object({
   released_credit_cents: z.number().int(),
   elevated_key_ids: z.array(z.string()),
 });
+export type EmailVerified = z.infer<typeof EmailVerifiedSchema>;
 
 /** POST /v1/auth/login/verify. */
 export const LoginVerifyInputSchema = z
