@@ -4,7 +4,7 @@
  * Plain async code over a ClientSink, so nothing here knows uWS; see gateway/README.md for the money rules.
  */
 import { hash } from 'node:crypto';
-import type { Agent } from 'undici';
+import type { UpstreamPool } from './upstream/pool.js';
 import { SvcError, type ErrorCode } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import { utcDay } from '../core/clock.js';
@@ -46,7 +46,7 @@ export interface PipelineDeps {
   writer: SettleWriter;
   idem: IdempotencyStore;
   limiter: KeyRateLimiter;
-  agent: Agent;
+  upstream: UpstreamPool;
   /** Ask other processes to hand back this org's unused lease slices (writes a 'org' change). */
   signalPressure(orgId: string): void;
   /** Where the upstream's own failure (host, port, errno) goes: the operator's log, never the consumer's answer. */
@@ -57,7 +57,11 @@ export interface PipelineDeps {
 export function upstreamFailureKind(err: Error | undefined): string {
   const code = (err as NodeJS.ErrnoException | undefined)?.code ?? (err?.cause as NodeJS.ErrnoException)?.code;
   if (code === 'ECONNREFUSED') return 'connection refused';
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'connection reset';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'EUPSTREAM_CLOSED') return 'connection reset';
+  if (code === 'EUPSTREAM_PROTOCOL')
+    return (err as Error & { reason?: string }).reason?.startsWith('closed_')
+      ? 'connection reset'
+      : 'invalid HTTP answer';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
   if (code?.startsWith('ERR_TLS') || code?.includes('CERT')) return 'TLS handshake failed';
   return 'network error';
@@ -305,13 +309,12 @@ export class Pipeline {
     let charging = false;
     let brokeMidStream = false;
 
-    const abort = forward(d.agent, resolved.listing, freq, d.cfg.maxResponseBytes, {
-      start: (st, headers, ctrl) => {
+    const abort = forward(d.upstream, resolved.listing, freq, d.cfg.maxResponseBytes, {
+      start: (st, headers, len, ctrl) => {
         status = st;
         upHeaders = responseHeaders(headers);
-        const len = Number(headers['content-length'] ?? NaN);
         const failed = st >= 500;
-        if (idemKey || failed || (Number.isFinite(len) && len <= SMALL_BODY) || sink.isHead) return; // buffer, settle at end
+        if (idemKey || failed || (len !== null && len <= SMALL_BODY) || sink.isHead) return; // buffer, settle at end
         if (sink.aborted) return;
         mode = 'stream';
         // Streamed bodies are charged when the upstream's headers arrive; the answer starts after the commit.

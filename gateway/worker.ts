@@ -16,7 +16,7 @@ import { SettleWriter, HolderReapedError } from './settle-writer.js';
 import { IdempotencyStore } from './idempotency.js';
 import { Instances } from './instances.js';
 import { KeyRateLimiter } from './rate-limiter.js';
-import { createUpstreamAgent } from './steps/forward.js';
+import { createUpstreamPool } from './steps/forward.js';
 import { egressPolicy } from '../core/egress.js';
 import { Pipeline } from './pipeline.js';
 import { createServer, loadUws, type ServerState } from './server.js';
@@ -112,7 +112,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     limiter: new KeyRateLimiter(base.gatewayWorkers),
     onUpstreamFailure: (slug, requestId, err) =>
       log.warn('upstream failed', { slug, request_id: requestId, err: err.message }),
-    agent: createUpstreamAgent({
+    upstream: createUpstreamPool({
       connections: cfg.upstreamConnections,
       connectTimeoutMs: cfg.connectTimeoutMs,
       headersTimeoutMs: cfg.headersTimeoutMs,

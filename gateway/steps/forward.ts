@@ -1,24 +1,27 @@
 /**
- * The upstream hop over one undici keep-alive Agent with `dispatch` (cheaper than `request`): request headers
- * cleaned (hop-by-hop, the consumer's key, cookies and X-Svc-* never leave), the provider's secret injected,
- * response streamed to a sink with pause/resume for backpressure, and failures classified 502 vs 504.
+ * The upstream hop over the gateway's own keep-alive client (gateway/upstream/): request headers cleaned (hop-by-hop,
+ * the consumer's key, cookies and X-Svc-* never leave), the provider's secret injected, the answer handed to a sink
+ * with pause/resume for backpressure, and failures classified 502 vs 504.
  */
-import { Agent, type Dispatcher } from 'undici';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Listing } from '../cache/listing-cache.js';
-import { egressConnector, type EgressPolicy } from '../../core/egress.js';
 import type { LookupFunction } from 'node:net';
+import type { Listing } from '../cache/listing-cache.js';
+import type { EgressPolicy } from '../../core/egress.js';
+import type { Headers } from '../respond.js';
+import { UpstreamPool } from '../upstream/pool.js';
+import type { UpstreamController } from '../upstream/call.js';
 
 export interface UpstreamSink {
-  /** Headers arrived. The controller may be paused until the sink is ready for the body. */
-  start(status: number, headers: IncomingHttpHeaders, controller: Dispatcher.DispatchController): void;
-  data(chunk: Buffer, controller: Dispatcher.DispatchController): void;
+  /**
+   * Headers arrived (lower-case names, repeats kept; `contentLength` null when chunked or read to close). The
+   * controller may be paused until the sink is ready for the body.
+   */
+  start(status: number, headers: Headers, contentLength: number | null, controller: UpstreamController): void;
+  data(chunk: Buffer, controller: UpstreamController): void;
   end(): void;
   /** Failure before or after start; `timeout` tells 504 from 502. */
   fail(kind: 'timeout' | 'error' | 'too_large', err: Error): void;
 }
-
 export interface ForwardRequest {
   method: string;
   /** Path after the slug, e.g. /users/7 */
@@ -49,8 +52,12 @@ const DROP_REQUEST = new Set([
   'idempotency-key',
 ]);
 
+/** Upstream header lines and bytes accepted in an answer (502 past either): Node's own HTTP client limit. */
+export const UPSTREAM_MAX_HEADER_BYTES = 16 * 1024;
+export const UPSTREAM_MAX_HEADER_COUNT = 512;
+
 /** The upstream pool; the egress rule (core/egress.ts) runs once per new connection, never per call. */
-export function createUpstreamAgent(opts: {
+export function createUpstreamPool(opts: {
   connections: number;
   connectTimeoutMs: number;
   headersTimeoutMs: number;
@@ -58,18 +65,12 @@ export function createUpstreamAgent(opts: {
   egress: EgressPolicy;
   /** Tests resolve names through their own resolver. */
   lookup?: LookupFunction;
-}): Agent {
-  return new Agent({
-    connections: opts.connections,
-    pipelining: 1,
-    keepAliveTimeout: 30_000,
-    connect: egressConnector({
-      policy: opts.egress,
-      timeout: opts.connectTimeoutMs,
-      ...(opts.lookup ? { lookup: opts.lookup } : {}),
-    }),
-    headersTimeout: opts.headersTimeoutMs,
-    bodyTimeout: opts.bodyTimeoutMs,
+}): UpstreamPool {
+  return new UpstreamPool({
+    ...opts,
+    keepAliveMs: 30_000,
+    maxHeaderBytes: UPSTREAM_MAX_HEADER_BYTES,
+    maxHeaderCount: UPSTREAM_MAX_HEADER_COUNT,
   });
 }
 
@@ -104,7 +105,7 @@ export function upstreamHeaders(listing: Listing, req: ForwardRequest): Record<s
     else if (listing.injection === 'header' && listing.injectionName)
       out[listing.injectionName.toLowerCase()] = listing.secret;
   }
-  // A streamed body keeps the client's declared length (undici checks it); otherwise undici frames it.
+  // A streamed body keeps the client's declared length (the client checks it); otherwise it goes chunked.
   if (req.body !== null && !Buffer.isBuffer(req.body)) {
     for (const [k, v] of req.headers) if (k === 'content-length') out['content-length'] = v;
   }
@@ -114,59 +115,48 @@ export function upstreamHeaders(listing: Listing, req: ForwardRequest): Record<s
 
 /** Starts the upstream call; returns an abort function (client went away). */
 export function forward(
-  agent: Agent,
+  pool: UpstreamPool,
   listing: Listing,
   req: ForwardRequest,
   maxBytes: number,
   sink: UpstreamSink,
 ): (reason: Error) => void {
-  let ctrl: Dispatcher.DispatchController | undefined;
   let done = false;
   let bytes = 0;
-  const handler: Dispatcher.DispatchHandler = {
-    onRequestStart(controller) {
-      ctrl = controller;
-      if (done) controller.abort(new Error('aborted'));
-    },
-    onResponseStart(controller, statusCode, headers) {
-      sink.start(statusCode, headers, controller);
-    },
-    onResponseData(controller, chunk) {
-      bytes += chunk.length;
-      if (bytes > maxBytes) {
-        done = true;
-        controller.abort(new Error('upstream response too large'));
-        sink.fail('too_large', new Error('upstream response exceeds SVC_GATEWAY_MAX_RESPONSE_BYTES'));
-        return;
-      }
-      sink.data(chunk, controller);
-    },
-    onResponseEnd() {
-      if (done) return;
-      done = true;
-      sink.end();
-    },
-    onResponseError(_controller, err) {
-      if (done) return;
-      done = true;
-      const code = (err as { code?: string }).code ?? '';
-      sink.fail(/TIMEOUT/.test(code) ? 'timeout' : 'error', err);
-    },
-  };
   if (req.body !== null && !Buffer.isBuffer(req.body)) req.body.taken = true;
-  agent.dispatch(
+  const call = pool.request(
+    listing.origin,
+    { method: req.method, path: upstreamPath(listing, req), headers: upstreamHeaders(listing, req), body: req.body },
     {
-      origin: listing.origin,
-      path: upstreamPath(listing, req),
-      method: req.method as Dispatcher.HttpMethod,
-      headers: upstreamHeaders(listing, req),
-      body: req.body,
+      onHead(head, ctrl) {
+        sink.start(head.status, head.headers, head.contentLength, ctrl);
+      },
+      onData(chunk, ctrl) {
+        if (done) return;
+        bytes += chunk.length;
+        if (bytes > maxBytes) {
+          done = true;
+          ctrl.abort(new Error('upstream response too large'));
+          sink.fail('too_large', new Error('upstream response exceeds SVC_GATEWAY_MAX_RESPONSE_BYTES'));
+          return;
+        }
+        sink.data(chunk, ctrl);
+      },
+      onEnd() {
+        if (done) return;
+        done = true;
+        sink.end();
+      },
+      onError(kind, err) {
+        if (done) return;
+        done = true;
+        sink.fail(kind, err);
+      },
     },
-    handler,
   );
   return (reason) => {
     if (done) return;
     done = true;
-    ctrl?.abort(reason);
+    call.abort(reason);
   };
 }

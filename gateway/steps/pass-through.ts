@@ -20,7 +20,7 @@ export function passThrough(d: PipelineDeps, p: ProxyRequest, slug: string, path
   let hdrs: Headers = [];
   // Bodies are held until they pass 64 KiB or end, so small answers (even chunked ones) go out in one write.
   const abort = forward(
-    d.agent,
+    d.upstream,
     resolved.listing,
     { method: p.method, path, query: p.query, headers: p.headers, body: p.body, requestId: p.requestId },
     d.cfg.maxResponseBytes,

@@ -1,5 +1,4 @@
 /** Small shared pieces of the relay: response header hygiene, header lookup, and the 402 wording. */
-import type { IncomingHttpHeaders } from 'node:http';
 import type { ErrorCode } from '../../core/errors.js';
 import type { Headers } from '../respond.js';
 
@@ -22,13 +21,10 @@ export function header(h: Headers, name: string): string {
   return '';
 }
 
-export function responseHeaders(h: IncomingHttpHeaders): Headers {
+/** The upstream's answer headers a consumer gets: hop-by-hop, framing and X-Svc-* dropped (we set our own). */
+export function responseHeaders(h: Headers): Headers {
   const out: Headers = [];
-  for (const [k, v] of Object.entries(h)) {
-    if (v === undefined || DROP_RESPONSE.has(k) || k.startsWith('x-svc-')) continue;
-    if (Array.isArray(v)) for (const x of v) out.push([k, x]);
-    else out.push([k, v]);
-  }
+  for (const e of h) if (!DROP_RESPONSE.has(e[0]) && !e[0].startsWith('x-svc-')) out.push(e);
   return out;
 }
 

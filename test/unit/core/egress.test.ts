@@ -11,7 +11,9 @@ import {
   normalizeHost,
   type EgressPolicy,
 } from '../../../core/egress.js';
-import { createUpstreamAgent } from '../../../gateway/steps/forward.js';
+import { createUpstreamPool } from '../../../gateway/steps/forward.js';
+import type { UpstreamPool } from '../../../gateway/upstream/pool.js';
+import { callVia } from '../../helpers/upstream-pool.js';
 
 describe('isNonPublicAddress', () => {
   it.each([
@@ -120,8 +122,8 @@ function loopbackResolver(counter?: { n: number }): LookupFunction {
 
 const production = (allow: string[] = []): EgressPolicy => egressPolicy({ isProduction: true, egressAllow: allow });
 
-function agentFor(policy: EgressPolicy, lookup?: LookupFunction): Agent {
-  return createUpstreamAgent({
+function agentFor(policy: EgressPolicy, lookup?: LookupFunction): UpstreamPool {
+  return createUpstreamPool({
     connections: 1,
     connectTimeoutMs: 2_000,
     headersTimeoutMs: 2_000,
@@ -131,8 +133,12 @@ function agentFor(policy: EgressPolicy, lookup?: LookupFunction): Agent {
   });
 }
 
-async function get(agent: Agent, origin: string): Promise<{ status: number } | { refused: boolean; error: Error }> {
+async function get(
+  agent: Agent | UpstreamPool,
+  origin: string,
+): Promise<{ status: number } | { refused: boolean; error: Error }> {
   try {
+    if (!(agent instanceof Agent)) return { status: (await callVia(agent, origin)).status };
     const r = await request(`${origin}/`, { dispatcher: agent });
     await r.body.text();
     return { status: r.statusCode };

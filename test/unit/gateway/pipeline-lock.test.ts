@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import Sqlite from 'better-sqlite3';
-import { Agent } from 'undici';
 import { useMigratedTempDb, seedOrg, grantCredits, seedListing } from '../../helpers/db.js';
 import type { DbHandles } from '../../../core/db/database.js';
 import { systemClock } from '../../../core/clock.js';
@@ -17,6 +16,8 @@ import { SettleWriter } from '../../../gateway/settle-writer.js';
 import { IdempotencyStore } from '../../../gateway/idempotency.js';
 import { KeyRateLimiter } from '../../../gateway/rate-limiter.js';
 import { Pipeline } from '../../../gateway/pipeline.js';
+import { createUpstreamPool } from '../../../gateway/steps/forward.js';
+import { egressPolicy } from '../../../core/egress.js';
 import type { LeaseManager } from '../../../gateway/leases.js';
 import type { ClientSink, Headers } from '../../../gateway/respond.js';
 import type { SvcError } from '../../../core/errors.js';
@@ -80,7 +81,13 @@ describe('pipeline under a write lock held elsewhere', () => {
       writer: new SettleWriter(h.sqlite, { holderId: inst.id, platformFeeBps: 0 }),
       idem,
       limiter: new KeyRateLimiter(1),
-      agent: new Agent(),
+      upstream: createUpstreamPool({
+        connections: 1,
+        connectTimeoutMs: 1_000,
+        headersTimeoutMs: 1_000,
+        bodyTimeoutMs: 1_000,
+        egress: egressPolicy({ isProduction: false, egressAllow: [] }),
+      }),
       signalPressure: () => {},
     });
     const call = (requestId: string) => {
