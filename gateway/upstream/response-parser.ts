@@ -38,9 +38,23 @@ export interface ParserLimits {
   maxHeaderCount: number;
 }
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Per byte: 1 = token character (header names), 2 = field value character (VCHAR, obs-text, SP, HTAB). */
+const CHARS = new Uint8Array(256);
+for (let c = 0x20; c < 0x100; c++) if (c !== 0x7f) CHARS[c] = 2;
+CHARS[9] = 2;
+for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+  CHARS[c.charCodeAt(0)] = 3;
+
+function _isToken(s: string, end: number): boolean {
+  for (let i = 0; i < end; i++) if ((CHARS[s.charCodeAt(i)]! & 1) === 0) return false;
+  return true;
+}
+
 /** Field value: visible ASCII, obs-text, SP and HTAB; no other control character (CR, LF and NUL included). */
-const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+function _isFieldValue(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if ((CHARS[s.charCodeAt(i)]! & 2) === 0) return false;
+  return true;
+}
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: [\t\x20-\x7e\x80-\xff]*)?$/;
 const CHUNK_LINE = /^([0-9a-fA-F]{1,12})[ \t]*(?:;[\t\x20-\x7e\x80-\xff]*)?$/;
 const LENGTH = /^\d{1,15}$/;
@@ -240,12 +254,11 @@ export class ResponseParser {
 
   #headOf(text: string): ResponseHead {
     // `text` is every line of the head, each followed by CRLF; any other CR is bare.
-    const lines = text.split('\r\n');
-    lines.pop();
-    if (lines.length === 0) throw new UpstreamParseError('invalid_status_line');
-    if (lines.length - 1 > this.limits.maxHeaderCount) throw new UpstreamParseError('too_many_headers');
-    const m = STATUS_LINE.exec(lines[0]!);
-    if (!m) throw new UpstreamParseError(lines[0]!.indexOf('\r') >= 0 ? 'bare_cr' : 'invalid_status_line');
+    let eol = text.indexOf('\r\n');
+    if (eol <= 0) throw new UpstreamParseError('invalid_status_line');
+    const statusLine = text.slice(0, eol);
+    const m = STATUS_LINE.exec(statusLine);
+    if (!m) throw new UpstreamParseError(statusLine.indexOf('\r') >= 0 ? 'bare_cr' : 'invalid_status_line');
     const http11 = m[1] === '1';
     const status = Number(m[2]);
     const headers: Headers = [];
@@ -253,18 +266,19 @@ export class ResponseParser {
     let te: string | null = null;
     let close = !http11;
     let keepAliveMs: number | null = null;
-    for (let n = 1; n < lines.length; n++) {
-      const line = lines[n]!;
+    for (let from = eol + 2; from < text.length; from = eol + 2) {
+      eol = text.indexOf('\r\n', from);
+      const line = text.slice(from, eol);
+      if (headers.length === this.limits.maxHeaderCount) throw new UpstreamParseError('too_many_headers');
       const c0 = line.charCodeAt(0);
       if (c0 === 32 || c0 === 9) throw new UpstreamParseError('obs_fold');
       const colon = line.indexOf(':');
       if (colon <= 0) throw new UpstreamParseError('invalid_header_line');
-      const rawName = line.slice(0, colon);
-      if (!TOKEN.test(rawName)) throw new UpstreamParseError('invalid_header_name');
+      if (!_isToken(line, colon)) throw new UpstreamParseError('invalid_header_name');
       const value = _trimOws(line, colon + 1);
-      if (!FIELD_VALUE.test(value))
+      if (!_isFieldValue(value))
         throw new UpstreamParseError(value.indexOf('\r') >= 0 ? 'bare_cr' : 'invalid_header_value');
-      const name = rawName.toLowerCase();
+      const name = line.slice(0, colon).toLowerCase();
       if (name === 'content-length') {
         // Repeated, even with equal values, is refused: the relay must never guess which framing the sender meant.
         if (length !== null) throw new UpstreamParseError('duplicate_content_length');
