@@ -1,7 +1,7 @@
 /**
  * A request body streamed from uWS into the upstream call with backpressure: chunks are copied out of uWS's
  * transient ArrayBuffers and pushed; when the consumer lags, the client socket is paused (res.pause) until
- * undici reads again. Over the size cap the stream fails and the call is answered 413, not charged.
+ * the upstream client reads again. Over the size cap the stream fails and the call is answered 413, not charged.
  */
 import { Readable } from 'node:stream';
 import type { HttpResponse } from 'uWebSockets.js';

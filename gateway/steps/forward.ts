@@ -29,7 +29,7 @@ export interface ForwardRequest {
   /** Raw query string without '?' ('' for none). */
   query: string;
   headers: [string, string][];
-  /** A Buffer, or a stream (request-body.ts) that is marked taken once handed to undici. */
+  /** A Buffer, or a stream (request-body.ts) that is marked taken once handed to the upstream client. */
   body: Buffer | (Readable & { taken: boolean }) | null;
   requestId: string;
 }

@@ -180,10 +180,17 @@ export class UpstreamPool {
   }
 
   /** Starts a call; the handler hears exactly one of onEnd/onError unless the caller aborts first. */
-  request(origin: string, req: UpstreamRequest, handler: UpstreamHandler): UpstreamCall {
+  request(origin: string, req: UpstreamRequest, handler: UpstreamHandler): Pick<UpstreamCall, 'abort'> {
     let o = this.#origins.get(origin);
     if (o === undefined) {
-      o = new OriginPool(origin, this.opts, this.#limits, this.#connector);
+      try {
+        o = new OriginPool(origin, this.opts, this.#limits, this.#connector);
+      } catch (e) {
+        // A base URL that does not parse: the call fails like an unreachable upstream (502), never throws.
+        const err = e as Error;
+        process.nextTick(() => handler.onError('error', err));
+        return { abort: () => undefined };
+      }
       this.#origins.set(origin, o);
     }
     const call = new UpstreamCall(o, req, handler);

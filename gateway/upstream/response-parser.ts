@@ -55,7 +55,7 @@ function _isFieldValue(s: string): boolean {
   for (let i = 0; i < s.length; i++) if ((CHARS[s.charCodeAt(i)]! & 2) === 0) return false;
   return true;
 }
-const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: [\t\x20-\x7e\x80-\xff]*)?$/;
+const STATUS_LINE = /^HTTP\/1\.([01]) ([1-5]\d\d)(?: [\t\x20-\x7e\x80-\xff]*)?$/;
 const CHUNK_LINE = /^([0-9a-fA-F]{1,12})[ \t]*(?:;[\t\x20-\x7e\x80-\xff]*)?$/;
 const LENGTH = /^\d{1,15}$/;
 const MAX_CHUNK_LINE = 1024;

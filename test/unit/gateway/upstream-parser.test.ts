@@ -147,6 +147,7 @@ describe('upstream response parser: refusals', () => {
     ['HTTP/2.0 on the status line', 'HTTP/2.0 200 OK\r\n\r\n', 'invalid_status_line'],
     ['a non-numeric status', 'HTTP/1.1 2x0 OK\r\n\r\n', 'invalid_status_line'],
     ['a status out of range', 'HTTP/1.1 099 Low\r\n\r\n', 'invalid_status_line'],
+    ['a status past 599', 'HTTP/1.1 600 High\r\n\r\n', 'invalid_status_line'],
     ['an empty first line', '\r\nHTTP/1.1 200 OK\r\n\r\n', 'invalid_status_line'],
     ['lower-case protocol name', 'http/1.1 200 OK\r\n\r\n', 'invalid_status_line'],
     [
