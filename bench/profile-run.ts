@@ -1,9 +1,10 @@
 /**
- * `node dist/bench/profile-run.js [paid|passthrough] [--seconds N] [--c1] [--strace]`: one gateway on core 1, the
+ * `node dist/bench/profile-run.js [paid|passthrough|nginx] [--seconds N] [--c1] [--strace]`: one gateway on core 1, the
  * stub and wrk on core 0, then the gateway's CPU per request and either its top self-time functions (`--cpu-prof`)
  * or, with `--strace`, its system calls per request (`strace -c -f`, every thread: the checkpoint thread's WAL
  * reads and fsyncs included). `--c1`: one connection (each paid call its own commit), else `wrk -t2 -c50`.
- * For comparing variants of the hot path between builds without a full `npm run bench` (issue 14).
+ * For comparing variants of the hot path between builds without a full `npm run bench` (issue 14). `nginx` measures
+ * nginx in the gateway's place (CPU per request only), the reference for the CPU ratios in the same run.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { topSelfTime } from './profile.js';
 import { cpuMicros } from './procs.js';
 import { runWrk } from './phase-latency.js';
 import { seedDataDir, startGateway, startStub } from './setup.js';
+import { startNginx } from './nginx.js';
 
 /** `strace -c` summary rows as calls per request, largest first. */
 function _perRequest(summary: string, requests: number): string[] {
@@ -26,7 +28,7 @@ function _perRequest(summary: string, requests: number): string[] {
 
 async function _main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const mode = argv.includes('passthrough') ? 'passthrough' : 'paid';
+  const mode = argv.includes('passthrough') ? 'passthrough' : argv.includes('nginx') ? 'nginx' : 'paid';
   const i = argv.indexOf('--seconds');
   const seconds = i >= 0 ? Number(argv[i + 1]) : 5;
   const strace = argv.includes('--strace');
@@ -34,13 +36,19 @@ async function _main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-prof-'));
   const stub = await startStub('0');
   const seed = await seedDataDir(stub.url, 'prof');
-  const gw = await startGateway(seed, 'gateway-prof', {
-    metering: mode === 'paid',
-    cpus: '1',
-    nodeArgs: strace ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`],
-    env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000' },
-  });
-  const target = { url: gw.url + seed.path, headers: { authorization: `Bearer ${seed.key}` } };
+  const gw =
+    mode === 'nginx'
+      ? await startNginx('nginx', join(dir, 'nginx'), '1', stub.port)
+      : await startGateway(seed, 'gateway-prof', {
+          metering: mode === 'paid',
+          cpus: '1',
+          nodeArgs: strace ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+          env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000' },
+        });
+  const target: { url: string; headers: Record<string, string> } =
+    mode === 'nginx'
+      ? { url: `${gw.url}/items/42`, headers: {} }
+      : { url: gw.url + seed.path, headers: { authorization: `Bearer ${seed.key}` } };
   const out = join(dir, 'strace.txt');
   try {
     await runWrk('wrk', target, 2, '0', load);
@@ -66,7 +74,7 @@ async function _main(): Promise<void> {
     await gw.stop();
     await stub.stop();
   }
-  if (!strace)
+  if (!strace && mode !== 'nginx')
     for (const l of topSelfTime(dir, 30)) console.log(`${String(l.percent).padStart(5)}  ${l.fn}  ${l.where}`);
   rmSync(dir, { recursive: true, force: true });
   rmSync(seed.dataDir, { recursive: true, force: true });

@@ -49,7 +49,8 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'])
 const EXPECTS_PAYLOAD = new Set(['POST', 'PUT', 'PATCH']);
 /** Request-target: visible ASCII only (no space, control or non-ASCII byte can reach the request line). */
 const REQUEST_TARGET = /^[\x21-\x7e]+$/;
-const METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Method and header names are tokens (RFC 9110 §5.6.2). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 const enum Phase {
   Waiting,
@@ -84,10 +85,10 @@ export class UpstreamCall implements UpstreamController {
 
   /** False (and the call failed on the next tick) when the request cannot be written as HTTP/1.1. */
   checkRequest(): boolean {
-    let bad = !METHOD.test(this.req.method) || !REQUEST_TARGET.test(this.req.path);
+    let bad = !TOKEN.test(this.req.method) || !REQUEST_TARGET.test(this.req.path);
     for (const k in this.req.headers) {
       const v = this.req.headers[k]!;
-      if (v.indexOf('\r') >= 0 || v.indexOf('\n') >= 0 || v.indexOf('\0') >= 0) bad = true;
+      if (!TOKEN.test(k) || v.indexOf('\r') >= 0 || v.indexOf('\n') >= 0 || v.indexOf('\0') >= 0) bad = true;
     }
     if (!bad) return true;
     process.nextTick(() => this.fail('error', new UpstreamError('EUPSTREAM_REQUEST', 'request not valid HTTP/1.1')));

@@ -1,0 +1,82 @@
+/**
+ * The upstream pool in-process against a real node:http server on loopback: requests that cannot be written as
+ * HTTP/1.1 fail without a byte sent, a socket the upstream closed while idle is never reused, and sequential
+ * calls share one socket.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { createUpstreamPool } from '../../../gateway/steps/forward.js';
+import { egressPolicy } from '../../../core/egress.js';
+import { callVia } from '../../helpers/upstream-pool.js';
+
+let server: Server;
+let origin: string;
+let connections = 0;
+let requests = 0;
+const sockets = new Set<Socket>();
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    requests++;
+    res.setHeader('content-type', 'text/plain');
+    res.end(`${req.method} ${req.url}`);
+  });
+  server.on('connection', (s) => {
+    connections++;
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+const pool = () =>
+  createUpstreamPool({
+    connections: 4,
+    connectTimeoutMs: 2_000,
+    headersTimeoutMs: 2_000,
+    bodyTimeoutMs: 2_000,
+    egress: egressPolicy({ isProduction: false, egressAllow: [] }),
+  });
+
+describe('upstream pool', () => {
+  it('shares one socket between sequential calls', async () => {
+    const p = pool();
+    const before = connections;
+    for (let i = 0; i < 10; i++) expect((await callVia(p, origin, { path: `/n/${i}` })).body).toBe(`GET /n/${i}`);
+    expect(connections - before).toBe(1);
+    expect(p.stats(origin)).toEqual({ open: 1, idle: 1 });
+    p.close();
+  });
+
+  it.each([
+    ['a space in the path', { path: '/a b' }],
+    ['a non-ASCII path', { path: '/caf\u00e9' }],
+    ['a header name with a space', { headers: { 'x bad': 'v' } }],
+    ['a header value with CR LF', { headers: { 'x-a': 'v\r\nx-injected: 1' } }],
+    ['a method that is not a token', { method: 'GE T' }],
+  ])('refuses to send %s, and nothing reaches the upstream', async (_n, opts) => {
+    const p = pool();
+    const before = requests;
+    await expect(callVia(p, origin, opts)).rejects.toMatchObject({ code: 'EUPSTREAM_REQUEST', kind: 'error' });
+    expect(requests).toBe(before);
+    p.close();
+  });
+
+  it('drops a socket the upstream closed while idle and opens a new one', async () => {
+    const p = pool();
+    expect((await callVia(p, origin)).body).toBe('GET /');
+    const before = connections;
+    for (const s of sockets) s.destroy(); // the upstream closes its idle keep-alive sockets
+    await new Promise((r) => setTimeout(r, 50));
+    expect(p.stats(origin)).toEqual({ open: 0, idle: 0 });
+    expect((await callVia(p, origin)).body).toBe('GET /');
+    expect(connections - before).toBe(1);
+    p.close();
+  });
+});
