@@ -7,6 +7,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
+import { Agent, get as httpGet } from 'node:http';
 import { tmpdir, loadavg, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -15,7 +16,7 @@ import { seedCatalog } from './catalog-seed.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const LISTINGS = Number(process.env.BENCH_LISTINGS ?? 10_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
-const WARMUP = 50;
+const WARMUP = 200;
 async function startControl(dataDir: string) {
   const child = spawn(process.execPath, [join(ROOT, 'dist/control/main.js')], {
     env: { ...process.env, SVC_DATA_DIR: dataDir, SVC_CONTROL_PORT: '0', SVC_DEMO: 'false', SVC_LOG_LEVEL: 'warn' },
@@ -40,18 +41,33 @@ const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, 
 /** A fixed path, or one per request number (so no two requests can share a cached result). */
 type Target = string | ((i: number) => string);
 
+/**
+ * One GET over a kept-alive socket with node:http, the body read whole. Not `fetch`: undici's fetch spent ~0.7 ms of
+ * the bench process's CPU per request and paused for its own GC, which showed up as server latency.
+ */
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+function get(url: string): Promise<{ status: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { agent }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
 async function time(base: string, target: Target): Promise<{ p50: number; p99: number; max: number; bytes: number }> {
   const url = (i: number) => base + (typeof target === 'string' ? target : target(i));
   let bytes = 0;
-  for (let i = 0; i < WARMUP; i++) await (await fetch(url(REQUESTS + i))).arrayBuffer();
+  for (let i = 0; i < WARMUP; i++) await get(url(REQUESTS + i));
   const ms: number[] = [];
   for (let i = 0; i < REQUESTS; i++) {
     const t = performance.now();
-    const res = await fetch(url(i));
-    const body = await res.arrayBuffer();
+    const res = await get(url(i));
     ms.push(performance.now() - t);
     if (res.status !== 200) throw new Error(`${url(i)}: ${res.status}`);
-    bytes = body.byteLength;
+    bytes = res.bytes;
   }
   ms.sort((x, y) => x - y);
   const r = (n: number) => Math.round(n * 100) / 100;
@@ -95,6 +111,7 @@ try {
     results[name] = await time(control.url, path);
     process.stderr.write(`${name.padEnd(48)} p50 ${results[name].p50} ms  p99 ${results[name].p99} ms\n`);
   }
+  agent.destroy();
   await control.stop();
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });

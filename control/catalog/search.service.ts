@@ -42,12 +42,21 @@ export function ftsQuery(q: string): string | null {
  * one index in order and stops after the page, and a search with words joins each FTS match by primary key.
  */
 export async function searchListingIds(db: Db, p: SearchParams): Promise<SearchResult> {
+  const s = normalized(p);
+  if (!s) return { ids: [], total: 0 };
+  return cachedSearch(db, `ids ${s.key}`, () => runSearch(db, s.params, s.match));
+}
+
+/**
+ * The search as the cache sees it: FTS terms and category normalised (`Developer Tools` → `developer-tools`, as
+ * stored), so equivalent requests share an entry; undefined when the query has no searchable word.
+ */
+function normalized(p: SearchParams): { params: SearchParams; match: string | null; key: string } | undefined {
   const match = p.query ? ftsQuery(p.query) : null;
-  if (p.query && !match) return { ids: [], total: 0 };
-  // Stored categories are normalised (`Developer Tools` → `developer-tools`); so is the filter.
+  if (p.query && !match) return undefined;
   const category = p.category ? normalizeCategory(p.category) : undefined;
-  const key = JSON.stringify(['search', match, category, p.max_price_cents, p.sort ?? 'relevance', p.limit, p.offset]);
-  return cachedSearch(db, key, () => runSearch(db, { ...p, category }, match));
+  const key = JSON.stringify([match, category, p.max_price_cents, p.sort ?? 'relevance', p.limit, p.offset]);
+  return { params: { ...p, category }, match, key };
 }
 
 /** The two statements of one search, `p.category` already normalised. */
@@ -106,8 +115,15 @@ export async function categoriesWithCounts(db: Db): Promise<{ category: string; 
 
 /** One page of matching live listings as summaries, with the total match count (REST search, the catalog page). */
 export async function searchCatalog(db: Db, p: SearchParams): Promise<CatalogSearchResult> {
-  const { ids, total } = await searchListingIds(db, p);
-  const page = pageOf(ids, p.limit, p.offset);
-  const rows = await listingSummaries(db, { apiIds: page.data });
-  return { ...page, total, sort: p.sort ?? 'relevance', data: rows.map(toListingSummary) };
+  const s = normalized(p);
+  const sort = p.sort ?? 'relevance';
+  if (!s) return { ...pageOf([], p.limit, p.offset), total: 0, sort, data: [] };
+  // The whole answer is cached, summaries included: migrations 0010 and 0012 move the version on every write that
+  // changes a summary's fields, and building 20 summaries was most of a repeated search's time.
+  return cachedSearch(db, `answer ${s.key}`, async () => {
+    const { ids, total } = await runSearch(db, s.params, s.match);
+    const page = pageOf(ids, p.limit, p.offset);
+    const rows = await listingSummaries(db, { apiIds: page.data });
+    return { ...page, total, sort, data: rows.map(toListingSummary) };
+  });
 }
