@@ -131,16 +131,8 @@ export class ResponseParser {
           }
           return { kind: 'head', head };
         }
-        case State.Length: {
-          if (this.#remaining === 0) return this.#finish();
-          const avail = this.#buf.length - this.#pos;
-          if (avail === 0) return null;
-          const n = avail < this.#remaining ? avail : this.#remaining;
-          const chunk = this.#buf.subarray(this.#pos, this.#pos + n);
-          this.#pos += n;
-          this.#remaining -= n;
-          return { kind: 'data', chunk };
-        }
+        case State.Length:
+          return this.#remaining === 0 ? this.#finish() : this.#take();
         case State.Close: {
           if (this.#pos >= this.#buf.length) return null;
           const chunk = this.#pos === 0 ? this.#buf : this.#buf.subarray(this.#pos);
@@ -160,14 +152,9 @@ export class ResponseParser {
           continue;
         }
         case State.ChunkData: {
-          const avail = this.#buf.length - this.#pos;
-          if (avail === 0) return null;
-          const n = avail < this.#remaining ? avail : this.#remaining;
-          const chunk = this.#buf.subarray(this.#pos, this.#pos + n);
-          this.#pos += n;
-          this.#remaining -= n;
+          const ev = this.#take();
           if (this.#remaining === 0) this.#state = State.ChunkEnd;
-          return { kind: 'data', chunk };
+          return ev;
         }
         case State.ChunkEnd: {
           if (this.#buf.length - this.#pos < 2) return null;
@@ -202,6 +189,17 @@ export class ResponseParser {
       return { kind: 'end', keepAlive: false };
     }
     throw new UpstreamParseError(this.#state === State.Head ? 'closed_before_headers' : 'closed_mid_body');
+  }
+
+  /** Body bytes at hand, up to what the length or chunk still owes (zero-copy views of the socket's buffers). */
+  #take(): ParseEvent | null {
+    const avail = this.#buf.length - this.#pos;
+    if (avail === 0) return null;
+    const n = avail < this.#remaining ? avail : this.#remaining;
+    const chunk = this.#buf.subarray(this.#pos, this.#pos + n);
+    this.#pos += n;
+    this.#remaining -= n;
+    return { kind: 'data', chunk };
   }
 
   #finish(): ParseEvent {
