@@ -148,8 +148,8 @@ export class OriginPool {
   sweep(now: number): void {
     for (const c of this.busy) c.call?.checkDeadline(now);
     for (let i = this.idle.length - 1; i >= 0; i--) {
-      const c = this.idle[i]!;
-      if (c.idleUntil <= now) this.drop(c);
+      const c = this.idle[i];
+      if (c !== undefined && c.idleUntil <= now) this.drop(c);
     }
   }
 

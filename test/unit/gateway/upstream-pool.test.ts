@@ -68,6 +68,24 @@ describe('upstream pool', () => {
     p.close();
   });
 
+  it("closes an idle socket 1 s before the upstream's Keep-Alive timeout, before the upstream would", async () => {
+    const short = createServer((_req, res) => res.end('ok'));
+    short.keepAliveTimeout = 2_000; // answers carry `Keep-Alive: timeout=2`
+    // A socket the pool closes first reaches the server as an end (FIN); one the server times out never does.
+    let closedByPool = 0;
+    short.on('connection', (s: Socket) => s.on('end', () => closedByPool++));
+    await new Promise<void>((r) => short.listen(0, '127.0.0.1', r));
+    const o = `http://127.0.0.1:${(short.address() as AddressInfo).port}`;
+    const p = pool();
+    expect((await callVia(p, o)).headers).toContainEqual(['keep-alive', 'timeout=2']);
+    expect(p.stats(o)).toEqual({ open: 1, idle: 1 });
+    await expect.poll(() => p.stats(o).open, { timeout: 5_000, interval: 50 }).toBe(0);
+    await expect.poll(() => closedByPool, { timeout: 1_000 }).toBe(1);
+    p.close();
+    short.closeAllConnections();
+    await new Promise((r) => short.close(r));
+  });
+
   it('drops a socket the upstream closed while idle and opens a new one', async () => {
     const p = pool();
     expect((await callVia(p, origin)).body).toBe('GET /');
