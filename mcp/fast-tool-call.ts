@@ -27,6 +27,7 @@ import {
   parseJsonBody,
   type HttpAnswer,
   type McpAppDeps,
+  type Era,
   type McpHttpRequest,
 } from './request-gate.js';
 import { REGISTRATIONS_BY_NAME, SERVER_INFO, type Registration } from './server.js';
@@ -47,6 +48,7 @@ const MODERN_RESULT_TAIL = `"resultType":"complete","_meta":${JSON.stringify({ '
 
 export interface FastCall {
   reg: Registration;
+  era: Era;
   id: string | number;
   args: Record<string, unknown> | undefined;
   modern: boolean;
@@ -75,7 +77,8 @@ export function fastCallOf(header: McpHttpRequest['header'], parsed: unknown): F
   const args = params.arguments;
   if (args !== undefined && !isPlainObject(args)) return undefined;
   const meta = params._meta;
-  const { route } = eraOf('POST', header, parsed);
+  const era = eraOf('POST', header, parsed);
+  const { route } = era;
   if (route?.kind === 'legacy') {
     // The SDK's 2025 transport checks: Accept names both types; a protocol-version header, if any, is supported.
     const accept = header('accept');
@@ -83,7 +86,7 @@ export function fastCallOf(header: McpHttpRequest['header'], parsed: unknown): F
     const version = header('mcp-protocol-version');
     if (version !== undefined && !LEGACY_VERSIONS.has(version)) return undefined;
     if (meta !== undefined) return undefined;
-    return { reg, id: id as string | number, args, modern: false };
+    return { reg, era, id: id as string | number, args, modern: false };
   }
   if (route?.kind !== 'modern' || route.messageKind !== 'request') return undefined;
   // The modern entry's ladder: a served revision, and the standard headers present and naming this very call.
@@ -91,7 +94,7 @@ export function fastCallOf(header: McpHttpRequest['header'], parsed: unknown): F
   if (header('mcp-protocol-version') !== MODERN_REVISION) return undefined;
   if (header('mcp-method') !== 'tools/call' || header('mcp-name') !== params.name) return undefined;
   if (!isPlainObject(meta) || !keysWithin(meta, MODERN_META_KEYS)) return undefined;
-  return { reg, id: id as string | number, args, modern: true };
+  return { reg, era, id: id as string | number, args, modern: true };
 }
 
 /** The SDK's rendering of schema issues (its validateStandardSchema / formatIssue). */
@@ -198,6 +201,7 @@ export function createFastToolCalls(
         method: 'POST',
         header,
         text: async () => text,
+        readBody: { text, parsed, era: call.era },
         requestOrigin: () => new URL(`http://${req.headers.host ?? ''}`).origin,
         ip: req.socket.remoteAddress ?? 'unknown',
       });

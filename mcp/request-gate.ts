@@ -36,6 +36,8 @@ export interface McpHttpRequest {
   header(name: string): string | undefined;
   /** The POST body's text, read once. */
   text(): Promise<string>;
+  /** A POST body the caller already read, parsed and classified (the fast path), so it is not done twice. */
+  readBody?: { text: string; parsed: unknown; era: Era };
   /** The request's own origin (`http://host:port`), used on an ephemeral test port. */
   requestOrigin(): string;
   ip: string;
@@ -95,11 +97,12 @@ export const metadataUrlOf = (origin: string) => `${origin}/.well-known/oauth-pr
  * The era as the SDK's `isLegacyRequest` decides it (the same classifier, `classifyInboundRequest`, on the parsed
  * body): a POST without a JSON body is 2025-era, otherwise the classifier's `legacy` outcome is.
  */
-export function eraOf(
-  method: string,
-  header: McpHttpRequest['header'],
-  parsed: unknown,
-): { legacy: boolean; route: InboundClassificationOutcome | undefined } {
+export interface Era {
+  legacy: boolean;
+  route: InboundClassificationOutcome | undefined;
+}
+
+export function eraOf(method: string, header: McpHttpRequest['header'], parsed: unknown): Era {
   if (method === 'POST' && parsed === undefined) return { legacy: true, route: undefined };
   const route = classifyInboundRequest({
     httpMethod: method,
@@ -141,11 +144,12 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
     let parsed: unknown;
     let bodyText = '';
     if (method === 'POST') {
-      bodyText = await req.text();
+      const read = req.readBody;
+      bodyText = read ? read.text : await req.text();
       if (bodyText.length > MAX_BODY) {
         return { answer: problemAnswer(new SvcError('payload_too_large', `Body over ${MAX_BODY} bytes`)) };
       }
-      parsed = parseJsonBody(bodyText);
+      parsed = read ? read.parsed : parseJsonBody(bodyText);
     }
 
     const origin = publicOrigin(config, req);
@@ -177,7 +181,7 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
       caller = c;
     }
 
-    const { legacy, route } = eraOf(method, req.header, parsed);
+    const { legacy, route } = req.readBody?.era ?? eraOf(method, req.header, parsed);
     let session: McpSession | undefined;
     const sessionId = req.header('mcp-session-id');
     if (legacy && sessionId) {
