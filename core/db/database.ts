@@ -10,11 +10,13 @@ import {
   SqliteDriver,
   type DatabaseConnection,
   type Driver,
+  type SqliteDatabase,
   type Generated,
   type Insertable,
   type Selectable,
   type Updateable,
 } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -644,14 +646,42 @@ class ImmediateSqliteDriver extends SqliteDriver {
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #database: Sqlite.Database;
+  readonly #database: SqliteDatabase;
   constructor(database: Sqlite.Database) {
-    super({ database });
-    this.#database = database;
+    const cached = withStatementCache(database);
+    super({ database: cached });
+    this.#database = cached;
   }
   override createDriver(): Driver {
     return new ImmediateSqliteDriver({ database: this.#database });
   }
+}
+
+/** How many distinct SQL texts keep their prepared statement per connection (kysely's queries are a fixed set). */
+export const STATEMENT_CACHE_SIZE = 512;
+
+/**
+ * kysely's SQLite driver prepares every query anew; parsing and planning the SQL was the largest single cost of a
+ * control-plane read (a profile of GET /v1/billing/balance). Statements are reusable, and kysely runs one query at a
+ * time per connection (its connection mutex, held through a stream), so one cached statement per SQL text is safe.
+ * Least recently used texts are finalized past STATEMENT_CACHE_SIZE (dynamic IN-lists make new texts).
+ */
+export function withStatementCache(sqlite: Sqlite.Database, size = STATEMENT_CACHE_SIZE): SqliteDatabase {
+  const statements = new LRUCache<string, Sqlite.Statement>({ max: size });
+  return {
+    close: () => {
+      statements.clear();
+      sqlite.close();
+    },
+    prepare: (sql: string) => {
+      let stmt = statements.get(sql);
+      if (!stmt) {
+        stmt = sqlite.prepare(sql);
+        statements.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
 }
 
 export function openDatabase(file: string): DbHandles {
