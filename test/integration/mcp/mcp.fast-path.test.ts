@@ -58,6 +58,8 @@ interface Case {
   bearer?: string | null;
   sessionId?: string;
   headers?: Record<string, string>;
+  /** A JSON-RPC id to send instead of the generated one. */
+  id?: number;
   /** Whether the fast path must take it (else it must hand it to the SDK path). */
   fast: boolean;
 }
@@ -126,6 +128,23 @@ const cases = (): Case[] => {
     { name: 'anonymous', era, tool: 'get_balance', args: {}, bearer: null, fast: true },
     { name: 'public tool, anonymous', era, tool: 'discover_tools', args: { query: 'test' }, bearer: null, fast: true },
     { name: 'foreign Host', era, tool: 'get_balance', args: {}, headers: { host: 'evil.example' }, fast: true },
+    {
+      name: 'foreign Origin',
+      era,
+      tool: 'get_balance',
+      args: {},
+      headers: { origin: 'http://evil.example' },
+      fast: true,
+    },
+    {
+      name: 'local Origin',
+      era,
+      tool: 'get_balance',
+      args: {},
+      headers: { origin: 'http://localhost:3000' },
+      fast: true,
+    },
+    { name: 'JSON-RPC id as a float', era, tool: 'get_balance', args: {}, id: 1.5, fast: false },
   ];
   return [
     ...perEra('session').map((c) => ({ ...c, bearer: c.bearer === undefined ? null : c.bearer, sessionId: session })),
@@ -202,7 +221,7 @@ async function send(endpoint: string, c: Case, id: string | number): Promise<Ans
   const res = await fetch(endpoint, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: c.id ?? id, method: 'tools/call', params }),
   });
   const picked: Record<string, string | null> = {};
   // each server names its own origin in the challenge, and each step-up mints its own one-time key handle
