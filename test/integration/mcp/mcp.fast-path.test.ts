@@ -268,6 +268,39 @@ describe('MCP tools/call fast path', () => {
     }
   });
 
+  it('hands everything else to the SDK path with its body: parse error, tools/list, a batch, a notification', async () => {
+    const bodies = [
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call",',
+      '',
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      JSON.stringify([{ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_balance', arguments: {} } }]),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'get_balance', arguments: [] } }),
+    ];
+    for (const body of bodies) {
+      const answers = [];
+      for (const endpoint of [fastEndpoint, sdkEndpoint]) {
+        const res = await fetch(endpoint, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-11-25',
+            'mcp-session-id': session,
+          },
+          body,
+        });
+        answers.push({
+          status: res.status,
+          fast: res.headers.has('x-svc-mcp-fast-path'),
+          body: (await res.text()).replace(/req_[0-9a-z]{10,}/g, 'req_X'),
+        });
+      }
+      expect(answers[0], body).toEqual(answers[1]);
+      expect(answers[0]!.fast, body).toBe(false);
+    }
+  });
+
   it('a valid call_api through the fast path is a real gateway call with the upstream answer', async () => {
     const a = await send(
       fastEndpoint,
