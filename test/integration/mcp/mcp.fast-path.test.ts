@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
-import { initializeBody, startMcpFixture, type McpFixture } from './fixture.js';
+import { JSON_RPC_HEADERS, initializeBody, startMcpFixture, type McpFixture } from './fixture.js';
 
 const MODERN = '2026-07-28';
 const META = {
@@ -32,11 +32,7 @@ beforeAll(async () => {
   // initialize goes through the fast server's fallback (the body it read is handed on to the SDK path)
   const init = await fetch(fastEndpoint, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${key}`,
-    },
+    headers: { ...JSON_RPC_HEADERS, authorization: `Bearer ${key}` },
     body: JSON.stringify(initializeBody()),
   });
   expect(init.status).toBe(200);
@@ -204,10 +200,7 @@ async function send(endpoint: string, c: Case, id: string | number): Promise<Ans
   const params: Record<string, unknown> = { name: c.tool };
   if (c.args !== undefined) params.arguments = c.args;
   if (c.era === 'modern') params._meta = META;
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-  };
+  const headers: Record<string, string> = { ...JSON_RPC_HEADERS };
   if (c.era === 'modern') {
     Object.assign(headers, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': c.tool });
   } else headers['mcp-protocol-version'] = '2025-11-25';
@@ -282,12 +275,7 @@ describe('MCP tools/call fast path', () => {
       for (const endpoint of [fastEndpoint, sdkEndpoint]) {
         const res = await fetch(endpoint, {
           method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': '2025-11-25',
-            'mcp-session-id': session,
-          },
+          headers: { ...JSON_RPC_HEADERS, 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session },
           body,
         });
         answers.push({
