@@ -9,6 +9,7 @@ import { cachedSearch } from './search-cache.js';
 import type { Sort } from '../../core/enumerations.js';
 import type { CatalogSearchResult } from '../../core/schemas/catalog.schemas.js';
 import { pageOf } from '../lib/pagination.js';
+import { PAGE_MAX_LIMIT } from '../../core/schemas/common.schemas.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
 
 export interface SearchResult {
@@ -40,14 +41,39 @@ export function ftsQuery(q: string): string | null {
  * Returns ordered api ids (limit + 1 for has_more) and the exact total number of matches. Reads `listing_search`
  * (migration 0010): one row per searchable listing with the filter and sort columns, so a search without words reads
  * one index in order and stops after the page, and a search with words joins each FTS match by primary key.
+ *
+ * Results are read and cached a window at a time: RANK_WINDOW positions from a multiple of RANK_WINDOW, plus a
+ * largest page, so paging through a query (offset 0, 20, 40, ...) ranks its matches once per window. Ranking
+ * is the expensive part of a word search (bm25 for every match before the first 20 are known); reading 201 ranked
+ * rows costs about what reading 21 does.
  */
 export async function searchListingIds(db: Db, p: SearchParams): Promise<SearchResult> {
+  const s = normalized(p);
+  if (!s) return { ids: [], total: 0 };
+  const start = p.offset - (p.offset % RANK_WINDOW);
+  const window = await cachedSearch(db, `window ${start} ${s.query}`, () =>
+    runSearch(db, { ...s.params, offset: start, limit: RANK_WINDOW + PAGE_MAX_LIMIT }, s.match),
+  );
+  const from = p.offset - start;
+  return { ids: window.ids.slice(from, from + p.limit + 1), total: window.total };
+}
+
+/** Positions ranked per cached window (see searchListingIds). */
+export const RANK_WINDOW = 100;
+
+/**
+ * The search as the cache sees it: FTS terms and category normalised (`Developer Tools` → `developer-tools`, as
+ * stored), so equivalent requests share entries; `query` names the search without its page, `page` with it.
+ * Undefined when the query has no searchable word.
+ */
+function normalized(
+  p: SearchParams,
+): { params: SearchParams; match: string | null; query: string; page: string } | undefined {
   const match = p.query ? ftsQuery(p.query) : null;
-  if (p.query && !match) return { ids: [], total: 0 };
-  // Stored categories are normalised (`Developer Tools` → `developer-tools`); so is the filter.
+  if (p.query && !match) return undefined;
   const category = p.category ? normalizeCategory(p.category) : undefined;
-  const key = JSON.stringify(['search', match, category, p.max_price_cents, p.sort ?? 'relevance', p.limit, p.offset]);
-  return cachedSearch(db, key, () => runSearch(db, { ...p, category }, match));
+  const query = JSON.stringify([match, category, p.max_price_cents, p.sort ?? 'relevance']);
+  return { params: { ...p, category }, match, query, page: `${query} ${p.limit} ${p.offset}` };
 }
 
 /** The two statements of one search, `p.category` already normalised. */
@@ -106,8 +132,15 @@ export async function categoriesWithCounts(db: Db): Promise<{ category: string; 
 
 /** One page of matching live listings as summaries, with the total match count (REST search, the catalog page). */
 export async function searchCatalog(db: Db, p: SearchParams): Promise<CatalogSearchResult> {
-  const { ids, total } = await searchListingIds(db, p);
-  const page = pageOf(ids, p.limit, p.offset);
-  const rows = await listingSummaries(db, { apiIds: page.data });
-  return { ...page, total, sort: p.sort ?? 'relevance', data: rows.map(toListingSummary) };
+  const s = normalized(p);
+  const sort = p.sort ?? 'relevance';
+  if (!s) return { ...pageOf([], p.limit, p.offset), total: 0, sort, data: [] };
+  // The whole answer is cached, summaries included: migrations 0010 and 0012 move the version on every write that
+  // changes a summary's fields, and building 20 summaries was most of a repeated search's time.
+  return cachedSearch(db, `answer ${s.page}`, async () => {
+    const { ids, total } = await searchListingIds(db, p);
+    const page = pageOf(ids, p.limit, p.offset);
+    const rows = await listingSummaries(db, { apiIds: page.data });
+    return { ...page, total, sort, data: rows.map(toListingSummary) };
+  });
 }

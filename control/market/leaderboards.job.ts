@@ -1,14 +1,86 @@
-/** Background refresh of leaderboards and listing stats: once at start, then every SVC_LEADERBOARD_REFRESH_MS. */
+/**
+ * Background refresh of leaderboards and listing stats: once at start, then every SVC_LEADERBOARD_REFRESH_MS, in a
+ * worker thread with its own connection (leaderboards.worker.ts) so the refresh never holds up a request. An
+ * in-memory database cannot be shared with a thread; it is refreshed in-process.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { AppContext } from '../context.js';
-import { refreshLeaderboards } from './leaderboards.service.js';
+import { noteLeaderboardRefresh, refreshLeaderboards } from './leaderboards.service.js';
 import { intervalJob } from '../lib/interval-job.js';
+import type { RefreshReply, RefreshRequest } from './leaderboards.worker.js';
+
+/** The compiled worker script; tests that run from TypeScript sources use the build in dist/. */
+function workerScript(): URL {
+  const here = new URL('./leaderboards.worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(here))) return here;
+  return new URL('../../dist/control/market/leaderboards.worker.js', import.meta.url);
+}
+
+/** One long-lived refresh thread; a thread that dies is replaced at the next refresh. */
+class RefreshThread {
+  #worker: Worker | null = null;
+  readonly #file: string;
+  constructor(file: string) {
+    this.#file = file;
+  }
+
+  refresh(now: number): Promise<void> {
+    const worker = (this.#worker ??= this.#start());
+    return new Promise<void>((resolve, reject) => {
+      const onMessage = (reply: RefreshReply) => {
+        cleanup();
+        if (reply.ok) resolve();
+        else reject(new Error(reply.error));
+      };
+      const onExit = (code: number) => {
+        cleanup();
+        reject(new Error(`leaderboard worker exited (${code})`));
+      };
+      const cleanup = () => {
+        worker.off('message', onMessage);
+        worker.off('exit', onExit);
+      };
+      worker.on('message', onMessage);
+      worker.on('exit', onExit);
+      worker.postMessage({ now } satisfies RefreshRequest);
+    });
+  }
+
+  #start(): Worker {
+    const worker = new Worker(workerScript(), { workerData: { file: this.#file } });
+    worker.unref();
+    worker.on('error', () => {}); // reported through 'exit' to the pending refresh
+    worker.once('exit', () => {
+      if (this.#worker === worker) this.#worker = null;
+    });
+    return worker;
+  }
+
+  close(): void {
+    void this.#worker?.terminate();
+    this.#worker = null;
+  }
+}
 
 export function leaderboardJob(ctx: AppContext): () => void {
-  return intervalJob(
+  const file = ctx.config.dbFile;
+  const thread = file === ':memory:' ? null : new RefreshThread(file);
+  const stop = intervalJob(
     ctx.log,
     'leaderboard refresh',
     ctx.config.leaderboardRefreshMs,
-    () => refreshLeaderboards(ctx.db, ctx.clock.now()),
+    async () => {
+      const now = ctx.clock.now();
+      if (thread) await thread.refresh(now);
+      else await refreshLeaderboards(ctx.db, now);
+      noteLeaderboardRefresh(now);
+    },
     { firstAfterMs: 500 },
   );
+  return () => {
+    stop();
+    thread?.close();
+  };
 }

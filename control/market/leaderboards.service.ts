@@ -90,6 +90,10 @@ let lastRefreshAt: number | null = null;
 export function lastLeaderboardRefresh(): number | null {
   return lastRefreshAt;
 }
+/** Called once a refresh has committed, by whichever thread ran it (the job runs it in a worker thread). */
+export function noteLeaderboardRefresh(at: number): void {
+  lastRefreshAt = at;
+}
 
 export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
   const since = now - 30 * DAY_MS;
@@ -180,15 +184,37 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
         .insertInto('leaderboard_entries')
         .values(entries.slice(i, i + 200))
         .execute();
-    const stats = scored.map((s) => ({
-      api_id: s.api.id,
-      calls_30d: s.orgs.reduce((n, o) => n + o.calls, 0),
-      success_30d: s.orgs.reduce((n, o) => n + o.ok, 0),
-      orgs_30d: s.orgs.length,
-      gross_30d_cents: s.orgs.reduce((n, o) => n + o.gross, 0),
-      computed_at: now,
-    }));
-    // Upsert, then drop the rows not refreshed: an unchanged row does not touch the search index (migration 0010).
+    // Only the rows whose numbers moved are written (computed_at = when they last changed): a refresh that rewrote
+    // all 10,000 held the write lock for ~60 ms, and every other writer waits for it.
+    const current = new Map(
+      (
+        await trx
+          .selectFrom('api_stats')
+          .select(['api_id', 'calls_30d', 'success_30d', 'orgs_30d', 'gross_30d_cents'])
+          .execute()
+      ).map((r) => [r.api_id, r]),
+    );
+    const stats = scored
+      .map((s) => ({
+        api_id: s.api.id,
+        calls_30d: s.orgs.reduce((n, o) => n + o.calls, 0),
+        success_30d: s.orgs.reduce((n, o) => n + o.ok, 0),
+        orgs_30d: s.orgs.length,
+        gross_30d_cents: s.orgs.reduce((n, o) => n + o.gross, 0),
+        computed_at: now,
+      }))
+      .filter((s) => {
+        const c = current.get(s.api_id);
+        return (
+          !c ||
+          c.calls_30d !== s.calls_30d ||
+          c.success_30d !== s.success_30d ||
+          c.orgs_30d !== s.orgs_30d ||
+          c.gross_30d_cents !== s.gross_30d_cents
+        );
+      });
+    // Upsert, then drop the rows of listings no longer live: an unchanged row does not touch the search index
+    // (migration 0010).
     for (let i = 0; i < stats.length; i += 200)
       await trx
         .insertInto('api_stats')
@@ -203,7 +229,13 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
           })),
         )
         .execute();
-    await trx.deleteFrom('api_stats').where('computed_at', '<>', now).execute();
+    const live = new Set(scored.map((s) => s.api.id));
+    const gone = [...current.keys()].filter((id) => !live.has(id));
+    for (let i = 0; i < gone.length; i += 200)
+      await trx
+        .deleteFrom('api_stats')
+        .where('api_id', 'in', gone.slice(i, i + 200))
+        .execute();
   });
   lastRefreshAt = now;
 }

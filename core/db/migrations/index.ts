@@ -11,6 +11,7 @@ import * as m0008 from './0008_mcp_sessions.js';
 import * as m0009 from './0009_oauth.js';
 import * as m0010 from './0010_listing_search.js';
 import * as m0011 from './0011_endpoint_pages.js';
+import * as m0012 from './0012_search_answer_version.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_oauth': m0009,
   '0010_listing_search': m0010,
   '0011_endpoint_pages': m0011,
+  '0012_search_answer_version': m0012,
 };

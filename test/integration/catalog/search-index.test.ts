@@ -156,6 +156,13 @@ describe('listing_search follows every write path', () => {
       await chargeLikeGateway(db, consumer, 40, { apiId: l.apiId, providerOrgId: prov.orgId });
     await refreshLeaderboards(db.db, Date.now());
     expect(await rowOf(l.apiId)).toMatchObject({ orgs_30d: 1, calls_30d: 15 });
+    // a refresh with nothing new writes nothing: the stats row keeps its computed_at, the search version stands
+    const statsOf = () => db.db.selectFrom('api_stats').selectAll().where('api_id', '=', l.apiId).executeTakeFirst();
+    const versionNow = async () => (await sql<{ n: number }>`SELECT n FROM search_version`.execute(db.db)).rows[0]?.n;
+    const [statsBefore, versionBefore] = [await statsOf(), await versionNow()];
+    await refreshLeaderboards(db.db, Date.now() + 1_000);
+    expect(await statsOf()).toEqual(statsBefore);
+    expect(await versionNow()).toBe(versionBefore);
 
     // unpublish takes it out; publishing again brings it back with its price and stats
     await call(h.control.url, 'POST', `/v1/provider/apis/${l.apiId}/unpublish`, { token: prov.key });
@@ -196,5 +203,24 @@ describe('listing_search follows every write path', () => {
     expect(await names('ocelot')).toEqual(['Ocelot Index']);
     await db.db.updateTable('apis').set({ category: 'maps' }).where('name', '=', 'Ocelot Index').execute();
     expect(await cats()).toEqual([{ category: 'maps', count: 1 }]);
+  });
+
+  it('a cached answer shows a provider rename and a listing slug change at once (migration 0012)', async () => {
+    const first = async () =>
+      (await call(h.control.url, 'GET', '/v1/catalog/search?query=ocelot')).body.data[0] as {
+        slug: string;
+        provider: { slug: string; display_name: string };
+      };
+    const before = await first();
+    expect(await first()).toEqual(before); // now served from the cache
+    const renamed = await call(h.control.url, 'PATCH', '/v1/provider/profile', {
+      token: prov.key,
+      body: { display_name: 'Renamed Provider Co' },
+    });
+    expect(renamed.status).toBe(200);
+    expect((await first()).provider.display_name).toBe('Renamed Provider Co');
+    // another process renames the listing's slug (an operator's fix): the cached answer follows
+    await db.db.updateTable('apis').set({ slug: 'ocelot-index-2' }).where('name', '=', 'Ocelot Index').execute();
+    expect((await first()).slug).toBe('ocelot-index-2');
   });
 });

@@ -112,6 +112,9 @@ const PAGES = [
   { limit: 7, offset: 7 },
   { limit: 100, offset: 0 },
   { limit: 5, offset: 95 },
+  // pages read from the cached rank windows (RANK_WINDOW = 100): the end of the first, the start of the second
+  { limit: 100, offset: 99 },
+  { limit: 3, offset: 101 },
 ];
 
 describe('search over listing_search', () => {
