@@ -188,13 +188,18 @@ async function main(): Promise<void> {
       seconds: SECONDS,
       connections: CONNECTIONS,
       load_average: { start: loadAtStart, end: loadavg().map((x) => Math.round(x * 100) / 100) },
+      // SVC_MCP_FAST_TOOL_CALLS=off (inherited by the MCP process) measures the SDK path for tools/call
+      mcp_fast_tool_calls: process.env.SVC_MCP_FAST_TOOL_CALLS !== 'off',
       caveat:
         'machine shared with other work during the run; absolute numbers are low-confidence, ratios between rows of one run and CPU per request less so',
       rows: rows.filter((r) => r !== undefined),
     };
     const dir = join(ROOT, 'bench/results');
     mkdirSync(dir, { recursive: true });
-    const file = join(dir, `mcp-${result.at.replace(/[:.]/g, '').slice(0, 17)}Z.json`);
+    const file = join(
+      dir,
+      `mcp-${result.at.replace(/[:.]/g, '').slice(0, 17)}Z${result.mcp_fast_tool_calls ? '' : '-sdk'}.json`,
+    );
     writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
     console.table(result.rows);
     console.log(`written ${file}`);

@@ -3,7 +3,7 @@
  * idempotency and refunds live in one place. The answer is summarised for an agent: status, the headers that
  * matter, the body as text (or base64) capped at BODY_CAP bytes, price charged and balance left.
  */
-import { Agent, request } from 'undici';
+import { Pool } from 'undici';
 import { createHash } from 'node:crypto';
 
 export const BODY_CAP = 64 * 1024;
@@ -54,8 +54,9 @@ const num = (v: string | undefined): number | null => (v === undefined || v === 
 const TEXTUAL = /^(text\/|application\/(json|problem\+json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
 
 export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
-  const dispatcher = new Agent({ connections: 128, keepAliveTimeout: 30_000 });
   const base = gatewayUrl.replace(/\/+$/, '');
+  // One keep-alive pool to the one gateway origin: no per-call origin lookup or URL re-parse in undici.
+  const pool = new Pool(new URL(base).origin, { connections: 128, keepAliveTimeout: 30_000 });
   return {
     async call(c) {
       const url = new URL(`${base}/${encodeURIComponent(c.slug)}${c.path}`);
@@ -70,11 +71,12 @@ export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
         headers['content-type'] = 'application/json';
         body = JSON.stringify(c.body);
       }
-      const res = await request(url, {
+      // The URL parse stays: it normalizes the path (dot segments, escapes) exactly as before.
+      const res = await pool.request({
+        path: url.pathname + url.search,
         method: c.method as 'GET',
         headers,
         ...(body === undefined ? {} : { body }),
-        dispatcher,
       });
       const raw = Buffer.from(await res.body.arrayBuffer());
       const h = (n: string): string | undefined => {
@@ -118,6 +120,6 @@ export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
         idempotent_replay: h('x-svc-idempotent-replay') === 'true',
       };
     },
-    close: () => dispatcher.close(),
+    close: () => pool.close(),
   };
 }

@@ -2,7 +2,8 @@
  * MCP process: the 34 tools of spec §4 at `/mcp` for both protocol eras (2025-11-25 sessions, 2026-07-28
  * stateless), on the shared SQLite file and the control plane's own code; call_api goes through the gateway.
  */
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit } from '../core/config.js';
 import { intervalJob } from '../control/lib/interval-job.js';
@@ -11,15 +12,25 @@ import { createControlCalls } from './control-calls.js';
 import { createGatewayCalls } from './gateway-calls.js';
 import { McpSessionStore } from './sessions.js';
 import { createMcpApp } from './app.js';
+import { createFastToolCalls } from './fast-tool-call.js';
 
 const config = loadConfigOrExit();
 const ctx = await createAppContext(config, { process: 'mcp' });
 const sessions = new McpSessionStore(ctx);
 const gateway = createGatewayCalls(config.urls.gateway);
-const app = createMcpApp({ ctx, sessions, control: createControlCalls(ctx), gateway });
+const deps = { ctx, sessions, control: createControlCalls(ctx), gateway };
+const app = createMcpApp(deps);
 const stopSweep = intervalJob(ctx.log, 'mcp session sweep', 3600_000, () => sessions.sweep(), { firstAfterMs: 5_000 });
 
-const server = serve({ fetch: app.fetch, port: config.ports.mcp, hostname: config.host }, (info: AddressInfo) => {
+// One tools/call is answered in front of Hono (mcp/fast-tool-call.ts). For the equivalence test only:
+// SVC_MCP_FAST_TOOL_CALLS=off serves it through the SDK instead, =mark labels the fast path's answers.
+const honoListener = getRequestListener(app.fetch, { hostname: config.host });
+const fastMode = process.env.SVC_MCP_FAST_TOOL_CALLS;
+const server = createServer(
+  fastMode === 'off' ? honoListener : createFastToolCalls(deps, honoListener, { mark: fastMode === 'mark' }),
+);
+server.listen(config.ports.mcp, config.host, () => {
+  const info = server.address() as AddressInfo;
   const url = `http://${info.address}:${info.port}`;
   process.stdout.write(JSON.stringify({ ready: 'mcp', url, port: info.port }) + '\n');
   ctx.log.info('mcp listening', { url, env: config.env });

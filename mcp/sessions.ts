@@ -4,6 +4,7 @@
  * survives a restart. A session lives 30 days after its last use (spec §8); expired rows are swept.
  */
 import { randomUUID } from 'node:crypto';
+import type Sqlite from 'better-sqlite3';
 import type { AppContext } from '../control/context.js';
 import { decryptSecret, encryptSecret, sha256Hex } from '../core/crypto.js';
 
@@ -18,10 +19,26 @@ export interface McpSession {
   protocolVersion: string;
 }
 
-type SessionCtx = Pick<AppContext, 'db' | 'clock' | 'secretKey'>;
+type SessionCtx = Pick<AppContext, 'db' | 'sqlite' | 'clock' | 'secretKey'>;
+
+interface SessionRow {
+  id_hash: string;
+  key_id: string | null;
+  key_secret: string | null;
+  protocol_version: string;
+  last_used_at: number;
+  expires_at: number;
+}
 
 export class McpSessionStore {
-  constructor(private readonly ctx: SessionCtx) {}
+  /** The lookup every 2025-era request makes: one prepared statement, read synchronously (no query building). */
+  readonly #byHash: Sqlite.Statement<[string], SessionRow>;
+
+  constructor(private readonly ctx: SessionCtx) {
+    this.#byHash = ctx.sqlite.prepare<[string], SessionRow>(
+      'SELECT id_hash, key_id, key_secret, protocol_version, last_used_at, expires_at FROM mcp_sessions WHERE id_hash = ?',
+    );
+  }
 
   async create(protocolVersion: string, key: { id: string; plaintext: string } | null): Promise<McpSession> {
     const id = randomUUID();
@@ -44,11 +61,7 @@ export class McpSessionStore {
   /** The live session with this id, or undefined when it never existed, was ended or expired. */
   async get(id: string): Promise<McpSession | undefined> {
     const now = this.ctx.clock.now();
-    const row = await this.ctx.db
-      .selectFrom('mcp_sessions')
-      .selectAll()
-      .where('id_hash', '=', sha256Hex(id))
-      .executeTakeFirst();
+    const row = this.#byHash.get(sha256Hex(id));
     if (!row || row.expires_at <= now) return undefined;
     if (now - row.last_used_at >= TOUCH_EVERY_MS) {
       await this.ctx.db

@@ -72,6 +72,9 @@ export async function startMcpFixture(
   return f;
 }
 
+/** What every MCP POST sends: a JSON body, and JSON or SSE accepted (the 2025 transport requires both). */
+export const JSON_RPC_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
 /** A raw JSON-RPC POST, for what the SDK clients hide (status codes, headers, repeated request ids). */
 export async function rawPost(
   endpoint: string,
@@ -80,12 +83,7 @@ export async function rawPost(
 ): Promise<{ status: number; headers: Headers; json: any }> {
   const res = await fetch(endpoint, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-      ...headers,
-    },
+    headers: { ...JSON_RPC_HEADERS, 'mcp-protocol-version': '2025-11-25', ...headers },
     body: JSON.stringify(body),
   });
   const text = await res.text();

@@ -1,0 +1,303 @@
+/**
+ * The tools/call fast path (mcp/fast-tool-call.ts) speaks the same protocol as the SDK: two MCP processes on one
+ * data dir, one with the fast path (labelled, SVC_MCP_FAST_TOOL_CALLS=mark) and one without (=off), get the same
+ * matrix of requests, both eras, and must answer the same status, headers and bytes (modulo request ids). The label
+ * proves which requests the fast path took, so the comparison cannot pass by the fast path never running.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProcess, type RunningProcess } from '../../helpers/processes.js';
+import { JSON_RPC_HEADERS, initializeBody, startMcpFixture, type McpFixture } from './fixture.js';
+
+const MODERN = '2026-07-28';
+const META = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const COMPARED_HEADERS = ['content-type', 'www-authenticate', 'allow', 'mcp-session-id'];
+
+let f: McpFixture;
+let sdkOnly: RunningProcess;
+let fastEndpoint: string;
+let sdkEndpoint: string;
+let key: string;
+let session: string;
+
+beforeAll(async () => {
+  f = await startMcpFixture({ SVC_MCP_FAST_TOOL_CALLS: 'mark' });
+  sdkOnly = await startProcess('mcp-sdk', 'mcp/main.js', { ...f.mcpEnv, SVC_MCP_FAST_TOOL_CALLS: 'off' });
+  fastEndpoint = f.endpoint;
+  sdkEndpoint = `${sdkOnly.url}/mcp`;
+  key = ((await (await fetch(`${f.h.control.url}/v1/register`, { method: 'POST' })).json()) as { api_key: string })
+    .api_key;
+  // initialize goes through the fast server's fallback (the body it read is handed on to the SDK path)
+  const init = await fetch(fastEndpoint, {
+    method: 'POST',
+    headers: { ...JSON_RPC_HEADERS, authorization: `Bearer ${key}` },
+    body: JSON.stringify(initializeBody()),
+  });
+  expect(init.status).toBe(200);
+  expect(init.headers.get('x-svc-mcp-fast-path')).toBeNull();
+  session = init.headers.get('mcp-session-id')!;
+}, 90_000);
+afterAll(async () => {
+  await sdkOnly?.stop();
+  await f?.stop();
+});
+
+type Era = 'session' | '2025 bearer' | 'modern';
+interface Case {
+  name: string;
+  era: Era;
+  tool: string;
+  args?: Record<string, unknown>;
+  /** The bearer to send (default: the registered key; null: none). */
+  bearer?: string | null;
+  sessionId?: string;
+  headers?: Record<string, string>;
+  /** A JSON-RPC id to send instead of the generated one. */
+  id?: number;
+  /** Whether the fast path must take it (else it must hand it to the SDK path). */
+  fast: boolean;
+}
+
+const free = () => ({ slug: f.listing.slug, endpoint: '/ping' });
+const cases = (): Case[] => {
+  const perEra = (era: Era): Case[] => [
+    { name: 'call_api, free endpoint', era, tool: 'call_api', args: free(), fast: true },
+    {
+      name: 'call_api with input and method',
+      era,
+      tool: 'call_api',
+      args: { ...free(), method: 'GET', input: { q: 'x y' } },
+      fast: true,
+    },
+    { name: 'get_balance', era, tool: 'get_balance', args: {}, fast: true },
+    { name: 'get_balance without arguments', era, tool: 'get_balance', fast: true },
+    { name: 'invalid arguments', era, tool: 'get_schema', args: { slug: 5 }, fast: true },
+    {
+      name: 'invalid arguments, several issues',
+      era,
+      tool: 'call_api',
+      args: { slug: '', method: 'TRACE' },
+      fast: true,
+    },
+    { name: 'unknown tool', era, tool: 'no_such_tool', args: {}, fast: false },
+    {
+      name: 'not_found from the gateway',
+      era,
+      tool: 'call_api',
+      args: { slug: 'no-such-api', endpoint: '/x' },
+      fast: true,
+    },
+    {
+      name: '402 price above max',
+      era,
+      tool: 'call_api',
+      args: { slug: f.listing.slug, endpoint: '/items/1', max_price_cents: 0 },
+      fast: true,
+    },
+    { name: 'insufficient scope (403 step-up)', era, tool: 'create_checkout', args: { pack: 'starter' }, fast: true },
+    {
+      name: 'provider key, billing tool allowed',
+      era,
+      tool: 'get_usage',
+      args: {},
+      bearer: f.provider.key,
+      fast: true,
+    },
+    {
+      name: 'bad bearer',
+      era,
+      tool: 'get_balance',
+      args: {},
+      bearer: 'svc_live_not_a_real_key_000000000000',
+      fast: true,
+    },
+    {
+      name: 'malformed Authorization',
+      era,
+      tool: 'get_balance',
+      args: {},
+      headers: { authorization: 'Basic abc' },
+      fast: true,
+    },
+    { name: 'anonymous', era, tool: 'get_balance', args: {}, bearer: null, fast: true },
+    { name: 'public tool, anonymous', era, tool: 'discover_tools', args: { query: 'test' }, bearer: null, fast: true },
+    { name: 'foreign Host', era, tool: 'get_balance', args: {}, headers: { host: 'evil.example' }, fast: true },
+    {
+      name: 'foreign Origin',
+      era,
+      tool: 'get_balance',
+      args: {},
+      headers: { origin: 'http://evil.example' },
+      fast: true,
+    },
+    {
+      name: 'local Origin',
+      era,
+      tool: 'get_balance',
+      args: {},
+      headers: { origin: 'http://localhost:3000' },
+      fast: true,
+    },
+    { name: 'JSON-RPC id as a float', era, tool: 'get_balance', args: {}, id: 1.5, fast: false },
+  ];
+  return [
+    ...perEra('session').map((c) => ({ ...c, bearer: c.bearer === undefined ? null : c.bearer, sessionId: session })),
+    {
+      name: 'unknown session',
+      era: 'session',
+      tool: 'get_balance',
+      args: {},
+      sessionId: 'no-such-session',
+      fast: true,
+    },
+    ...perEra('2025 bearer'),
+    {
+      name: 'unsupported protocol-version header',
+      era: '2025 bearer',
+      tool: 'get_balance',
+      args: {},
+      headers: { 'mcp-protocol-version': '1999-01-01' },
+      fast: false,
+    },
+    {
+      name: 'no text/event-stream in Accept',
+      era: '2025 bearer',
+      tool: 'get_balance',
+      args: {},
+      headers: { accept: 'application/json' },
+      fast: false,
+    },
+    ...perEra('modern'),
+    {
+      name: 'Mcp-Name mismatch',
+      era: 'modern',
+      tool: 'get_balance',
+      args: {},
+      headers: { 'mcp-name': 'get_usage' },
+      fast: false,
+    },
+    {
+      name: 'Mcp-Method missing',
+      era: 'modern',
+      tool: 'get_balance',
+      args: {},
+      headers: { 'mcp-method': '' },
+      fast: false,
+    },
+  ];
+};
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | null>;
+  body: string;
+  fast: boolean;
+}
+
+async function send(endpoint: string, c: Case, id: string | number): Promise<Answer> {
+  const params: Record<string, unknown> = { name: c.tool };
+  if (c.args !== undefined) params.arguments = c.args;
+  if (c.era === 'modern') params._meta = META;
+  const headers: Record<string, string> = { ...JSON_RPC_HEADERS };
+  if (c.era === 'modern') {
+    Object.assign(headers, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': c.tool });
+  } else headers['mcp-protocol-version'] = '2025-11-25';
+  const bearer = c.bearer === undefined ? key : c.bearer;
+  if (bearer) headers.authorization = `Bearer ${bearer}`;
+  if (c.sessionId) headers['mcp-session-id'] = c.sessionId;
+  for (const [k, v] of Object.entries(c.headers ?? {})) {
+    if (v === '') delete headers[k];
+    else headers[k] = v;
+  }
+  const res = await fetch(endpoint, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: c.id ?? id, method: 'tools/call', params }),
+  });
+  const picked: Record<string, string | null> = {};
+  // each server names its own origin in the challenge, and each step-up mints its own one-time key handle
+  const origin = new URL(endpoint).origin;
+  for (const h of COMPARED_HEADERS) {
+    picked[h] =
+      res.headers
+        .get(h)
+        ?.replaceAll(origin, 'ORIGIN')
+        .replace(/svc_key:[\w-]+/, 'svc_key:X') ?? null;
+  }
+  picked['x-svc-request-id'] = res.headers.get('x-svc-request-id') === null ? null : 'present';
+  return { status: res.status, headers: picked, body: await res.text(), fast: res.headers.has('x-svc-mcp-fast-path') };
+}
+
+/**
+ * Request ids and timestamps differ per call; the JSON-RPC id differs per server (so each gateway call is a fresh
+ * one, not an idempotent replay of the other server's).
+ */
+const normalized = (body: string, id: string | number) =>
+  body
+    .replace(/req_[0-9a-z]{10,}/g, 'req_X')
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, 'TIME')
+    .replaceAll(`"id":${JSON.stringify(id)}`, '"id":"ID"');
+
+describe('MCP tools/call fast path', () => {
+  it('answers every request of the matrix as the SDK does, both eras, string and number ids', async () => {
+    const all = cases();
+    let n = 0;
+    for (const c of all) {
+      for (const numeric of [true, false]) {
+        n++;
+        const fastId = numeric ? n : `call-${n}`;
+        const sdkId = numeric ? 100_000 + n : `sdk-call-${n}`;
+        const label = `${c.era}: ${c.name} (${numeric ? 'number' : 'string'} id)`;
+        const viaFast = await send(fastEndpoint, c, fastId);
+        const viaSdk = await send(sdkEndpoint, c, sdkId);
+        expect(viaFast.fast, `${label}: taken by the fast path`).toBe(c.fast);
+        expect(viaSdk.fast, label).toBe(false);
+        expect(viaFast.status, label).toBe(viaSdk.status);
+        expect(viaFast.headers, label).toEqual(viaSdk.headers);
+        expect(normalized(viaFast.body, fastId), label).toBe(normalized(viaSdk.body, sdkId));
+      }
+    }
+  });
+
+  it('hands everything else to the SDK path with its body: parse error, tools/list, a batch, a notification', async () => {
+    const bodies = [
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call",',
+      '',
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      JSON.stringify([{ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_balance', arguments: {} } }]),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'get_balance', arguments: [] } }),
+    ];
+    for (const body of bodies) {
+      const answers = [];
+      for (const endpoint of [fastEndpoint, sdkEndpoint]) {
+        const res = await fetch(endpoint, {
+          method: 'POST',
+          headers: { ...JSON_RPC_HEADERS, 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session },
+          body,
+        });
+        answers.push({
+          status: res.status,
+          fast: res.headers.has('x-svc-mcp-fast-path'),
+          body: (await res.text()).replace(/req_[0-9a-z]{10,}/g, 'req_X'),
+        });
+      }
+      expect(answers[0], body).toEqual(answers[1]);
+      expect(answers[0]!.fast, body).toBe(false);
+    }
+  });
+
+  it('a valid call_api through the fast path is a real gateway call with the upstream answer', async () => {
+    const a = await send(
+      fastEndpoint,
+      { name: 'x', era: 'modern', tool: 'call_api', args: free(), fast: true },
+      'real',
+    );
+    expect(a.fast).toBe(true);
+    const r = JSON.parse(a.body).result;
+    expect(r.isError).toBeUndefined();
+    expect(r.structuredContent).toMatchObject({ status: 200, charged_cents: 0 });
+  });
+});
