@@ -4,6 +4,7 @@
  * throw SvcErrors whose `next` step each surface renders (REST path, MCP tool, CLI command). REST uses them through
  * control/auth/rest-auth.ts; MCP, pages and tests call them directly.
  */
+import type { CompiledQuery } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { Clock } from '../../core/clock.js';
 import { sha256Hex } from '../../core/crypto.js';
@@ -49,8 +50,9 @@ export function principalFromKeyId(ctx: AuthContext, keyId: string): Promise<Pri
   return _keyPrincipal(ctx, 'id', keyId);
 }
 
-async function _keyPrincipal({ db }: AuthContext, column: 'key_hash' | 'id', value: string): Promise<Principal> {
-  const row = await db
+/** The key's principal query for one column; the value compared is its only parameter. */
+function compileKeyPrincipal(db: Db, column: 'key_hash' | 'id') {
+  return db
     .selectFrom('api_keys')
     .innerJoin('orgs', 'orgs.id', 'api_keys.org_id')
     .leftJoin('users', 'users.id', 'api_keys.created_by_user_id')
@@ -63,8 +65,30 @@ async function _keyPrincipal({ db }: AuthContext, column: 'key_hash' | 'id', val
       'orgs.status as org_status',
       'users.role',
     ])
-    .where(`api_keys.${column}`, '=', value)
-    .executeTakeFirst();
+    .where(`api_keys.${column}`, '=', '')
+    .compile();
+}
+type KeyPrincipalQuery = ReturnType<typeof compileKeyPrincipal>;
+type KeyPrincipalRow = KeyPrincipalQuery extends CompiledQuery<infer R> ? R : never;
+
+/**
+ * Compiled once per database handle: every authenticated request runs this query, and building and compiling it
+ * with kysely cost more than SQLite's prepared, indexed read. Only the looked-up value varies.
+ */
+const keyPrincipalQueries = new WeakMap<Db, Record<'key_hash' | 'id', KeyPrincipalQuery>>();
+
+function keyPrincipalQuery(db: Db, column: 'key_hash' | 'id'): KeyPrincipalQuery {
+  let queries = keyPrincipalQueries.get(db);
+  if (!queries) {
+    queries = { key_hash: compileKeyPrincipal(db, 'key_hash'), id: compileKeyPrincipal(db, 'id') };
+    keyPrincipalQueries.set(db, queries);
+  }
+  return queries[column];
+}
+
+async function _keyPrincipal({ db }: AuthContext, column: 'key_hash' | 'id', value: string): Promise<Principal> {
+  const compiled = keyPrincipalQuery(db, column);
+  const row = (await db.executeQuery<KeyPrincipalRow>({ ...compiled, parameters: [value] })).rows[0];
   if (!row) throw new SvcError('unauthorized', 'Unknown API key.', { next: { action: 'authenticate' } });
   if (row.revoked_at !== null) throw new SvcError('key_revoked', 'This API key has been revoked');
   if (row.org_status === 'suspended') throw new SvcError('org_suspended', 'This organization is suspended');
