@@ -4,6 +4,7 @@
  * matrix of requests, both eras, and must answer the same status, headers and bytes (modulo request ids). The label
  * proves which requests the fast path took, so the comparison cannot pass by the fast path never running.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { JSON_RPC_HEADERS, initializeBody, startMcpFixture, type McpFixture } from './fixture.js';
@@ -13,7 +14,9 @@ const META = {
   'io.modelcontextprotocol/protocolVersion': MODERN,
   'io.modelcontextprotocol/clientCapabilities': {},
 };
-const COMPARED_HEADERS = ['content-type', 'www-authenticate', 'allow', 'mcp-session-id'];
+/** Headers that differ by connection or time, or only in spelling (node:http vs Hono write Content-Length). */
+const UNCOMPARED_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+const FAST_LABEL = 'x-svc-mcp-fast-path';
 
 let f: McpFixture;
 let sdkOnly: RunningProcess;
@@ -216,18 +219,207 @@ async function send(endpoint: string, c: Case, id: string | number): Promise<Ans
     headers,
     body: JSON.stringify({ jsonrpc: '2.0', id: c.id ?? id, method: 'tools/call', params }),
   });
+  return answerOf(res.status, res.headers, await res.text(), new URL(endpoint).origin);
+}
+
+/**
+ * Every header but the uncompared ones (so a header either path adds alone fails the comparison), with what differs
+ * per server or per call replaced: each server names its own origin in a challenge (and its host in a refusal), each
+ * request its own id, and each step-up mints its own one-time key handle.
+ */
+function answerOf(status: number, headers: Iterable<[string, string]>, body: string, origin: string): Answer {
   const picked: Record<string, string | null> = {};
-  // each server names its own origin in the challenge, and each step-up mints its own one-time key handle
-  const origin = new URL(endpoint).origin;
-  for (const h of COMPARED_HEADERS) {
+  let fast = false;
+  for (const [name, value] of headers) {
+    const h = name.toLowerCase();
+    if (h === FAST_LABEL) fast = true;
+    if (h === FAST_LABEL || UNCOMPARED_HEADERS.has(h)) continue;
     picked[h] =
-      res.headers
-        .get(h)
-        ?.replaceAll(origin, 'ORIGIN')
-        .replace(/svc_key:[\w-]+/, 'svc_key:X') ?? null;
+      h === 'x-svc-request-id' ? 'present' : value.replaceAll(origin, 'ORIGIN').replace(/svc_key:[\w-]+/, 'svc_key:X');
   }
-  picked['x-svc-request-id'] = res.headers.get('x-svc-request-id') === null ? null : 'present';
-  return { status: res.status, headers: picked, body: await res.text(), fast: res.headers.has('x-svc-mcp-fast-path') };
+  return { status, headers: picked, body: body.replaceAll(new URL(origin).host, '{host}'), fast };
+}
+
+interface RawCase {
+  name: string;
+  /** Header lines; `{host}` becomes the server's own `127.0.0.1:port`. */
+  headers: string[];
+  body: string | Buffer;
+  /** Whether the fast path must take it (else it must hand it to the SDK path). */
+  fast: boolean;
+}
+
+const rawCall = (name: string, args = '{}', opts: { id?: string; params?: string; top?: string } = {}) =>
+  `{"jsonrpc":"2.0","id":${opts.id ?? '"raw"'},"method":"tools/call",${opts.top ?? ''}"params":{"name":"${name}","arguments":${args}${opts.params ?? ''}}}`;
+const rawModernCall = (name: string) => rawCall(name, '{}', { params: `,"_meta":${JSON.stringify(META)}` });
+
+const rawCases = (): RawCase[] => {
+  const legacy = (...extra: string[]) => [
+    'host: {host}',
+    'content-type: application/json',
+    'accept: application/json, text/event-stream',
+    'mcp-protocol-version: 2025-11-25',
+    `authorization: Bearer ${key}`,
+    ...extra,
+  ];
+  const modern = (tool: string, ...extra: string[]) => [
+    'host: {host}',
+    'content-type: application/json',
+    'accept: application/json, text/event-stream',
+    `mcp-protocol-version: ${MODERN}`,
+    'mcp-method: tools/call',
+    `mcp-name: ${tool}`,
+    `authorization: Bearer ${key}`,
+    ...extra,
+  ];
+  /** The legacy lines with the one named header replaced. */
+  const legacyWith = (name: string, line: string) => legacy().map((l) => (l.startsWith(`${name}:`) ? line : l));
+  const balance = rawCall('get_balance');
+  return [
+    { name: 'plain 2025 call', headers: legacy(), body: balance, fast: true },
+    {
+      name: 'Content-Type with a charset',
+      headers: legacyWith('content-type', 'content-type: application/json; charset=utf-8'),
+      body: balance,
+      fast: true,
+    },
+    {
+      name: 'Content-Type in capitals',
+      headers: legacyWith('content-type', 'content-type: Application/JSON'),
+      body: balance,
+      fast: true,
+    },
+    {
+      name: 'Content-Type text/plain',
+      headers: legacyWith('content-type', 'content-type: text/plain'),
+      body: balance,
+      fast: false,
+    },
+    {
+      name: 'another caller’s session, with its own bearer',
+      headers: legacyWith('authorization', `authorization: Bearer ${f.provider.key}`).concat(
+        `mcp-session-id: ${session}`,
+      ),
+      body: balance,
+      fast: true,
+    },
+    {
+      name: 'a UTF-8 byte order mark',
+      headers: legacy(),
+      body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(balance)]),
+      fast: false,
+    },
+    {
+      name: 'invalid UTF-8 inside a string',
+      headers: legacy(),
+      body: Buffer.concat([
+        Buffer.from(rawCall('get_schema', '{"slug":"a').slice(0, -2)),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('"}}}'),
+      ]),
+      fast: true,
+    },
+    {
+      name: 'a repeated JSON key (the last one counts)',
+      headers: legacy(),
+      body: balance.replace('"method":"tools/call"', '"method":"tools/list","method":"tools/call"'),
+      fast: true,
+    },
+    {
+      name: 'a member beyond JSON-RPC’s',
+      headers: legacy(),
+      body: rawCall('get_balance', '{}', { top: '"extra":1,' }),
+      fast: false,
+    },
+    {
+      name: 'params.task',
+      headers: legacy(),
+      body: rawCall('get_balance', '{}', { params: ',"task":{}' }),
+      fast: false,
+    },
+    {
+      name: '2025 call with _meta',
+      headers: legacy(),
+      body: rawCall('get_balance', '{}', { params: ',"_meta":{"progressToken":1}' }),
+      fast: false,
+    },
+    { name: 'id null', headers: legacy(), body: rawCall('get_balance', '{}', { id: 'null' }), fast: false },
+    { name: 'id an object', headers: legacy(), body: rawCall('get_balance', '{}', { id: '{"a":1}' }), fast: false },
+    {
+      name: 'id beyond 2^53',
+      headers: legacy(),
+      body: rawCall('get_balance', '{}', { id: '12345678901234567890' }),
+      fast: false,
+    },
+    { name: 'id -0', headers: legacy(), body: rawCall('get_balance', '{}', { id: '-0' }), fast: true },
+    {
+      name: '2025 body with the 2026 protocol-version header',
+      headers: legacyWith('mcp-protocol-version', `mcp-protocol-version: ${MODERN}`),
+      body: balance,
+      fast: false,
+    },
+    {
+      name: '2026 body with the 2025 protocol-version header',
+      headers: modern('get_balance').map((l) =>
+        l.startsWith('mcp-protocol-version:') ? 'mcp-protocol-version: 2025-11-25' : l,
+      ),
+      body: rawModernCall('get_balance'),
+      fast: false,
+    },
+    {
+      name: '2026 call with an Mcp-Session-Id',
+      headers: modern('get_balance', `mcp-session-id: ${session}`),
+      body: rawModernCall('get_balance'),
+      fast: true,
+    },
+    {
+      name: '2026 call accepting only text/html',
+      headers: modern('get_balance').map((l) => (l.startsWith('accept:') ? 'accept: text/html' : l)),
+      body: rawModernCall('get_balance'),
+      fast: true,
+    },
+    { name: 'a chunked body', headers: legacy('transfer-encoding: chunked'), body: balance, fast: false },
+  ];
+};
+
+/** One request over a raw socket (`Connection: close`), the answer read to the end. */
+async function rawSend(port: number, c: RawCase): Promise<Answer> {
+  const host = `127.0.0.1:${port}`;
+  const body = Buffer.from(c.body);
+  const chunked = c.headers.some((l) => l.startsWith('transfer-encoding:'));
+  const lines = ['POST /mcp HTTP/1.1', ...c.headers.map((l) => l.replace('{host}', host))];
+  if (!chunked) lines.push(`content-length: ${body.length}`);
+  lines.push('connection: close', '', '');
+  const framed = chunked
+    ? Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')])
+    : body;
+  const bytes = await new Promise<Buffer>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('end', () => resolve(Buffer.concat(chunks)));
+    socket.on('error', reject);
+    socket.end(Buffer.concat([Buffer.from(lines.join('\r\n')), framed]));
+  });
+  const split = bytes.indexOf('\r\n\r\n');
+  const [statusLine, ...headerLines] = bytes.subarray(0, split).toString('latin1').split('\r\n');
+  const headers = headerLines.map((l): [string, string] => [
+    l.slice(0, l.indexOf(':')),
+    l.slice(l.indexOf(':') + 1).trim(),
+  ]);
+  let rest = bytes.subarray(split + 4);
+  if (headers.some(([n, v]) => n.toLowerCase() === 'transfer-encoding' && v === 'chunked')) {
+    const parts: Buffer[] = [];
+    for (;;) {
+      const eol = rest.indexOf('\r\n');
+      const size = Number.parseInt(rest.subarray(0, eol).toString('latin1'), 16);
+      if (!size) break;
+      parts.push(rest.subarray(eol + 2, eol + 2 + size));
+      rest = rest.subarray(eol + 4 + size);
+    }
+    rest = Buffer.concat(parts);
+  }
+  return answerOf(Number(statusLine!.split(' ')[1]), headers, rest.toString('utf8'), `http://${host}`);
 }
 
 /**
@@ -287,6 +479,21 @@ describe('MCP tools/call fast path', () => {
       expect(answers[0], body).toEqual(answers[1]);
       expect(answers[0]!.fast, body).toBe(false);
     }
+  });
+
+  it('answers raw requests fetch cannot send as the SDK does: repeated headers, odd Host, exact body bytes', async () => {
+    // Every case is sent before comparing, so a failure lists each case that drifted, not just the first.
+    const got: unknown[] = [];
+    const want: unknown[] = [];
+    for (const c of rawCases()) {
+      const viaFast = await rawSend(f.mcp.port, c);
+      const viaSdk = await rawSend(sdkOnly.port, c);
+      expect(viaSdk.fast, c.name).toBe(false);
+      const body = (a: Answer) => normalized(a.body, 'raw');
+      got.push({ case: c.name, taken: viaFast.fast, ...viaFast, fast: undefined, body: body(viaFast) });
+      want.push({ case: c.name, taken: c.fast, ...viaSdk, fast: undefined, body: body(viaSdk) });
+    }
+    expect(got).toEqual(want);
   });
 
   it('a valid call_api through the fast path is a real gateway call with the upstream answer', async () => {
