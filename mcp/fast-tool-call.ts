@@ -186,10 +186,9 @@ export function createFastToolCalls(
   const serve = async (req: IncomingMessage, res: ServerResponse, raw: Buffer): Promise<void> => {
     const text = raw.toString('utf8');
     const parsed = parseJsonBody(text);
-    const header = (name: string): string | undefined => {
-      const v = req.headers[name];
-      return Array.isArray(v) ? v.join(', ') : v;
-    };
+    // Every line of a repeated header, joined, as the web Headers of the SDK path give it: req.headers keeps only
+    // the first Host, Authorization or Content-Type, which would pass a request the SDK path refuses.
+    const header = (name: string): string | undefined => req.headersDistinct[name]?.join(', ');
     const call = parsed === undefined ? undefined : fastCallOf(header, parsed);
     if (!call) {
       (req as IncomingMessage & { rawBody?: Buffer }).rawBody = raw;

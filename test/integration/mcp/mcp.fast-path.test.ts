@@ -274,9 +274,24 @@ const rawCases = (): RawCase[] => {
   ];
   /** The legacy lines with the one named header replaced. */
   const legacyWith = (name: string, line: string) => legacy().map((l) => (l.startsWith(`${name}:`) ? line : l));
+  const bad = 'authorization: Bearer svc_live_not_a_real_key_000000000000';
   const balance = rawCall('get_balance');
   return [
     { name: 'plain 2025 call', headers: legacy(), body: balance, fast: true },
+    { name: 'repeated Authorization, the valid key first', headers: legacy(bad), body: balance, fast: true },
+    {
+      name: 'repeated Authorization, the valid key last',
+      headers: [bad, ...legacy()],
+      body: balance,
+      fast: true,
+    },
+    { name: 'repeated Host, a foreign one second', headers: legacy('host: evil.example'), body: balance, fast: true },
+    {
+      name: 'repeated Content-Type',
+      headers: legacy('content-type: text/plain'),
+      body: balance,
+      fast: false,
+    },
     {
       name: 'Content-Type with a charset',
       headers: legacyWith('content-type', 'content-type: application/json; charset=utf-8'),
