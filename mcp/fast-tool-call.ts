@@ -37,6 +37,11 @@ export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A tools/call body is small; anything larger (or chunked) takes the SDK path, which reads and caps it itself. */
 const FAST_BODY_CAP = 64 * 1024;
+/**
+ * The Host values @hono/node-server takes as they are (its `reValidHost`). It re-parses any other and may answer 400
+ * itself before the app runs (a path in the Host, a port out of range), so such a request takes the SDK path.
+ */
+const PLAIN_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 /** The one modern revision this SDK serves (its SUPPORTED_MODERN_PROTOCOL_VERSIONS, not exported). */
 const MODERN_REVISION = '2026-07-28';
 const LEGACY_VERSIONS: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS);
@@ -214,7 +219,14 @@ export function createFastToolCalls(
 
   return (req, res) => {
     const length = Number(req.headers['content-length']);
-    if (req.method !== 'POST' || req.url !== '/mcp' || !(length >= 0 && length <= FAST_BODY_CAP)) {
+    const host = req.headers.host;
+    if (
+      req.method !== 'POST' ||
+      req.url !== '/mcp' ||
+      !(length >= 0 && length <= FAST_BODY_CAP) ||
+      host === undefined ||
+      !PLAIN_HOST.test(host)
+    ) {
       fallback(req, res);
       return;
     }

@@ -292,6 +292,14 @@ const rawCases = (): RawCase[] => {
       body: balance,
       fast: false,
     },
+    { name: 'Host with a path', headers: legacyWith('host', 'host: localhost/x'), body: balance, fast: false },
+    {
+      name: 'Host with a port out of range',
+      headers: legacyWith('host', 'host: localhost:99999'),
+      body: balance,
+      fast: false,
+    },
+    { name: 'Host in capitals', headers: legacyWith('host', 'host: LOCALHOST'), body: balance, fast: false },
     {
       name: 'Content-Type with a charset',
       headers: legacyWith('content-type', 'content-type: application/json; charset=utf-8'),
