@@ -80,7 +80,8 @@ export function fastCallOf(header: McpHttpRequest['header'], parsed: unknown): F
   const reg = REGISTRATIONS_BY_NAME.get(params.name);
   if (!reg) return undefined;
   const args = params.arguments;
-  if (args !== undefined && !isPlainObject(args)) return undefined;
+  // The SDK re-reads `arguments` as a zod record, which drops an own `__proto__` member; such a call is left to it.
+  if (args !== undefined && (!isPlainObject(args) || Object.hasOwn(args, '__proto__'))) return undefined;
   const meta = params._meta;
   const era = eraOf('POST', header, parsed);
   const { route } = era;

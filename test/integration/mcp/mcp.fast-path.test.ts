@@ -319,6 +319,18 @@ const rawCases = (): RawCase[] => {
       fast: false,
     },
     {
+      name: '__proto__ among the arguments (a strict input schema)',
+      headers: legacyWith('authorization', `authorization: Bearer ${f.provider.key}`),
+      body: rawCall('create_checkout', '{"pack":"","__proto__":{}}'),
+      fast: false,
+    },
+    {
+      name: '__proto__ among the arguments (a plain input schema)',
+      headers: legacy(),
+      body: rawCall('get_balance', '{"__proto__":{"x":1}}'),
+      fast: false,
+    },
+    {
       name: 'another caller’s session, with its own bearer',
       headers: legacyWith('authorization', `authorization: Bearer ${f.provider.key}`).concat(
         `mcp-session-id: ${session}`,
