@@ -4,7 +4,7 @@
  * matrix of requests, both eras, and must answer the same status, headers and bytes (modulo request ids). The label
  * proves which requests the fast path took, so the comparison cannot pass by the fast path never running.
  */
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { JSON_RPC_HEADERS, initializeBody, startMcpFixture, type McpFixture } from './fixture.js';
@@ -529,6 +529,66 @@ describe('MCP tools/call fast path', () => {
       want.push({ case: c.name, taken: c.fast, ...viaSdk, fast: undefined, body: body(viaSdk) });
     }
     expect(got).toEqual(want);
+  });
+
+  it('a tool that throws (the gateway unreachable) is the same tool error on both paths', async () => {
+    // A port that was just free: connecting to it is refused, so the gateway hop throws inside call_api.
+    const probe = createServer();
+    const closedPort = await new Promise<number>((resolve) =>
+      probe.listen(0, '127.0.0.1', () => resolve((probe.address() as { port: number }).port)),
+    );
+    await new Promise((resolve) => probe.close(resolve));
+    const env = { ...f.mcpEnv, SVC_GATEWAY_URL: `http://127.0.0.1:${closedPort}` };
+    const fast = await startProcess('mcp-no-gw-fast', 'mcp/main.js', { ...env, SVC_MCP_FAST_TOOL_CALLS: 'mark' });
+    const sdk = await startProcess('mcp-no-gw-sdk', 'mcp/main.js', { ...env, SVC_MCP_FAST_TOOL_CALLS: 'off' });
+    try {
+      for (const era of ['2025 bearer', 'modern'] as const) {
+        const c: Case = { name: 'gateway down', era, tool: 'call_api', args: free(), fast: true };
+        const viaFast = await send(`${fast.url}/mcp`, c, `down-${era}`);
+        const viaSdk = await send(`${sdk.url}/mcp`, c, `down-${era}`);
+        expect(viaFast.fast, era).toBe(true);
+        expect({ ...viaFast, fast: undefined }, era).toEqual({ ...viaSdk, fast: undefined });
+        expect(JSON.parse(viaFast.body).result, era).toMatchObject({ isError: true });
+        expect(viaFast.body, era).toMatch(/ECONNREFUSED/);
+      }
+    } finally {
+      await fast.stop();
+      await sdk.stop();
+    }
+  });
+
+  it('a client that goes away mid-body or mid-call leaves the process serving, with nothing logged as unhandled', async () => {
+    const port = f.mcp.port;
+    const head = (length: number) =>
+      [
+        'POST /mcp HTTP/1.1',
+        `host: 127.0.0.1:${port}`,
+        'content-type: application/json',
+        'accept: application/json, text/event-stream',
+        `authorization: Bearer ${key}`,
+        `content-length: ${length}`,
+        '',
+        '',
+      ].join('\r\n');
+    for (let i = 0; i < 10; i++) {
+      // a body that stops short of its Content-Length, then a reset or a half-close
+      const partial = connect(port, '127.0.0.1');
+      partial.write(`${head(100)}{"jsonrpc":"2.0",`);
+      // a whole call_api, the socket gone before the answer
+      const gone = connect(port, '127.0.0.1');
+      const body = rawCall('call_api', JSON.stringify(free()), { id: `"gone-${i}"` });
+      gone.write(head(Buffer.byteLength(body)) + body);
+      await new Promise((resolve) => gone.once('connect', resolve));
+      gone.destroy();
+      await new Promise((resolve) => setImmediate(resolve));
+      if (i % 2) partial.destroy();
+      else partial.end();
+    }
+    const after = await send(fastEndpoint, { name: 'after', era: 'modern', tool: 'get_balance', fast: true }, 'after');
+    expect(after.status).toBe(200);
+    expect(after.fast).toBe(true);
+    expect(f.mcp.child.exitCode).toBeNull();
+    expect(f.mcp.stderr()).not.toMatch(/unhandled|ERR_HTTP|uncaught/i);
   });
 
   it('a valid call_api through the fast path is a real gateway call with the upstream answer', async () => {
