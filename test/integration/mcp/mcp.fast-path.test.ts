@@ -531,6 +531,61 @@ describe('MCP tools/call fast path', () => {
     expect(got).toEqual(want);
   });
 
+  it('in production both paths refuse a keyless call alike and serve a key or a bound session', async () => {
+    const env = { ...f.mcpEnv, SVC_ENV: 'production', SVC_SMTP_URL: 'smtp://127.0.0.1:9' };
+    const fast = await startProcess('mcp-prod-fast', 'mcp/main.js', { ...env, SVC_MCP_FAST_TOOL_CALLS: 'mark' });
+    const sdk = await startProcess('mcp-prod-sdk', 'mcp/main.js', { ...env, SVC_MCP_FAST_TOOL_CALLS: 'off' });
+    try {
+      const prodCases: Case[] = [];
+      for (const era of ['2025 bearer', 'modern'] as const) {
+        prodCases.push(
+          { name: 'anonymous', era, tool: 'get_balance', args: {}, bearer: null, fast: true },
+          {
+            name: 'public tool, anonymous',
+            era,
+            tool: 'discover_tools',
+            args: { query: 'x' },
+            bearer: null,
+            fast: true,
+          },
+          { name: 'with a key', era, tool: 'get_balance', args: {}, fast: true },
+        );
+      }
+      prodCases.push(
+        {
+          name: 'session, no bearer',
+          era: 'session',
+          tool: 'get_balance',
+          args: {},
+          bearer: null,
+          sessionId: session,
+          fast: true,
+        },
+        {
+          name: 'unknown session',
+          era: 'session',
+          tool: 'get_balance',
+          args: {},
+          bearer: null,
+          sessionId: 'nope',
+          fast: true,
+        },
+      );
+      for (const c of prodCases) {
+        const label = `production, ${c.era}: ${c.name}`;
+        const id = `prod-${c.era}-${c.name}`;
+        const viaFast = await send(`${fast.url}/mcp`, c, id);
+        const viaSdk = await send(`${sdk.url}/mcp`, c, id);
+        expect(viaFast.fast, label).toBe(true);
+        const comparable = (a: Answer) => ({ ...a, fast: undefined, body: normalized(a.body, id) });
+        expect(comparable(viaFast), label).toEqual(comparable(viaSdk));
+      }
+    } finally {
+      await fast.stop();
+      await sdk.stop();
+    }
+  });
+
   it('a tool that throws (the gateway unreachable) is the same tool error on both paths', async () => {
     // A port that was just free: connecting to it is refused, so the gateway hop throws inside call_api.
     const probe = createServer();
