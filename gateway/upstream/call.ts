@@ -114,14 +114,16 @@ export class UpstreamCall implements UpstreamController {
     let head = `${method} ${path} HTTP/1.1\r\nhost: ${this.origin.target.hostHeader}\r\n`;
     for (const k in headers) head += `${k}: ${headers[k]}\r\n`;
     const s = conn.socket;
+    // UTF-8, not latin1: header values are strings uWS decoded from UTF-8, so this sends the consumer's own bytes; a
+    // latin1 write would send a character's low byte instead (U+010D U+010A as CR LF: a split, smuggled request).
     if (body === null || Buffer.isBuffer(body)) {
       const len = body === null ? 0 : body.length;
       if (len > 0 || EXPECTS_PAYLOAD.has(method)) head += `content-length: ${len}\r\n`;
       head += '\r\n';
-      if (len === 0) s.write(head, 'latin1');
+      if (len === 0) s.write(head, 'utf8');
       else {
         s.cork();
-        s.write(head, 'latin1');
+        s.write(head, 'utf8');
         s.write(body!);
         s.uncork();
       }
@@ -131,7 +133,7 @@ export class UpstreamCall implements UpstreamController {
     const declared = headers['content-length'];
     const chunked = declared === undefined;
     if (chunked) head += 'transfer-encoding: chunked\r\n';
-    s.write(`${head}\r\n`, 'latin1');
+    s.write(`${head}\r\n`, 'utf8');
     let bytes = 0;
     this.#stream = body;
     this.#onStreamData = (c: Buffer) => {

@@ -5,7 +5,7 @@
  * (504, not charged) and an https upstream. The books must balance at the end.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { execFileSync } from 'node:child_process';
@@ -176,6 +176,30 @@ afterAll(async () => {
   rmSync(certDir, { recursive: true, force: true });
 });
 
+/**
+ * One raw keep-alive connection to the gateway (fetch refuses some bytes and hides the connection): `send` writes
+ * bytes, `answers` counts the complete answers read so far (Content-Length framed, as the gateway answers these).
+ */
+function gatewayConnection() {
+  const s = createConnection(g.port, '127.0.0.1');
+  let buf = Buffer.alloc(0);
+  const answers: { head: string; body: string }[] = [];
+  s.on('error', () => undefined);
+  s.on('data', (d: Buffer) => {
+    buf = Buffer.concat([buf, d]);
+    for (;;) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = buf.subarray(0, end).toString('latin1');
+      const len = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (buf.length < end + 4 + len) return;
+      answers.push({ head, body: buf.subarray(end + 4, end + 4 + len).toString('utf8') });
+      buf = buf.subarray(end + 4 + len);
+    }
+  });
+  return { socket: s, answers, send: (b: string | Buffer) => s.write(b) };
+}
+
 async function consumer(cents = 100): Promise<SeededOrg> {
   const c = await seedOrg(w.h);
   await grantCredits(w.h, c.orgId, cents);
@@ -306,5 +330,28 @@ describe('the upstream client', () => {
     }
     expect(secure.stats.connections - before).toBe(1);
     await expectLedgerConsistent(w.h);
+  });
+
+  it("a header value the consumer sent as UTF-8 reaches the upstream as those bytes; it cannot split the upstream's request", async () => {
+    const c = await consumer();
+    const before = plain.stats.requests;
+    // U+010D U+010A: written as latin1 their low bytes would be CR LF, ending the header line early.
+    const value = Buffer.from('a\u010d\u010ax-injected: 1', 'utf8');
+    const conn = gatewayConnection();
+    conn.send(
+      Buffer.concat([
+        Buffer.from(`GET /${slug}/echo-request HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${c.key}\r\nx-note: `),
+        value,
+        Buffer.from('\r\n\r\n'),
+      ]),
+    );
+    await expect.poll(() => conn.answers.length, { timeout: 5_000 }).toBe(1);
+    conn.socket.destroy();
+    expect(conn.answers[0]!.head.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    // The upstream echoes the head it parsed (latin1): one x-note line carrying the consumer's bytes, no other.
+    const lines = conn.answers[0]!.body.split('\r\n');
+    expect(lines.filter((l) => l.toLowerCase().startsWith('x-injected'))).toEqual([]);
+    expect(lines).toContain(`x-note: ${value.toString('latin1')}`);
+    expect(plain.stats.requests - before).toBe(1);
   });
 });
