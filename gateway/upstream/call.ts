@@ -136,8 +136,12 @@ export class UpstreamCall implements UpstreamController {
     s.write(`${head}\r\n`, 'utf8');
     let bytes = 0;
     this.#stream = body;
+    const headersTimeoutMs = this.origin.opts.headersTimeoutMs;
     this.#onStreamData = (c: Buffer) => {
       bytes += c.length;
+      // The headers timeout runs from the request written: while the body streams in, each chunk restarts it
+      // (a slow upload is not a slow upstream; a stalled one still times out).
+      if (this.#phase === Phase.Headers) this.#deadline = Date.now() + headersTimeoutMs;
       let ok: boolean;
       if (chunked) {
         s.cork();
@@ -158,6 +162,7 @@ export class UpstreamCall implements UpstreamController {
           new UpstreamError('EUPSTREAM_REQUEST', 'request body length differs from its Content-Length'),
         );
       this.#sent = true;
+      if (this.#phase === Phase.Headers) this.#deadline = Date.now() + headersTimeoutMs;
     });
   }
 

@@ -94,6 +94,10 @@ const routes = (r: RawRequest, s: Socket): void => {
     return answer(s, '200 OK', [...Array.from({ length: 600 }, (_, i) => `X-H${i}: v`), 'Content-Length: 2'], 'ok');
   if (p === '/stall') return; // never answers
   if (p === '/stall-body') return void s.write('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc');
+  if (p === '/body-length') {
+    const n = String(r.body.length);
+    return answer(s, '200 OK', [`Content-Length: ${n.length}`], n);
+  }
   if (p === '/echo-request') {
     const echoed = `${r.headers}\r\n\r\n${r.body}`;
     return answer(s, '200 OK', [`Content-Length: ${Buffer.byteLength(echoed)}`], echoed);
@@ -199,6 +203,8 @@ function gatewayConnection() {
   });
   return { socket: s, answers, send: (b: string | Buffer) => s.write(b) };
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function consumer(cents = 100): Promise<SeededOrg> {
   const c = await seedOrg(w.h);
@@ -353,5 +359,24 @@ describe('the upstream client', () => {
     expect(lines.filter((l) => l.toLowerCase().startsWith('x-injected'))).toEqual([]);
     expect(lines).toContain(`x-note: ${value.toString('latin1')}`);
     expect(plain.stats.requests - before).toBe(1);
+  });
+
+  it('a request body that streams in for longer than the headers timeout is not a timeout; the timer starts once it is sent', async () => {
+    const c = await consumer();
+    const conn = gatewayConnection();
+    // 120 KB (streamed, over the 64 KiB buffering limit) in 6 parts 300 ms apart: ~1.8 s against a 1 s timeout.
+    const part = 'p'.repeat(20_000);
+    conn.send(
+      `POST /${slug}/body-length HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${c.key}\r\ncontent-length: ${6 * part.length}\r\n\r\n`,
+    );
+    for (let i = 0; i < 6; i++) {
+      conn.send(part);
+      await sleep(300);
+    }
+    await expect.poll(() => conn.answers.length, { timeout: 5_000 }).toBe(1);
+    conn.socket.destroy();
+    expect(conn.answers[0]!.head.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(conn.answers[0]!.body).toBe(String(6 * part.length));
+    expect(await usageOf(c.orgId)).toEqual([{ status: 200, charged_cents: 2, error_code: null }]);
   });
 });
