@@ -267,13 +267,18 @@ export class UpstreamCall implements UpstreamController {
     else this.origin.unqueue(this);
   }
 
-  /** A body stream no longer sent upstream keeps flowing (and is dropped) so the client's upload does not stall. */
+  /**
+   * A body stream no longer sent upstream keeps flowing (and is dropped) so the client's upload does not stall;
+   * also one the call never got to send (it failed while waiting or connecting), which nobody else will read.
+   */
   #detachStream(): void {
-    const s = this.#stream;
-    if (s === null || this.#onStreamData === null) return;
-    s.off('data', this.#onStreamData);
-    this.#onStreamData = null;
-    if (!this.#sent) s.resume();
+    const b = this.req.body;
+    if (b === null || Buffer.isBuffer(b)) return;
+    if (this.#onStreamData !== null) {
+      b.off('data', this.#onStreamData);
+      this.#onStreamData = null;
+    }
+    if (!this.#sent) b.resume();
   }
 
   pause(): void {
