@@ -4,7 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { AppContext } from './context.js';
 import { SvcError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { onError, problemResponse, type AppEnv } from './lib/http.js';
+import { onError, problemResponse, setAnswerHeader, type AppEnv } from './lib/http.js';
 import { authenticate, refuseMalformedAuthorization } from './auth/rest-auth.js';
 import { identityRoutes } from './orgs/identity.routes.js';
 import { keysRoutes } from './keys/keys.routes.js';
@@ -38,13 +38,7 @@ export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
     c.set('ctx', ctx);
     c.set('requestId', newId('req'));
     await next();
-    // Straight onto the answer's headers: Hono's c.header() on a finished answer rebuilds it as a full Web Response
-    // (a tenth of a small read's CPU). Only an answer with immutable headers (a relayed fetch) takes that path.
-    try {
-      c.res.headers.set('x-svc-request-id', c.get('requestId'));
-    } catch {
-      c.header('x-svc-request-id', c.get('requestId'));
-    }
+    setAnswerHeader(c, 'x-svc-request-id', c.get('requestId'));
   });
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,

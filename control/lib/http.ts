@@ -68,6 +68,19 @@ const credentialRequired: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
+/**
+ * Sets a header on an answer a handler already produced, in place. Hono's c.header() on a finished answer rebuilds
+ * it as a full Web Response (body stream included): a fifth of a static file's CPU. Only an answer whose headers
+ * are immutable (a relayed fetch) takes that path.
+ */
+export function setAnswerHeader(c: Context, name: string, value: string): void {
+  try {
+    c.res.headers.set(name, value);
+  } catch {
+    c.header(name, value);
+  }
+}
+
 export function problemResponse(c: Context<AppEnv>, err: SvcError): Response {
   const requestId = c.get('requestId') ?? 'req_unknown';
   const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, 'x-svc-request-id': requestId };

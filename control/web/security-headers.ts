@@ -5,12 +5,14 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import type { WebEnv } from './web-env.js';
+import { setAnswerHeader } from '../lib/http.js';
 
 export function securityHeaders(): MiddlewareHandler<WebEnv> {
   return async (c, next) => {
     await next();
     const formAction = ["'self'", ...(c.get('cspFormAction') ?? [])].join(' ');
-    c.header(
+    setAnswerHeader(
+      c,
       'content-security-policy',
       [
         "default-src 'none'",
@@ -23,15 +25,15 @@ export function securityHeaders(): MiddlewareHandler<WebEnv> {
         "frame-ancestors 'none'",
       ].join('; '),
     );
-    c.header('x-frame-options', 'DENY');
-    c.header('x-content-type-options', 'nosniff');
+    setAnswerHeader(c, 'x-frame-options', 'DENY');
+    setAnswerHeader(c, 'x-content-type-options', 'nosniff');
     // same-origin rather than no-referrer: no-referrer would also make Chrome send `Origin: null` on our own posts.
-    c.header('referrer-policy', 'same-origin');
-    c.header('cross-origin-opener-policy', 'same-origin');
-    c.header('permissions-policy', 'camera=(), microphone=(), geolocation=(), payment=()');
-    if (c.get('ctx').config.isProduction) c.header('strict-transport-security', 'max-age=31536000');
+    setAnswerHeader(c, 'referrer-policy', 'same-origin');
+    setAnswerHeader(c, 'cross-origin-opener-policy', 'same-origin');
+    setAnswerHeader(c, 'permissions-policy', 'camera=(), microphone=(), geolocation=(), payment=()');
+    if (c.get('ctx').config.isProduction) setAnswerHeader(c, 'strict-transport-security', 'max-age=31536000');
     // Pages can hold per-person data and one-time secrets: never cache them in shared caches.
-    if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
+    if (!c.res.headers.has('cache-control')) setAnswerHeader(c, 'cache-control', 'no-store');
   };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cents, formatCents } from '../../core/money.js';
-import { newId, sixDigitCode } from '../../core/ids.js';
+import { newId, randomString, sixDigitCode } from '../../core/ids.js';
 import { decryptSecret, encryptSecret, sha256Hex } from '../../core/crypto.js';
 import { bearerToken, isApiKeyFormat, mintApiKey, mintSessionToken } from '../../core/key-format.js';
 import { formatScopes, parseScopes } from '../../core/scopes.js';
@@ -26,6 +26,21 @@ describe('ids and secrets', () => {
     const b = newId('org', 2_000_000);
     expect(a).toMatch(/^org_[0-9a-z]{24}$/);
     expect([b, a].sort()).toEqual([a, b]);
+  });
+  it('draws every character of ids and keys evenly from the alphabet, across many refills of the byte pool', () => {
+    const counts = new Map<string, number>();
+    const seen = new Set<string>();
+    const n = 20_000; // 20,000 x 24 chars: over a hundred 4 KiB pool refills
+    for (let i = 0; i < n; i++) {
+      const s = randomString(24);
+      expect(s).toMatch(/^[0-9A-Za-z]{24}$/);
+      seen.add(s);
+      for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+    }
+    expect(seen.size).toBe(n);
+    expect(counts.size).toBe(62);
+    const expected = (n * 24) / 62;
+    for (const c of counts.values()) expect(Math.abs(c - expected) / expected).toBeLessThan(0.1);
   });
   it('mints keys of the spec format, hashed with sha256', () => {
     const k = mintApiKey();
