@@ -25,29 +25,39 @@ interface RawRequest {
   onConn: number;
 }
 
+/** Splits a byte stream into HTTP/1.1 messages framed by Content-Length (or none): head (latin1) and body. */
+function byContentLength(onMessage: (head: string, body: Buffer) => void): (d: Buffer) => void {
+  let buf = Buffer.alloc(0);
+  return (d) => {
+    buf = Buffer.concat([buf, d]);
+    for (;;) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = buf.subarray(0, end).toString('latin1');
+      const len = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (buf.length < end + 4 + len) return;
+      const body = buf.subarray(end + 4, end + 4 + len);
+      buf = buf.subarray(end + 4 + len);
+      onMessage(head, body);
+    }
+  };
+}
+
 /** A raw HTTP/1.1 upstream: parses requests (Content-Length bodies only) and lets `route` write any bytes back. */
 function rawUpstream(route: (r: RawRequest, s: Socket) => void) {
   const stats = { connections: 0, requests: 0 };
   const onSocket = (s: Socket) => {
     stats.connections++;
-    let buf = Buffer.alloc(0);
     let onConn = 0;
     s.on('error', () => {});
-    s.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buf.subarray(0, end).toString('latin1');
-        const len = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length < end + 4 + len) return;
+    s.on(
+      'data',
+      byContentLength((head, body) => {
         const [method = '', path = ''] = head.split(' ');
-        const body = buf.subarray(end + 4, end + 4 + len).toString('latin1');
-        buf = buf.subarray(end + 4 + len);
         stats.requests++;
-        route({ method, path, headers: head, body, onConn: onConn++ }, s);
-      }
-    });
+        route({ method, path, headers: head, body: body.toString('latin1'), onConn: onConn++ }, s);
+      }),
+    );
   };
   return { stats, onSocket };
 }
@@ -186,21 +196,12 @@ afterAll(async () => {
  */
 function gatewayConnection() {
   const s = createConnection(g.port, '127.0.0.1');
-  let buf = Buffer.alloc(0);
   const answers: { head: string; body: string }[] = [];
   s.on('error', () => undefined);
-  s.on('data', (d: Buffer) => {
-    buf = Buffer.concat([buf, d]);
-    for (;;) {
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const head = buf.subarray(0, end).toString('latin1');
-      const len = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-      if (buf.length < end + 4 + len) return;
-      answers.push({ head, body: buf.subarray(end + 4, end + 4 + len).toString('utf8') });
-      buf = buf.subarray(end + 4 + len);
-    }
-  });
+  s.on(
+    'data',
+    byContentLength((head, body) => answers.push({ head, body: body.toString('utf8') })),
+  );
   return { socket: s, answers, send: (b: string | Buffer) => s.write(b) };
 }
 
