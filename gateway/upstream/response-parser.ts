@@ -105,7 +105,7 @@ export class ResponseParser {
       return;
     }
     // An unfinished line (head, chunk size, trailers) waits for more bytes. Copying it afresh on every read made a
-    // head trickled in one byte per read cost O(n^2) (~130 ms of event loop for 15 KB): the bytes go into a store
+    // head trickled in one byte per read cost O(n^2) (~100 ms of event loop for 15 KB): the bytes go into a store
     // with room to spare instead, and a full store is replaced by one twice the size. Bytes already handed on as
     // views (`#take`) lie before the end of `#buf` and are never written over: appending only writes past it.
     const end = this.#buf.byteOffset + this.#buf.length;
