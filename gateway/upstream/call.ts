@@ -114,14 +114,16 @@ export class UpstreamCall implements UpstreamController {
     let head = `${method} ${path} HTTP/1.1\r\nhost: ${this.origin.target.hostHeader}\r\n`;
     for (const k in headers) head += `${k}: ${headers[k]}\r\n`;
     const s = conn.socket;
+    // UTF-8, not latin1: header values are strings uWS decoded from UTF-8, so this sends the consumer's own bytes; a
+    // latin1 write would send a character's low byte instead (U+010D U+010A as CR LF: a split, smuggled request).
     if (body === null || Buffer.isBuffer(body)) {
       const len = body === null ? 0 : body.length;
       if (len > 0 || EXPECTS_PAYLOAD.has(method)) head += `content-length: ${len}\r\n`;
       head += '\r\n';
-      if (len === 0) s.write(head, 'latin1');
+      if (len === 0) s.write(head, 'utf8');
       else {
         s.cork();
-        s.write(head, 'latin1');
+        s.write(head, 'utf8');
         s.write(body!);
         s.uncork();
       }
@@ -131,11 +133,15 @@ export class UpstreamCall implements UpstreamController {
     const declared = headers['content-length'];
     const chunked = declared === undefined;
     if (chunked) head += 'transfer-encoding: chunked\r\n';
-    s.write(`${head}\r\n`, 'latin1');
+    s.write(`${head}\r\n`, 'utf8');
     let bytes = 0;
     this.#stream = body;
+    const headersTimeoutMs = this.origin.opts.headersTimeoutMs;
     this.#onStreamData = (c: Buffer) => {
       bytes += c.length;
+      // The headers timeout runs from the request written: while the body streams in, each chunk restarts it
+      // (a slow upload is not a slow upstream; a stalled one still times out).
+      if (this.#phase === Phase.Headers) this.#deadline = Date.now() + headersTimeoutMs;
       let ok: boolean;
       if (chunked) {
         s.cork();
@@ -156,6 +162,7 @@ export class UpstreamCall implements UpstreamController {
           new UpstreamError('EUPSTREAM_REQUEST', 'request body length differs from its Content-Length'),
         );
       this.#sent = true;
+      if (this.#phase === Phase.Headers) this.#deadline = Date.now() + headersTimeoutMs;
     });
   }
 
@@ -260,13 +267,18 @@ export class UpstreamCall implements UpstreamController {
     else this.origin.unqueue(this);
   }
 
-  /** A body stream no longer sent upstream keeps flowing (and is dropped) so the client's upload does not stall. */
+  /**
+   * A body stream no longer sent upstream keeps flowing (and is dropped) so the client's upload does not stall;
+   * also one the call never got to send (it failed while waiting or connecting), which nobody else will read.
+   */
   #detachStream(): void {
-    const s = this.#stream;
-    if (s === null || this.#onStreamData === null) return;
-    s.off('data', this.#onStreamData);
-    this.#onStreamData = null;
-    if (!this.#sent) s.resume();
+    const b = this.req.body;
+    if (b === null || Buffer.isBuffer(b)) return;
+    if (this.#onStreamData !== null) {
+      b.off('data', this.#onStreamData);
+      this.#onStreamData = null;
+    }
+    if (!this.#sent) b.resume();
   }
 
   pause(): void {

@@ -73,6 +73,9 @@ const enum State {
 
 export class ResponseParser {
   #buf: Buffer = Buffer.alloc(0);
+  /** `#buf` is a view of `#store` (this parser's own memory, with room after `#buf` to append into). */
+  #own = false;
+  #store: Buffer = this.#buf;
   #pos = 0;
   /** Head and trailers: where the search for the next LF goes on, and where the current line starts. */
   #scan = 0;
@@ -95,16 +98,35 @@ export class ResponseParser {
   push(chunk: Buffer): void {
     if (this.#pos >= this.#buf.length) {
       this.#buf = chunk;
+      this.#own = false;
       this.#scan -= this.#pos;
       this.#lineStart -= this.#pos;
       this.#pos = 0;
       return;
     }
-    const rest = this.#buf.subarray(this.#pos);
+    // An unfinished line (head, chunk size, trailers) waits for more bytes. Copying it afresh on every read made a
+    // head trickled in one byte per read cost O(n^2) (~100 ms of event loop for 15 KB): the bytes go into a store
+    // with room to spare instead, and a full store is replaced by one twice the size. Bytes already handed on as
+    // views (`#take`) lie before the end of `#buf` and are never written over: appending only writes past it.
+    const end = this.#buf.byteOffset + this.#buf.length;
+    if (this.#own && end + chunk.length <= this.#store.byteOffset + this.#store.length) {
+      chunk.copy(this.#store, end - this.#store.byteOffset);
+      this.#buf = this.#store.subarray(
+        this.#buf.byteOffset - this.#store.byteOffset,
+        end - this.#store.byteOffset + chunk.length,
+      );
+      return;
+    }
+    const rest = this.#buf.length - this.#pos;
+    const store = Buffer.allocUnsafeSlow(Math.max(2 * (rest + chunk.length), 1024));
+    this.#buf.copy(store, 0, this.#pos);
+    chunk.copy(store, rest);
+    this.#store = store;
+    this.#own = true;
+    this.#buf = store.subarray(0, rest + chunk.length);
     this.#scan -= this.#pos;
     this.#lineStart -= this.#pos;
     this.#pos = 0;
-    this.#buf = Buffer.concat([rest, chunk]);
   }
 
   /** Bytes received and not yet consumed (after `end`: bytes the upstream sent past its answer). */

@@ -1,4 +1,5 @@
 /** One call through the gateway's upstream pool (gateway/upstream/), collected: for unit tests of the client. */
+import type { Readable } from 'node:stream';
 import type { UpstreamPool } from '../../gateway/upstream/pool.js';
 import type { Headers } from '../../gateway/respond.js';
 
@@ -11,7 +12,7 @@ export interface PoolAnswer {
 export function callVia(
   pool: UpstreamPool,
   origin: string,
-  opts: { method?: string; path?: string; headers?: Record<string, string>; body?: Buffer | null } = {},
+  opts: { method?: string; path?: string; headers?: Record<string, string>; body?: Buffer | Readable | null } = {},
 ): Promise<PoolAnswer> {
   return new Promise((resolve, reject) => {
     let status = 0;

@@ -5,7 +5,7 @@
  * (504, not charged) and an https upstream. The books must balance at the end.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { execFileSync } from 'node:child_process';
@@ -25,29 +25,39 @@ interface RawRequest {
   onConn: number;
 }
 
+/** Splits a byte stream into HTTP/1.1 messages framed by Content-Length (or none): head (latin1) and body. */
+function byContentLength(onMessage: (head: string, body: Buffer) => void): (d: Buffer) => void {
+  let buf = Buffer.alloc(0);
+  return (d) => {
+    buf = Buffer.concat([buf, d]);
+    for (;;) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = buf.subarray(0, end).toString('latin1');
+      const len = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (buf.length < end + 4 + len) return;
+      const body = buf.subarray(end + 4, end + 4 + len);
+      buf = buf.subarray(end + 4 + len);
+      onMessage(head, body);
+    }
+  };
+}
+
 /** A raw HTTP/1.1 upstream: parses requests (Content-Length bodies only) and lets `route` write any bytes back. */
 function rawUpstream(route: (r: RawRequest, s: Socket) => void) {
   const stats = { connections: 0, requests: 0 };
   const onSocket = (s: Socket) => {
     stats.connections++;
-    let buf = Buffer.alloc(0);
     let onConn = 0;
     s.on('error', () => {});
-    s.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buf.subarray(0, end).toString('latin1');
-        const len = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length < end + 4 + len) return;
+    s.on(
+      'data',
+      byContentLength((head, body) => {
         const [method = '', path = ''] = head.split(' ');
-        const body = buf.subarray(end + 4, end + 4 + len).toString('latin1');
-        buf = buf.subarray(end + 4 + len);
         stats.requests++;
-        route({ method, path, headers: head, body, onConn: onConn++ }, s);
-      }
-    });
+        route({ method, path, headers: head, body: body.toString('latin1'), onConn: onConn++ }, s);
+      }),
+    );
   };
   return { stats, onSocket };
 }
@@ -94,6 +104,10 @@ const routes = (r: RawRequest, s: Socket): void => {
     return answer(s, '200 OK', [...Array.from({ length: 600 }, (_, i) => `X-H${i}: v`), 'Content-Length: 2'], 'ok');
   if (p === '/stall') return; // never answers
   if (p === '/stall-body') return void s.write('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc');
+  if (p === '/body-length') {
+    const n = String(r.body.length);
+    return answer(s, '200 OK', [`Content-Length: ${n.length}`], n);
+  }
   if (p === '/echo-request') {
     const echoed = `${r.headers}\r\n\r\n${r.body}`;
     return answer(s, '200 OK', [`Content-Length: ${Buffer.byteLength(echoed)}`], echoed);
@@ -175,6 +189,23 @@ afterAll(async () => {
   await w?.cleanup();
   rmSync(certDir, { recursive: true, force: true });
 });
+
+/**
+ * One raw keep-alive connection to the gateway (fetch refuses some bytes and hides the connection): `send` writes
+ * bytes, `answers` counts the complete answers read so far (Content-Length framed, as the gateway answers these).
+ */
+function gatewayConnection() {
+  const s = createConnection(g.port, '127.0.0.1');
+  const answers: { head: string; body: string }[] = [];
+  s.on('error', () => undefined);
+  s.on(
+    'data',
+    byContentLength((head, body) => answers.push({ head, body: body.toString('utf8') })),
+  );
+  return { socket: s, answers, send: (b: string | Buffer) => s.write(b) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function consumer(cents = 100): Promise<SeededOrg> {
   const c = await seedOrg(w.h);
@@ -306,5 +337,47 @@ describe('the upstream client', () => {
     }
     expect(secure.stats.connections - before).toBe(1);
     await expectLedgerConsistent(w.h);
+  });
+
+  it("a header value the consumer sent as UTF-8 reaches the upstream as those bytes; it cannot split the upstream's request", async () => {
+    const c = await consumer();
+    const before = plain.stats.requests;
+    // U+010D U+010A: written as latin1 their low bytes would be CR LF, ending the header line early.
+    const value = Buffer.from('a\u010d\u010ax-injected: 1', 'utf8');
+    const conn = gatewayConnection();
+    conn.send(
+      Buffer.concat([
+        Buffer.from(`GET /${slug}/echo-request HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${c.key}\r\nx-note: `),
+        value,
+        Buffer.from('\r\n\r\n'),
+      ]),
+    );
+    await expect.poll(() => conn.answers.length, { timeout: 5_000 }).toBe(1);
+    conn.socket.destroy();
+    expect(conn.answers[0]!.head.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    // The upstream echoes the head it parsed (latin1): one x-note line carrying the consumer's bytes, no other.
+    const lines = conn.answers[0]!.body.split('\r\n');
+    expect(lines.filter((l) => l.toLowerCase().startsWith('x-injected'))).toEqual([]);
+    expect(lines).toContain(`x-note: ${value.toString('latin1')}`);
+    expect(plain.stats.requests - before).toBe(1);
+  });
+
+  it('a request body that streams in for longer than the headers timeout is not a timeout; the timer starts once it is sent', async () => {
+    const c = await consumer();
+    const conn = gatewayConnection();
+    // 120 KB (streamed, over the 64 KiB buffering limit) in 6 parts 300 ms apart: ~1.8 s against a 1 s timeout.
+    const part = 'p'.repeat(20_000);
+    conn.send(
+      `POST /${slug}/body-length HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${c.key}\r\ncontent-length: ${6 * part.length}\r\n\r\n`,
+    );
+    for (let i = 0; i < 6; i++) {
+      conn.send(part);
+      await sleep(300);
+    }
+    await expect.poll(() => conn.answers.length, { timeout: 5_000 }).toBe(1);
+    conn.socket.destroy();
+    expect(conn.answers[0]!.head.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(conn.answers[0]!.body).toBe(String(6 * part.length));
+    expect(await usageOf(c.orgId)).toEqual([{ status: 200, charged_cents: 2, error_code: null }]);
   });
 });

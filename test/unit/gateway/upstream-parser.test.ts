@@ -2,7 +2,7 @@
  * The upstream client's response parser against hostile and odd answers: every refusal has its case, and the
  * accepted framings parse the same whole or fed one byte at a time.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ResponseParser, UpstreamParseError, type ResponseHead } from '../../../gateway/upstream/response-parser.js';
 
 const LIMITS = { maxHeaderBytes: 1024, maxHeaderCount: 8 };
@@ -227,5 +227,47 @@ describe('upstream response parser: refusals', () => {
     expect(refusal('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab', { eof: true })).toBe(
       'closed_mid_body',
     );
+  });
+});
+
+describe('upstream response parser: work bounded by the bytes received', () => {
+  it('a head trickled in one byte per read is copied a bounded number of times, not once per read', () => {
+    // A hostile upstream sending its 15 KB head one byte at a time made the parser copy the unfinished head on
+    // every read (over 180 MB allocated for this 13.5 KB head, ~100 ms of event loop). Count what the parser allocates to hold it.
+    const head = `HTTP/1.1 200 OK\r\n${'X-Header-Line: 0123456789\r\n'.repeat(500)}Content-Length: 0\r\n\r\n`;
+    const bytes = Buffer.from(head, 'latin1');
+    const pieces = Array.from(bytes, (b) => Buffer.from([b])); // allocated before counting starts
+    let allocated = 0;
+    const count = (n: number) => {
+      allocated += n;
+    };
+    const realConcat = Buffer.concat.bind(Buffer);
+    const realSlow = Buffer.allocUnsafeSlow.bind(Buffer);
+    const realUnsafe = Buffer.allocUnsafe.bind(Buffer);
+    const realAlloc = Buffer.alloc.bind(Buffer);
+    const spies = [
+      vi.spyOn(Buffer, 'concat').mockImplementation((list, total) => {
+        const out = realConcat(list, total);
+        count(out.length);
+        return out;
+      }),
+      vi.spyOn(Buffer, 'allocUnsafeSlow').mockImplementation((n) => (count(n), realSlow(n))),
+      vi.spyOn(Buffer, 'allocUnsafe').mockImplementation((n) => (count(n), realUnsafe(n))),
+      vi.spyOn(Buffer, 'alloc').mockImplementation((n, ...rest) => (count(n), realAlloc(n, ...rest))),
+    ];
+    try {
+      const p = new ResponseParser({ maxHeaderBytes: 16 * 1024, maxHeaderCount: 512 });
+      p.start(false);
+      let parsed: ResponseHead | null = null;
+      for (const piece of pieces) {
+        p.push(piece);
+        const ev = p.next();
+        if (ev?.kind === 'head') parsed = ev.head;
+      }
+      expect(parsed?.headers.length).toBe(501);
+    } finally {
+      for (const s of spies) s.mockRestore();
+    }
+    expect(allocated).toBeLessThan(8 * bytes.length);
   });
 });

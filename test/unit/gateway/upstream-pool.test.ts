@@ -5,8 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { Socket, type AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { createUpstreamPool } from '../../../gateway/steps/forward.js';
+import { UpstreamPool } from '../../../gateway/upstream/pool.js';
 import { egressPolicy } from '../../../core/egress.js';
 import { callVia } from '../../helpers/upstream-pool.js';
 
@@ -95,6 +97,32 @@ describe('upstream pool', () => {
     expect(p.stats(origin)).toEqual({ open: 0, idle: 0 });
     expect((await callVia(p, origin)).body).toBe('GET /');
     expect(connections - before).toBe(1);
+    p.close();
+  });
+
+  it("drains a streamed request body whose call failed before it was sent, so the consumer's upload does not stall", async () => {
+    // A socket that never connects: the call fails on its connect timeout with the body not yet taken.
+    const p = new UpstreamPool({
+      connections: 1,
+      connectTimeoutMs: 50,
+      headersTimeoutMs: 2_000,
+      bodyTimeoutMs: 2_000,
+      keepAliveMs: 30_000,
+      maxHeaderBytes: 16 * 1024,
+      maxHeaderCount: 512,
+      egress: egressPolicy({ isProduction: false, egressAllow: [] }),
+      connector: () => new Socket(),
+    });
+    // Like the gateway's RequestBody: it holds what the client sent until someone reads, then lets the client go on.
+    const body = new Readable({ highWaterMark: 16, read: () => undefined });
+    for (let i = 0; i < 4; i++) body.push(Buffer.alloc(1024, 120));
+    body.push(null);
+    let ended = false;
+    body.once('end', () => (ended = true));
+    await expect(
+      callVia(p, origin, { method: 'POST', headers: { 'content-length': '4096' }, body }),
+    ).rejects.toMatchObject({ code: 'EUPSTREAM_CONNECT_TIMEOUT', kind: 'timeout' });
+    await expect.poll(() => ended, { timeout: 2_000 }).toBe(true);
     p.close();
   });
 });
