@@ -49,13 +49,18 @@ export function ftsQuery(q: string): string | null {
  */
 export async function searchListingIds(db: Db, p: SearchParams): Promise<SearchResult> {
   const s = normalized(p);
-  if (!s) return { ids: [], total: 0 };
-  const start = p.offset - (p.offset % RANK_WINDOW);
+  return s ? pageFromWindow(db, s) : { ids: [], total: 0 };
+}
+
+/** The page `s.params` asks for, cut from its cached ranked window. */
+async function pageFromWindow(db: Db, s: NormalizedSearch): Promise<SearchResult> {
+  const { offset, limit } = s.params;
+  const start = offset - (offset % RANK_WINDOW);
   const window = await cachedSearch(db, `window ${start} ${s.query}`, () =>
     runSearch(db, { ...s.params, offset: start, limit: RANK_WINDOW + PAGE_MAX_LIMIT }, s.match),
   );
-  const from = p.offset - start;
-  return { ids: window.ids.slice(from, from + p.limit + 1), total: window.total };
+  const from = offset - start;
+  return { ids: window.ids.slice(from, from + limit + 1), total: window.total };
 }
 
 /** Positions ranked per cached window (see searchListingIds). */
@@ -66,9 +71,14 @@ export const RANK_WINDOW = 100;
  * stored), so equivalent requests share entries; `query` names the search without its page, `page` with it.
  * Undefined when the query has no searchable word.
  */
-function normalized(
-  p: SearchParams,
-): { params: SearchParams; match: string | null; query: string; page: string } | undefined {
+interface NormalizedSearch {
+  params: SearchParams;
+  match: string | null;
+  query: string;
+  page: string;
+}
+
+function normalized(p: SearchParams): NormalizedSearch | undefined {
   const match = p.query ? ftsQuery(p.query) : null;
   if (p.query && !match) return undefined;
   const category = p.category ? normalizeCategory(p.category) : undefined;
@@ -138,7 +148,7 @@ export async function searchCatalog(db: Db, p: SearchParams): Promise<CatalogSea
   // The whole answer is cached, summaries included: migrations 0010 and 0012 move the version on every write that
   // changes a summary's fields, and building 20 summaries was most of a repeated search's time.
   return cachedSearch(db, `answer ${s.page}`, async () => {
-    const { ids, total } = await searchListingIds(db, p);
+    const { ids, total } = await pageFromWindow(db, s);
     const page = pageOf(ids, p.limit, p.offset);
     const rows = await listingSummaries(db, { apiIds: page.data });
     return { ...page, total, sort, data: rows.map(toListingSummary) };

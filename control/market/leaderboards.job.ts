@@ -73,8 +73,8 @@ export function leaderboardJob(ctx: AppContext): () => void {
     ctx.config.leaderboardRefreshMs,
     async () => {
       const now = ctx.clock.now();
-      if (thread) await thread.refresh(now);
-      else await refreshLeaderboards(ctx.db, now);
+      if (!thread) return refreshLeaderboards(ctx.db, now);
+      await thread.refresh(now);
       noteLeaderboardRefresh(now);
     },
     { firstAfterMs: 500 },

@@ -90,7 +90,7 @@ let lastRefreshAt: number | null = null;
 export function lastLeaderboardRefresh(): number | null {
   return lastRefreshAt;
 }
-/** Called once a refresh has committed, by whichever thread ran it (the job runs it in a worker thread). */
+/** Called once a refresh has committed; the job calls it on the control thread after a worker thread's refresh. */
 export function noteLeaderboardRefresh(at: number): void {
   lastRefreshAt = at;
 }
@@ -237,5 +237,5 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
         .where('api_id', 'in', gone.slice(i, i + 200))
         .execute();
   });
-  lastRefreshAt = now;
+  noteLeaderboardRefresh(now);
 }

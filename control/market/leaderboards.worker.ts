@@ -11,14 +11,14 @@ import { refreshLeaderboards } from './leaderboards.service.js';
 export interface RefreshRequest {
   now: number;
 }
-export type RefreshReply = { ok: true; now: number } | { ok: false; error: string };
+export type RefreshReply = { ok: true } | { ok: false; error: string };
 
 const port = parentPort!;
 const handles = openDatabase((workerData as { file: string }).file);
 
 port.on('message', (msg: RefreshRequest) => {
   refreshLeaderboards(handles.db, msg.now).then(
-    () => port.postMessage({ ok: true, now: msg.now } satisfies RefreshReply),
+    () => port.postMessage({ ok: true } satisfies RefreshReply),
     (e: unknown) =>
       port.postMessage({ ok: false, error: e instanceof Error ? e.message : String(e) } satisfies RefreshReply),
   );
