@@ -10,7 +10,7 @@ import { createLogger } from '../core/log.js';
 import type { GatewayConfig } from './config.js';
 import { KeyCache } from './cache/key-cache.js';
 import { ListingCache } from './cache/listing-cache.js';
-import { ChangeFeed } from './cache/change-feed.js';
+import { ChangeFeed } from '../core/db/change-feed.js';
 import { LeaseManager } from './leases.js';
 import { SettleWriter, HolderReapedError } from './settle-writer.js';
 import { IdempotencyStore } from './idempotency.js';

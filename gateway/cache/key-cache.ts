@@ -1,6 +1,6 @@
 /**
  * In-memory key and org records for the hot path: looked up by the key's SHA-256, loaded from SQLite on a miss,
- * dropped by the change feed (cache/change-feed.ts) when the control plane revokes, re-caps or suspends.
+ * dropped by the change feed (core/db/change-feed.ts) when the control plane revokes, re-caps or suspends.
  */
 import type Sqlite from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';

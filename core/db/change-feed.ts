@@ -1,10 +1,12 @@
 /**
  * Cross-process invalidation: polls `PRAGMA data_version` (~2 µs; it moves only when ANOTHER connection
  * committed) and, when it moved, reads the `changes` rows past the last seen seq and hands them to `onChange`.
- * New api_keys rows (max rowid) clear the negative key cache so a just-created key works at once.
+ * New api_keys rows (max rowid) call `onNewKeys` (the gateway clears its negative key cache so a just-created key
+ * works at once). Used by the gateway's key/listing caches and the MCP process's principal cache: a process whose
+ * own connection also writes changes gives the feed a connection of its own, so its own commits move data_version.
  */
 import type Sqlite from 'better-sqlite3';
-import type { ChangeEntity } from '../../core/db/database.js';
+import type { ChangeEntity } from './database.js';
 
 export interface ChangeRow {
   seq: number;
