@@ -2,10 +2,14 @@
  * `Idempotency-Key` claims (idempotency_records, per org, 24 h): the first call claims the key in flight; a retry
  * with the same request replays the stored outcome (no second charge, no second upstream call), waits while the
  * first is in flight, and gets 409 `idempotency_conflict` when the key was used for a different request.
- * The record is completed in the settle transaction (settle-writer.ts), so replay and charge agree.
+ * The claim joins the settle writer's group commit (one transaction per event-loop turn for every claim and settle
+ * of that turn) and the call is forwarded only after that commit, so a concurrent retry in this or another
+ * process sees the claim; the record is completed in the settle transaction of the call itself, so replay and
+ * charge agree. A claim whose holder dies before completing it is dropped when the holder is reaped (instances.ts).
  */
 import type Sqlite from 'better-sqlite3';
 import { noWait, whenUnlocked, type NoWait } from './no-wait.js';
+import type { SettleWriter } from './settle-writer.js';
 
 export type ClaimOutcome =
   | { kind: 'new' }
@@ -26,24 +30,25 @@ interface IdemRow {
 export class IdempotencyStore {
   readonly #s: ReturnType<typeof _prepare>;
   readonly #noWait: NoWait;
-  readonly #claimTx: (orgId: string, key: string, hash: string, requestId: string, now: number) => ClaimOutcome;
 
   constructor(
     sqlite: Sqlite.Database,
+    private readonly writer: SettleWriter,
     private readonly holderId: string,
     private readonly ttlMs: number,
     private readonly onBackgroundError: (e: unknown) => void,
   ) {
     this.#s = _prepare(sqlite);
     this.#noWait = noWait(sqlite);
-    this.#claimTx = sqlite.transaction((orgId: string, key: string, hash: string, requestId: string, now: number) =>
-      this.#claim(orgId, key, hash, requestId, now),
-    ).immediate;
   }
 
-  /** Never waits for the write lock: throws SQLITE_BUSY (no-wait.ts isBusy) and the caller retries on a timer. */
-  claim(orgId: string, key: string, requestHash: string, requestId: string, now: number): ClaimOutcome {
-    return this.#noWait.run(() => this.#claimTx(orgId, key, requestHash, requestId, now));
+  /**
+   * Resolves once the claim is committed (or the existing record read) in the writer's next batch. Never sleeps
+   * on the write lock: the writer retries a held lock on a timer and rejects with SQLITE_BUSY after its limit.
+   * `now` is read when the batch runs, so a claim that waited for the lock judges expiry at its own commit.
+   */
+  claim(orgId: string, key: string, requestHash: string, requestId: string, now: () => number): Promise<ClaimOutcome> {
+    return this.writer.join(() => this.#claim(orgId, key, requestHash, requestId, now()));
   }
 
   /**

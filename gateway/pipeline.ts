@@ -13,7 +13,7 @@ import type { KeyCache, KeyRecord } from './cache/key-cache.js';
 import type { ListingCache } from './cache/listing-cache.js';
 import type { LeaseManager, Lease, ReserveOutcome } from './leases.js';
 import type { SettleRecord, SettleWriter } from './settle-writer.js';
-import type { IdempotencyStore } from './idempotency.js';
+import type { ClaimOutcome, IdempotencyStore } from './idempotency.js';
 import type { KeyRateLimiter } from './rate-limiter.js';
 import type { ClientSink, Headers } from './respond.js';
 import { authenticate } from './steps/authenticate.js';
@@ -178,21 +178,22 @@ export class Pipeline {
     const bodyHash = Buffer.isBuffer(p.body) ? hash('sha256', p.body, 'hex') : '';
     const reqHash = hash('sha256', `${p.method} /${slug}${path}?${p.query}\n${bodyHash}`, 'hex');
     const deadline = Date.now() + d.cfg.headersTimeoutMs + 5_000;
-    const lockDeadline = Date.now() + this.d.cfg.lockWaitMs;
+    const now = () => d.clock.now();
     for (;;) {
-      let c: ReturnType<IdempotencyStore['claim']>;
+      let c: ClaimOutcome;
       try {
-        c = await retryWhileBusy(
-          () => d.idem.claim(key.orgId, idemKey, reqHash, p.requestId, d.clock.now()),
-          lockDeadline,
-          () => sink.aborted,
-        );
+        c = await d.idem.claim(key.orgId, idemKey, reqHash, p.requestId, now);
       } catch (e) {
         // The client left while the claim waited for the lock: nothing was claimed, nobody to answer.
         if (isBusy(e) && sink.aborted) return true;
         throw e;
       }
-      if (c.kind === 'new') return false;
+      if (c.kind === 'new') {
+        if (!sink.aborted) return false;
+        // The client left while the claim was committing: free the key, nothing was forwarded or charged.
+        d.idem.abandon(key.orgId, idemKey, p.requestId);
+        return true;
+      }
       if (c.kind === 'conflict') {
         sink.problem(
           new SvcError(

@@ -5,6 +5,8 @@
  * request id, so no call can be recorded or charged twice); the money moves once per batch: one `call_charge`
  * ledger entry per key and one provider earning per (provider, API) carrying the batch's sums, plus the
  * balance, lease, key and daily-spend projections. Usable without a server: `new SettleWriter(sqlite, opts)`.
+ * Other hot-path writes that must commit before their caller goes on (the Idempotency-Key claim) join the same
+ * transaction through `join`, so a turn's claims and settles cost one commit, not one each.
  */
 import type Sqlite from 'better-sqlite3';
 import { fastId } from './fast-id.js';
@@ -54,8 +56,16 @@ interface Waiter {
   reject: (e: unknown) => void;
 }
 
+/** A write joined to the next batch: run inside its transaction, resolved with its result after the COMMIT. */
+interface Joined {
+  write: () => unknown;
+  resolve: (result: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 export class SettleWriter {
   #queue: Waiter[] = [];
+  #joined: Joined[] = [];
   #scheduled = false;
   readonly #sqlite: Sqlite.Database;
   readonly #opts: SettleWriterOptions;
@@ -80,15 +90,31 @@ export class SettleWriter {
   settle(rec: SettleRecord): Promise<number> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ rec, resolve, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.#schedule();
     });
   }
 
+  /**
+   * Runs `write` inside the next batch's transaction (after that batch's settles) and resolves with its result
+   * once the batch committed; rejects when the batch could not be written (the lock never came free, the holder
+   * was reaped) or `write` threw. `write` must only touch the database and be safe to run again (a failed batch
+   * is retried piece by piece).
+   */
+  join<T>(write: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#joined.push({ write, resolve: resolve as (r: unknown) => void, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
   get pending(): number {
-    return this.#queue.length;
+    return this.#queue.length + this.#joined.length;
   }
 
   /**
@@ -99,12 +125,15 @@ export class SettleWriter {
   flush(blocking = false): void {
     this.#scheduled = false;
     const batch = this.#queue;
-    if (batch.length === 0) return;
+    const joined = this.#joined;
+    if (batch.length === 0 && joined.length === 0) return;
     this.#queue = [];
-    let balances: number[];
+    this.#joined = [];
+    let written: { balances: number[]; results: unknown[] };
     try {
-      balances = this.#write(
+      written = this.#write(
         batch.map((w) => w.rec),
+        joined,
         blocking,
       );
       this.#busySince = null;
@@ -114,41 +143,52 @@ export class SettleWriter {
         this.#busySince ??= now;
         if (now - this.#busySince < this.#lockWaitLimitMs) {
           this.#queue = batch.concat(this.#queue);
+          this.#joined = joined.concat(this.#joined);
           this.#scheduled = true;
           setTimeout(() => this.flush(), LOCK_RETRY_MS);
           return;
         }
       }
       this.#busySince = null;
-      // Reaped, or the lock never came free: nothing of the batch was written, and retrying it record by record
+      // Reaped, or the lock never came free: nothing of the batch was written, and retrying it piece by piece
       // would only wait again.
-      if (e instanceof HolderReapedError || isBusy(e) || batch.length === 1) {
+      if (e instanceof HolderReapedError || isBusy(e) || batch.length + joined.length === 1) {
         for (const w of batch) w.reject(e);
+        for (const j of joined) j.reject(e);
         return;
       }
-      // Isolate the bad record: retry one by one so one failure does not fail its neighbours.
+      // Isolate the bad piece: retry one by one so one failure does not fail its neighbours.
       for (const w of batch) {
         try {
-          w.resolve(this.#write([w.rec], blocking)[0]!);
+          w.resolve(this.#write([w.rec], [], blocking).balances[0]!);
         } catch (e1) {
           w.reject(e1);
         }
       }
+      for (const j of joined) {
+        try {
+          j.resolve(this.#write([], [j], blocking).results[0]);
+        } catch (e1) {
+          j.reject(e1);
+        }
+      }
       return;
     }
-    batch.forEach((w, i) => w.resolve(balances[i]!));
+    batch.forEach((w, i) => w.resolve(written.balances[i]!));
+    joined.forEach((j, i) => j.resolve(written.results[i]));
   }
 
   /** One transaction: never waiting for the lock (SQLITE_BUSY instead), or, `blocking`, waiting up to the limit. */
-  #write(records: SettleRecord[], blocking: boolean): number[] {
-    const write = () => this.#writeBatch(records);
+  #write(records: SettleRecord[], joined: Joined[], blocking: boolean): { balances: number[]; results: unknown[] } {
+    const write = () => this.#writeBatch(records, joined);
     return blocking ? waitingForLock(this.#sqlite, this.#lockWaitLimitMs, write) : this.#noWait.run(write);
   }
 
-  #writeBatch(records: SettleRecord[]): number[] {
+  #writeBatch(records: SettleRecord[], joined: Joined[]): { balances: number[]; results: unknown[] } {
     const s = this.#s;
-    const now = records[records.length - 1]!.createdAt;
+    const now = records.length > 0 ? records[records.length - 1]!.createdAt : 0;
     let balances: number[];
+    let results: unknown[];
     s.begin.run();
     try {
       // A read, not a heartbeat write: one page fewer per commit (instances.ts heartbeats on a timer).
@@ -218,15 +258,19 @@ export class SettleWriter {
         balances[i] = v;
         running.set(r.orgId, v + r.chargedCents);
       }
+      // After the settles: a claim joined in the turn its first call completed finds the record done (replay).
+      results = joined.map((j) => j.write());
       s.commit.run();
     } catch (e) {
       if (this.#sqlite.inTransaction) this.#sqlite.exec('ROLLBACK');
       throw e;
     }
-    this.written += records.length;
-    this.batches++;
-    this.#opts.onCommitted?.(records);
-    return balances;
+    if (records.length > 0) {
+      this.written += records.length;
+      this.batches++;
+      this.#opts.onCommitted?.(records);
+    }
+    return { balances, results };
   }
 }
 

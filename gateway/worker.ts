@@ -106,7 +106,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     listings,
     leases,
     writer,
-    idem: new IdempotencyStore(sqlite, instances.id, cfg.idempotencyTtlMs, (e) =>
+    idem: new IdempotencyStore(sqlite, writer, instances.id, cfg.idempotencyTtlMs, (e) =>
       log.error('idempotency release failed', { err: e as Error }),
     ),
     limiter: new KeyRateLimiter(base.gatewayWorkers),

@@ -61,7 +61,8 @@ describe('pipeline under a write lock held elsewhere', () => {
     });
     const cfg = loadGatewayConfig({ SVC_DATA_DIR: dir, SVC_GATEWAY_LOCK_WAIT_MS: '200' });
     const inst = new Instances(h.sqlite, Date.now());
-    const idem = new IdempotencyStore(h.sqlite, inst.id, 60_000, (e) => {
+    const writer = new SettleWriter(h.sqlite, { holderId: inst.id, platformFeeBps: 0 });
+    const idem = new IdempotencyStore(h.sqlite, writer, inst.id, 60_000, (e) => {
       throw e;
     });
     // A lease manager whose database transaction always finds the lock taken (as when another process holds it).
@@ -78,7 +79,7 @@ describe('pipeline under a write lock held elsewhere', () => {
       keys: new KeyCache(h.sqlite),
       listings: new ListingCache(h.sqlite, null),
       leases,
-      writer: new SettleWriter(h.sqlite, { holderId: inst.id, platformFeeBps: 0 }),
+      writer,
       idem,
       limiter: new KeyRateLimiter(1),
       upstream: createUpstreamPool({

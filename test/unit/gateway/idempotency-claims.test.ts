@@ -1,0 +1,167 @@
+/**
+ * Idempotency-Key claims joined to the settle writer's group commit (gateway/idempotency.ts): a turn's claims and
+ * settles are one transaction, a claim counts only once committed, and the guarantees stay: a key is never
+ * forwarded twice, a retry after the first call completed replays, a dead holder's unfinished claim is freed.
+ */
+import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { useMigratedTempDb, seedOrg, seedKey, seedListing, grantCredits } from '../../helpers/db.js';
+import { openSqlite, type DbHandles } from '../../../core/db/database.js';
+import { utcDay } from '../../../core/clock.js';
+import { SettleWriter, type SettleRecord } from '../../../gateway/settle-writer.js';
+import { IdempotencyStore } from '../../../gateway/idempotency.js';
+import { Instances } from '../../../gateway/instances.js';
+import { isBusy } from '../../../gateway/no-wait.js';
+
+let dir: string;
+let h: DbHandles;
+useMigratedTempDb((d) => ({ dir, h } = d));
+
+async function arrange(lockWaitLimitMs?: number) {
+  const provider = await seedOrg(h);
+  const c = await seedOrg(h);
+  await grantCredits(h, c.orgId, 100);
+  const k = await seedKey(h, c.orgId);
+  const { apiId, endpointIds } = await seedListing(h, {
+    orgId: provider.orgId,
+    slug: `i-${Math.random().toString(36).slice(2, 8)}`,
+    baseUrl: 'http://127.0.0.1:1',
+    endpoints: [{ method: 'GET', path: '/x', priceCents: 0 }],
+  });
+  const now = Date.now();
+  const inst = new Instances(h.sqlite, now);
+  const writer = new SettleWriter(h.sqlite, {
+    holderId: inst.id,
+    platformFeeBps: 0,
+    ...(lockWaitLimitMs === undefined ? {} : { lockWaitLimitMs }),
+  });
+  const idem = new IdempotencyStore(h.sqlite, writer, inst.id, 60_000, (e) => {
+    throw e;
+  });
+  const rec = (requestId: string, leaseId: string | null = null, charged = 0): SettleRecord => ({
+    requestId,
+    orgId: c.orgId,
+    keyId: k.keyId,
+    apiId,
+    endpointId: endpointIds[0]!,
+    providerOrgId: provider.orgId,
+    method: 'GET',
+    status: 200,
+    latencyMs: 1,
+    priceCents: 0,
+    chargedCents: charged,
+    errorCode: null,
+    createdAt: now,
+    leaseId,
+    day: utcDay(now),
+  });
+  const claim = (key: string, requestId: string, hash = 'h1') => idem.claim(c.orgId, key, hash, requestId, () => now);
+  const claimsOnDisk = () =>
+    h.db.selectFrom('idempotency_records').select(['idem_key', 'request_id', 'state']).orderBy('idem_key').execute();
+  return { c, inst, writer, idem, rec, claim, claimsOnDisk, now };
+}
+
+describe('Idempotency-Key claims in the group commit', () => {
+  it("commits a turn's claims with its settles in one transaction, and a claim counts only after that commit", async () => {
+    const a = await arrange();
+    const other = openSqlite(join(dir, 'svc.db'));
+    try {
+      const batchesBefore = a.writer.batches;
+      const pending = Promise.all([a.writer.settle(a.rec('req_s')), a.claim('k1', 'req_1'), a.claim('k2', 'req_2')]);
+      // Nothing is written before the batch runs: another process cannot see the claim yet, so it is not one.
+      expect(other.prepare('SELECT COUNT(*) FROM idempotency_records').pluck().get()).toBe(0);
+      const [, c1, c2] = await pending;
+      expect([c1.kind, c2.kind]).toEqual(['new', 'new']);
+      expect(a.writer.batches - batchesBefore).toBe(1);
+      expect(other.prepare('SELECT COUNT(*) FROM idempotency_records').pluck().get()).toBe(2);
+      expect(other.prepare("SELECT COUNT(*) FROM usage_events WHERE id = 'req_s'").pluck().get()).toBe(1);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('two claims of one key in one turn: the first runs, the second finds it in flight (never forwarded twice)', async () => {
+    const a = await arrange();
+    const [first, second] = await Promise.all([a.claim('dup', 'req_a'), a.claim('dup', 'req_b')]);
+    expect(first.kind).toBe('new');
+    expect(second.kind).toBe('in_flight');
+    expect(await a.claimsOnDisk()).toEqual([{ idem_key: 'dup', request_id: 'req_a', state: 'in_flight' }]);
+  });
+
+  it('a retry joined to the turn in which the first call completes replays its outcome', async () => {
+    const a = await arrange();
+    expect((await a.claim('job', 'req_first')).kind).toBe('new');
+    const done = a.rec('req_first');
+    done.idempotency = {
+      orgId: a.c.orgId,
+      idemKey: 'job',
+      status: 201,
+      headersJson: JSON.stringify([['content-type', 'text/plain']]),
+      body: Buffer.from('made'),
+    };
+    const [, retry] = await Promise.all([a.writer.settle(done), a.claim('job', 'req_retry')]);
+    expect(retry).toMatchObject({ kind: 'replay', requestId: 'req_first', status: 201 });
+    expect(retry.kind === 'replay' && retry.body.toString()).toBe('made');
+    // A different request under the same key is refused, not replayed.
+    expect((await a.claim('job', 'req_other', 'h2')).kind).toBe('conflict');
+  });
+
+  it("a failing settle in the batch does not take its neighbours' claims down with it", async () => {
+    const a = await arrange();
+    const [bad, claimed] = await Promise.allSettled([
+      a.writer.settle(a.rec('req_bad', 'lease_missing', 5)),
+      a.claim('ok', 'req_ok'),
+    ]);
+    expect(bad.status).toBe('rejected');
+    expect(claimed).toEqual({ status: 'fulfilled', value: { kind: 'new' } });
+    expect(await a.claimsOnDisk()).toEqual([{ idem_key: 'ok', request_id: 'req_ok', state: 'in_flight' }]);
+  });
+
+  it('a claim that cannot get the write lock within the limit fails with SQLITE_BUSY and leaves no claim', async () => {
+    const a = await arrange(300);
+    const other = openSqlite(join(dir, 'svc.db'));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const outcome = await a.claim('locked', 'req_l').then(
+        () => 'claimed',
+        (e: unknown) => (isBusy(e) ? 'busy' : String(e)),
+      );
+      expect(outcome).toBe('busy');
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(await a.claimsOnDisk()).toEqual([]);
+    // Once the lock is free the same key is claimed normally.
+    expect((await a.claim('locked', 'req_l2')).kind).toBe('new');
+  });
+
+  it('a holder that dies between claim and completion: the reaper frees its claim, so a retry runs; a completed one still replays', async () => {
+    const a = await arrange();
+    expect((await a.claim('unfinished', 'req_u')).kind).toBe('new');
+    expect((await a.claim('finished', 'req_f')).kind).toBe('new');
+    const done = a.rec('req_f');
+    done.idempotency = {
+      orgId: a.c.orgId,
+      idemKey: 'finished',
+      status: 200,
+      headersJson: '[]',
+      body: Buffer.from('ok'),
+    };
+    await a.writer.settle(done);
+    // The holder stops heartbeating (crashed); another gateway process reaps it.
+    await h.db.updateTable('gateway_instances').set({ heartbeat_at: 0 }).where('id', '=', a.inst.id).execute();
+    const survivor = new Instances(h.sqlite, Date.now());
+    survivor.reapDead(Date.now(), 1_000);
+    const writer = new SettleWriter(h.sqlite, { holderId: survivor.id, platformFeeBps: 0 });
+    const idem = new IdempotencyStore(h.sqlite, writer, survivor.id, 60_000, (e) => {
+      throw e;
+    });
+    const now = () => Date.now();
+    expect((await idem.claim(a.c.orgId, 'unfinished', 'h1', 'req_retry', now)).kind).toBe('new');
+    expect(await idem.claim(a.c.orgId, 'finished', 'h1', 'req_retry2', now)).toMatchObject({
+      kind: 'replay',
+      requestId: 'req_f',
+    });
+  });
+});
