@@ -9,6 +9,7 @@ import { resolveAccessToken } from '../control/oauth/access-token.js';
 import { isAccessTokenFormat } from '../control/oauth/token-format.js';
 import { SvcError } from '../core/errors.js';
 import type { Scope } from '../core/scopes.js';
+import type { PrincipalCache } from './principal-cache.js';
 
 export interface Caller {
   kind: 'api_key' | 'oauth' | 'anonymous';
@@ -21,9 +22,20 @@ export const ANONYMOUS: Caller = { kind: 'anonymous', principal: undefined, key:
 
 type AuthCtx = Pick<AppContext, 'db' | 'clock' | 'secretKey'>;
 
-/** Resolves a bearer credential; throws SvcError `unauthorized` (or `key_revoked`, `org_suspended`). */
-export async function callerFromBearer(ctx: AuthCtx, token: string, resource: string): Promise<Caller> {
-  if (isApiKeyFormat(token)) return { kind: 'api_key', principal: await principalFromToken(ctx, token), key: token };
+/**
+ * Resolves a bearer credential; throws SvcError `unauthorized` (or `key_revoked`, `org_suspended`). An API key's
+ * principal comes from `principals` when the process keeps that cache (mcp/principal-cache.ts).
+ */
+export async function callerFromBearer(
+  ctx: AuthCtx,
+  token: string,
+  resource: string,
+  principals?: PrincipalCache,
+): Promise<Caller> {
+  if (isApiKeyFormat(token)) {
+    const principal = principals ? await principals.ofApiKey(token) : await principalFromToken(ctx, token);
+    return { kind: 'api_key', principal, key: token };
+  }
   if (isAccessTokenFormat(token)) {
     const t = await resolveAccessToken(ctx, token, resource);
     return { kind: 'oauth', principal: t.principal, key: t.gatewayKey ?? undefined };

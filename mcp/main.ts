@@ -11,6 +11,7 @@ import { createAppContext } from '../control/context.js';
 import { createControlCalls } from './control-calls.js';
 import { createGatewayCalls } from './gateway-calls.js';
 import { McpSessionStore } from './sessions.js';
+import { PrincipalCache } from './principal-cache.js';
 import { createMcpApp } from './app.js';
 import { createFastToolCalls } from './fast-tool-call.js';
 
@@ -18,7 +19,8 @@ const config = loadConfigOrExit();
 const ctx = await createAppContext(config, { process: 'mcp' });
 const sessions = new McpSessionStore(ctx);
 const gateway = createGatewayCalls(config.urls.gateway);
-const deps = { ctx, sessions, control: createControlCalls(ctx), gateway };
+const principals = new PrincipalCache(ctx);
+const deps = { ctx, sessions, control: createControlCalls(ctx), gateway, principals };
 const app = createMcpApp(deps);
 const stopSweep = intervalJob(ctx.log, 'mcp session sweep', 3600_000, () => sessions.sweep(), { firstAfterMs: 5_000 });
 
@@ -44,6 +46,7 @@ function shutdown(): void {
   server.close(() => {
     void gateway
       .close()
+      .then(() => principals.close())
       .then(() => ctx.close())
       .finally(() => process.exit(0));
   });

@@ -16,6 +16,7 @@ import type { ControlCalls } from './control-calls.js';
 import type { GatewayCalls } from './gateway-calls.js';
 import { allowedHostnames, rebindingRefusal } from './http-guard.js';
 import type { McpSession, McpSessionStore } from './sessions.js';
+import type { PrincipalCache } from './principal-cache.js';
 import type { ToolEnv } from './tool-kit.js';
 import { TOOL_SCOPES } from './tools/index.js';
 
@@ -24,6 +25,8 @@ export interface McpAppDeps {
   sessions: McpSessionStore;
   control: ControlCalls;
   gateway: GatewayCalls;
+  /** API keys' principals kept in memory (the MCP process); without it every request reads the key. */
+  principals?: PrincipalCache;
 }
 
 export const MAX_BODY = 4 * 1024 * 1024;
@@ -159,7 +162,7 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
     });
     const asCaller = async (token: string): Promise<Caller | HttpAnswer> => {
       try {
-        return await callerFromBearer(ctx, token, resource);
+        return await callerFromBearer(ctx, token, resource, deps.principals);
       } catch (e) {
         const err = toSvcError(e);
         if (err.code === 'internal') throw e;
@@ -234,6 +237,13 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
             challenge(`, scope="${needed.scope}"`),
           ),
         };
+      }
+      if (!hasScope(caller, needed.scope) && caller.kind === 'api_key' && caller.key && deps.principals) {
+        // A cached principal may predate an elevation: read the key again before refusing.
+        deps.principals.forget(caller.key);
+        const fresh = await asCaller(caller.key);
+        if ('status' in fresh) return { answer: fresh };
+        caller = fresh;
       }
       if (!hasScope(caller, needed.scope)) {
         // An elevatable registered key gets a one-time `svc_key:` handle in the scope, so the OAuth approval

@@ -1,0 +1,80 @@
+/**
+ * API keys' principals in memory, keyed by the key's SHA-256, so a tools/call does not read the key, its org and
+ * its creator through kysely on every request (issue 11 item 7). Invalidated the way the gateway's key cache is:
+ * the shared change feed (core/db/change-feed.ts) drops a key on its `key` change (revoke, caps, scope elevation)
+ * and every key of an org on its `org` change (suspension), so a revoked key stops working here within the same
+ * bound the gateway documents (docs/gateway.md: 1 s; the feed polls every `pollMs`). The creator's role has no
+ * change row, so an entry also expires after `ttlMs`. Only successes are cached: an unknown, revoked or suspended
+ * key is read again each time (and refused).
+ */
+import Sqlite from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
+import type { AppContext } from '../control/context.js';
+import { principalFromToken, type Principal } from '../control/auth/principal.js';
+import { sha256Hex } from '../core/crypto.js';
+import { ChangeFeed, type ChangeRow } from '../core/db/change-feed.js';
+
+export interface PrincipalCacheOptions {
+  /** How often the change feed is polled (the gateway's default, SVC_GATEWAY_POLL_MS, is 100 ms). */
+  pollMs?: number;
+  max?: number;
+  ttlMs?: number;
+}
+
+type CacheCtx = Pick<AppContext, 'db' | 'clock' | 'log' | 'config'>;
+
+export class PrincipalCache {
+  readonly #byHash: LRUCache<string, Principal>;
+  readonly #feedDb: Sqlite.Database;
+  readonly #feed: ChangeFeed;
+
+  constructor(
+    private readonly ctx: CacheCtx,
+    opts: PrincipalCacheOptions = {},
+  ) {
+    this.#byHash = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 30_000 });
+    // Its own read connection: this process's own writes (revoke_key, an elevation) must move data_version too.
+    this.#feedDb = new Sqlite(ctx.config.dbFile, { readonly: true, fileMustExist: true });
+    this.#feed = new ChangeFeed(
+      this.#feedDb,
+      (rows) => this.drop(rows),
+      () => {},
+      (e) => ctx.log.warn('mcp change feed poll failed; retrying next tick', { err: e as Error }),
+    );
+    this.#feed.start(opts.pollMs ?? 100);
+  }
+
+  /** The principal of an `svc_live_` key; throws as principalFromToken does (unauthorized, revoked, suspended). */
+  async ofApiKey(token: string): Promise<Principal> {
+    const hash = sha256Hex(token);
+    const hit = this.#byHash.get(hash);
+    if (hit) return hit;
+    const p = await principalFromToken(this.ctx, token);
+    this.#byHash.set(hash, p);
+    return p;
+  }
+
+  /** Reads the key again on its next use (a refusal re-checks before it is given: scopes may just have grown). */
+  forget(token: string): void {
+    this.#byHash.delete(sha256Hex(token));
+  }
+
+  /** Applies change rows: `key` drops that key, `org` every key of that org; other entities do not matter here. */
+  drop(rows: readonly ChangeRow[]): void {
+    const keys = new Set<string>();
+    const orgs = new Set<string>();
+    for (const r of rows) {
+      if (r.entity === 'key') keys.add(r.entity_id);
+      else if (r.entity === 'org') orgs.add(r.entity_id);
+    }
+    if (keys.size === 0 && orgs.size === 0) return;
+    for (const [hash, p] of this.#byHash.entries()) {
+      if ((p.keyId !== null && keys.has(p.keyId)) || orgs.has(p.orgId)) this.#byHash.delete(hash);
+    }
+  }
+
+  close(): void {
+    this.#feed.stop();
+    this.#feedDb.close();
+  }
+}
