@@ -18,6 +18,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   isJsonContentType,
   type CallToolResult,
+  type JSONRPCRequest,
   type StandardSchemaV1,
 } from '@modelcontextprotocol/server';
 import {
@@ -67,6 +68,33 @@ const keysWithin = (o: Record<string, unknown>, allowed: ReadonlySet<string>) =>
 };
 
 /**
+ * The SDK's era classifier (classifyInboundRequest) zod-parses the whole message: ~8 % of a call_api's CPU here.
+ * For a message that already passed fastCallOf's shape checks (jsonrpc 2.0, a string or integer id, method
+ * tools/call, params an object with name / arguments / _meta only) its outcome depends on nothing but the three
+ * MCP headers and `params._meta` (its request schema checks jsonrpc, id, method and `_meta` and lets the rest of
+ * params through), so it is remembered by those. Bounded: a client picks its `_meta`, so the map is emptied when
+ * full rather than grown.
+ */
+const ERA_CACHE_MAX = 512;
+const eraCache = new Map<string, Era>();
+
+function fastEraOf(header: McpHttpRequest['header'], parsed: Record<string, unknown>, meta: unknown): Era {
+  const key = `${header('mcp-protocol-version')}\n${header('mcp-method')}\n${header('mcp-name')}\n${meta === undefined ? '' : JSON.stringify(meta)}`;
+  const hit = eraCache.get(key);
+  // A modern route carries the message it classified: this request's own, never a remembered one.
+  if (hit) {
+    const route = hit.route;
+    if (route?.kind !== 'modern' || route.messageKind !== 'request') return hit;
+    // The same shape as the message the remembered outcome was computed for (see above).
+    return { ...hit, route: { ...route, message: parsed as JSONRPCRequest } };
+  }
+  const era = eraOf('POST', header, parsed);
+  if (eraCache.size >= ERA_CACHE_MAX) eraCache.clear();
+  eraCache.set(key, era);
+  return era;
+}
+
+/**
  * The call when this POST is one tools/call of a known tool that the SDK would route to its handler unchanged; else
  * undefined (the SDK path answers it, including every protocol error).
  */
@@ -83,7 +111,7 @@ export function fastCallOf(header: McpHttpRequest['header'], parsed: unknown): F
   // The SDK re-reads `arguments` as a zod record, which drops an own `__proto__` member; such a call is left to it.
   if (args !== undefined && (!isPlainObject(args) || Object.hasOwn(args, '__proto__'))) return undefined;
   const meta = params._meta;
-  const era = eraOf('POST', header, parsed);
+  const era = fastEraOf(header, parsed, meta);
   const { route } = era;
   if (route?.kind === 'legacy') {
     // The SDK's 2025 transport checks: Accept names both types; a protocol-version header, if any, is supported.

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type Sqlite from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../control/context.js';
 import { decryptSecret, encryptSecret, sha256Hex } from '../core/crypto.js';
 
@@ -33,6 +34,12 @@ interface SessionRow {
 export class McpSessionStore {
   /** The lookup every 2025-era request makes: one prepared statement, read synchronously (no query building). */
   readonly #byHash: Sqlite.Statement<[string], SessionRow>;
+  /**
+   * Decrypted keys by their stored ciphertext (AES-GCM with a fresh IV, so a ciphertext names one encryption of
+   * one key): the row is still read on every request (it is the truth: ended, expired, re-bound), only the
+   * decryption (~40 µs per request, issue 11 item 7) is skipped. Never stale: another key means another ciphertext.
+   */
+  readonly #keys = new LRUCache<string, string>({ max: 10_000 });
 
   constructor(private readonly ctx: SessionCtx) {
     this.#byHash = ctx.sqlite.prepare<[string], SessionRow>(
@@ -73,9 +80,18 @@ export class McpSessionStore {
     return {
       id,
       keyId: row.key_id,
-      key: row.key_secret === null ? null : decryptSecret(this.ctx.secretKey, row.key_secret),
+      key: row.key_secret === null ? null : this.#decrypted(row.key_secret),
       protocolVersion: row.protocol_version,
     };
+  }
+
+  #decrypted(ciphertext: string): string {
+    let key = this.#keys.get(ciphertext);
+    if (key === undefined) {
+      key = decryptSecret(this.ctx.secretKey, ciphertext);
+      this.#keys.set(ciphertext, key);
+    }
+    return key;
   }
 
   /** Binds a key to the session: later requests without Authorization act as it. */
