@@ -1,6 +1,10 @@
 /**
  * MCP row of the bench: `tools/call` of get_balance and of call_api (free endpoint) through MCP, both protocol eras,
  * over 20 connections, beside the direct REST balance call and the direct gateway call, in the same run.
+ * Then the per-call overhead at a load both paths sustain: for each era, the direct gateway call and MCP call_api at
+ * the same fixed rate (open loop, bench/paced.ts), FIXED_RATE_SHARE of that era's saturated MCP req/s
+ * from the same run; "added" = MCP − direct at that rate. (At saturation a closed loop's latency is connections /
+ * throughput, so the saturated rows' p99 mostly restates their req/s; bench/README.md.)
  * `npm run build && node dist/bench/mcp.bench.js [seconds]` → bench/results/mcp-<ts>.json and a table on stdout.
  */
 import autocannon from 'autocannon';
@@ -13,10 +17,13 @@ import { cpuMicros, processTree, stopChild } from './procs.js';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { freePort } from './nginx.js';
+import { pacedLoad, type PacedSpec } from './paced.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const CONNECTIONS = 20;
 const MODERN = '2026-07-28';
+/** The fixed-rate pairs run at this share of the era's saturated MCP call_api req/s. */
+const FIXED_RATE_SHARE = 0.5;
 
 interface Row {
   name: string;
@@ -27,43 +34,75 @@ interface Row {
   non2xx: number;
   /** CPU time (user+sys) of the MCP process per request answered; null for rows that do not touch it. */
   mcp_cpu_us_per_req: number | null;
+  /** CPU time of the gateway (its process tree: workers, checkpoint thread) per request answered. */
+  gateway_cpu_us_per_req: number;
   /** CPU time of the whole marketplace (every process `npm start` runs) per request answered. */
   all_cpu_us_per_req: number;
+}
+
+/** MCP call_api minus the direct gateway call, both at the same fixed rate in the same run. */
+interface AddedLatency {
+  era: string;
+  rate_per_s: number;
+  added_p50_ms: number;
+  added_p99_ms: number;
 }
 
 /** `MCP_BENCH_ONLY=<regex>` runs only the matching rows (for profiling one of them). */
 const ONLY = process.env.MCP_BENCH_ONLY ? new RegExp(process.env.MCP_BENCH_ONLY) : undefined;
 
-/** Pids measured for CPU per request: the MCP process, and the supervisor whose tree is the whole marketplace. */
-const pids = { mcp: 0, all: 0 };
+/** Pids measured for CPU per request: the MCP process, the gateway, and the supervisor (the whole marketplace). */
+const pids = { mcp: 0, gateway: 0, all: 0 };
 
-async function load(name: string, o: autocannon.Options): Promise<Row | undefined> {
-  if (ONLY && !ONLY.test(name)) return undefined;
-  const before = { mcp: cpuMicros(pids.mcp), all: cpuMicros(pids.all) };
+type Measured = Pick<Row, 'req_per_s' | 'p50_ms' | 'p99_ms' | 'errors' | 'non2xx'> & { answered: number };
+
+/** A saturating closed loop: CONNECTIONS connections, each sending its next request when the last is answered. */
+const closedLoop = (o: autocannon.Options) => async (): Promise<Measured> => {
   const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...o });
-  const answered = Math.max(1, r.requests.total);
   return {
-    name,
+    answered: r.requests.total,
     req_per_s: Math.round(r.requests.average),
     p50_ms: r.latency.p50,
     p99_ms: r.latency.p99,
     errors: r.errors,
     non2xx: r.non2xx,
+  };
+};
+
+/** An open loop at a fixed rate over CONNECTIONS connections (bench/paced.ts). */
+const fixedRate = (o: Omit<PacedSpec, 'seconds' | 'connections'>) => async (): Promise<Measured> => {
+  const r = await pacedLoad({ ...o, seconds: SECONDS, connections: CONNECTIONS });
+  return { ...r, errors: r.errors + (r.sent - r.answered - r.errors) };
+};
+
+async function load(name: string, run: () => Promise<Measured>): Promise<Row | undefined> {
+  if (ONLY && !ONLY.test(name)) return undefined;
+  const before = { mcp: cpuMicros(pids.mcp), gateway: cpuMicros(pids.gateway), all: cpuMicros(pids.all) };
+  const r = await run();
+  const answered = Math.max(1, r.answered);
+  return {
+    name,
+    req_per_s: r.req_per_s,
+    p50_ms: r.p50_ms,
+    p99_ms: r.p99_ms,
+    errors: r.errors,
+    non2xx: r.non2xx,
     mcp_cpu_us_per_req: name.startsWith('MCP') ? Math.round((cpuMicros(pids.mcp) - before.mcp) / answered) : null,
+    gateway_cpu_us_per_req: Math.round((cpuMicros(pids.gateway) - before.gateway) / answered),
     all_cpu_us_per_req: Math.round((cpuMicros(pids.all) - before.all) / answered),
   };
 }
 
-/** The MCP process under the supervisor: the one whose command line runs mcp/main.js. */
-function mcpPid(root: number): number {
+/** The first process under the supervisor whose command line runs `entry` (e.g. mcp/main.js). */
+function pidOf(root: number, entry: string): number {
   for (const p of processTree(root)) {
     try {
-      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('mcp/main.js')) return p;
+      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(entry)) return p;
     } catch {
       /* exited */
     }
   }
-  throw new Error('no MCP process under the supervisor');
+  throw new Error(`no ${entry} process under the supervisor`);
 }
 
 const rpc = (name: string, args: Record<string, unknown>, modern: boolean) =>
@@ -118,7 +157,8 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 200));
     }
     pids.all = all.child.pid!;
-    pids.mcp = mcpPid(pids.all);
+    pids.mcp = pidOf(pids.all, 'mcp/main.js');
+    pids.gateway = pidOf(pids.all, 'gateway/main.js');
     const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
     const { api_key: key } = (await (await fetch(`${base}/v1/register`, { method: 'POST' })).json()) as {
       api_key: string;
@@ -147,42 +187,65 @@ async function main(): Promise<void> {
     const call = { slug: 'demo-weather', endpoint: '/current', input: { city: 'lisbon' } };
     const post = { method: 'POST' as const, idReplacement: true };
     const rows: (Row | undefined)[] = [];
-    rows.push(await load('REST GET /v1/billing/balance', { url: `${base}/v1/billing/balance`, headers: auth }));
+    const mcpLoad = (headers: Record<string, string>, body: string) =>
+      closedLoop({ url: mcpUrl, ...post, headers, body });
     rows.push(
-      await load('MCP get_balance (2025-11-25, session)', {
-        url: mcpUrl,
-        ...post,
-        headers: legacy,
-        body: rpc('get_balance', {}, false),
-      }),
+      await load('REST GET /v1/billing/balance', closedLoop({ url: `${base}/v1/billing/balance`, headers: auth })),
     );
+    rows.push(await load('MCP get_balance (2025-11-25, session)', mcpLoad(legacy, rpc('get_balance', {}, false))));
     rows.push(
-      await load('MCP get_balance (2026-07-28, stateless)', {
-        url: mcpUrl,
-        ...post,
-        headers: modern('get_balance'),
-        body: rpc('get_balance', {}, true),
-      }),
+      await load(
+        'MCP get_balance (2026-07-28, stateless)',
+        mcpLoad(modern('get_balance'), rpc('get_balance', {}, true)),
+      ),
     );
+    const gatewayCall = { url: `${gw}/demo-weather/current?city=lisbon`, headers: auth };
+    rows.push(await load('gateway GET /demo-weather/current', closedLoop(gatewayCall)));
+    // The direct call with the Idempotency-Key every MCP call_api sends: the gateway's claim/replay record alone.
     rows.push(
-      await load('gateway GET /demo-weather/current', { url: `${gw}/demo-weather/current?city=lisbon`, headers: auth }),
+      await load(
+        'gateway GET /demo-weather/current + Idempotency-Key',
+        closedLoop({ ...gatewayCall, headers: { ...auth, 'idempotency-key': 'bench-[<id>]' }, idReplacement: true }),
+      ),
     );
-    rows.push(
-      await load('MCP call_api (2025-11-25, session)', {
-        url: mcpUrl,
-        ...post,
-        headers: legacy,
-        body: rpc('call_api', call, false),
-      }),
-    );
-    rows.push(
-      await load('MCP call_api (2026-07-28, stateless)', {
-        url: mcpUrl,
-        ...post,
-        headers: modern('call_api'),
-        body: rpc('call_api', call, true),
-      }),
-    );
+    const eras = [
+      { era: '2025-11-25, session', headers: legacy, body: rpc('call_api', call, false) },
+      { era: '2026-07-28, stateless', headers: modern('call_api'), body: rpc('call_api', call, true) },
+    ];
+    for (const e of eras) rows.push(await load(`MCP call_api (${e.era})`, mcpLoad(e.headers, e.body)));
+
+    // Per-call overhead at a load both paths sustain: open loop, the same fixed rate for the pair.
+    const added: AddedLatency[] = [];
+    for (const e of eras) {
+      const saturated = rows.find((r) => r?.name === `MCP call_api (${e.era})`);
+      if (!saturated) continue;
+      const rate = Math.max(50, Math.round(saturated.req_per_s * FIXED_RATE_SHARE));
+      const direct = await load(
+        `gateway GET /demo-weather/current @ ${rate}/s fixed (${e.era} pair)`,
+        fixedRate({ ...gatewayCall, method: 'GET', rate }),
+      );
+      // Fresh JSON-RPC ids: a repeated one would be an idempotent replay, not a call.
+      const tag = `fixed-${Date.now()}`;
+      const viaMcp = await load(
+        `MCP call_api (${e.era}) @ ${rate}/s fixed`,
+        fixedRate({
+          url: mcpUrl,
+          method: 'POST',
+          headers: e.headers,
+          body: (i) => e.body.replace('[<id>]', `${tag}-${i}`),
+          rate,
+        }),
+      );
+      rows.push(direct, viaMcp);
+      if (direct && viaMcp) {
+        added.push({
+          era: e.era,
+          rate_per_s: rate,
+          added_p50_ms: Math.round((viaMcp.p50_ms - direct.p50_ms) * 100) / 100,
+          added_p99_ms: Math.round((viaMcp.p99_ms - direct.p99_ms) * 100) / 100,
+        });
+      }
+    }
     const result = {
       at: new Date().toISOString(),
       seconds: SECONDS,
@@ -193,6 +256,8 @@ async function main(): Promise<void> {
       caveat:
         'machine shared with other work during the run; absolute numbers are low-confidence, ratios between rows of one run and CPU per request less so',
       rows: rows.filter((r) => r !== undefined),
+      fixed_rate_share: FIXED_RATE_SHARE,
+      added_latency_at_fixed_rate: added,
     };
     const dir = join(ROOT, 'bench/results');
     mkdirSync(dir, { recursive: true });
@@ -202,6 +267,7 @@ async function main(): Promise<void> {
     );
     writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
     console.table(result.rows);
+    if (added.length) console.table(added);
     console.log(`written ${file}`);
   } finally {
     await stopChild(all.child);
