@@ -1,7 +1,8 @@
 /**
  * One in-memory search index per database handle (search-index.ts), attached by createAppContext. The index is
  * built on first use: in place for a small catalog, in a worker thread for a large one (searches use FTS5 until it
- * arrives), and built again the same way when the change log says in-place updates no longer cover what changed.
+ * arrives), and built again the same way when the change log says in-place updates no longer cover what changed, or
+ * (in the background, the old one answering meanwhile) when many listings were re-tokenized since the base.
  */
 import type Sqlite from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
@@ -28,9 +29,18 @@ class IndexOwner {
 
   /** The index when it can answer now; otherwise undefined (and a build under way). */
   current(): SearchIndex | undefined {
-    if (this.#index && !this.#index.stale) return this.#index;
-    if (!this.#worker && !this.#closed && Date.now() >= this.#retryAt && !this.#sqlite.inTransaction) this.#build();
+    const index = this.#index;
+    if (index && !index.stale) {
+      // A base with many listings changed since it is rebuilt in the background while it keeps answering.
+      if (index.wantsCompaction && this.#canBuild()) this.#build();
+      return this.#index;
+    }
+    if (this.#canBuild()) this.#build();
     return this.#index && !this.#index.stale ? this.#index : undefined;
+  }
+
+  #canBuild(): boolean {
+    return !this.#worker && !this.#closed && Date.now() >= this.#retryAt && !this.#sqlite.inTransaction;
   }
 
   #build(): void {

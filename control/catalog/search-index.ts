@@ -24,6 +24,8 @@ import { type IndexBase, type ListingRow, listingRowReader, tokenizerOf, type Do
  */
 const MAX_TEXT_CHANGES = 256;
 const MAX_ROW_CHANGES = 5_000;
+/** Listings re-tokenized since the base past which a fresh base is built in the background (each query scans them). */
+const COMPACT_AFTER = 128;
 const K1 = 1.2;
 const B = 0.75;
 
@@ -98,6 +100,11 @@ export class SearchIndex {
   /** True once the change log has moved past what in-place updates cover: the owner builds a new base. */
   get stale(): boolean {
     return this.#stale;
+  }
+
+  /** True when enough listings changed since the base that a fresh one would answer faster (this one still answers). */
+  get wantsCompaction(): boolean {
+    return this.#overlay.size > COMPACT_AFTER;
   }
 
   /**

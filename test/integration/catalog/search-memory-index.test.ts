@@ -249,6 +249,33 @@ describe('in-memory search index', () => {
     }
   });
 
+  it('builds a fresh base once many listings were re-tokenized, answering from the old one until then', async () => {
+    const attached = await openMigratedTempDb();
+    try {
+      const detach = attachSearchIndex(attached.h.db, attached.h.sqlite);
+      const org = await seedOrg(attached.h);
+      const first = searchIndexOf(attached.h.db)!;
+      for (let i = 0; i < 140; i++)
+        await insertListing(attached.h, {
+          orgId: org.orgId,
+          slug: `c-${i}`,
+          name: `weather compact ${i}`,
+          endpoints: [{ method: 'GET', path: '/c', priceCents: i % 3 }],
+        });
+      const p = { words: ['weather'], sort: 'price' as const, limit: 50, offset: 10 };
+      const fts = await ftsSearch(attached.h.db, p, '"weather"*');
+      expect(first.search(p)).toEqual(fts);
+      expect(first.wantsCompaction).toBe(true);
+      const second = searchIndexOf(attached.h.db)!;
+      expect(second).not.toBe(first);
+      expect(second.wantsCompaction).toBe(false);
+      expect(second.search(p)).toEqual(fts);
+      detach();
+    } finally {
+      await attached.close();
+    }
+  });
+
   it('keeps only the newest change-log entries when pruned', async () => {
     const before = Number(h.sqlite.prepare('SELECT count(*) FROM search_changes').pluck().get());
     expect(before).toBeGreaterThan(10);
