@@ -8,7 +8,7 @@
  * a scratch in-memory FTS5 table with apis_fts's own definition for changed listings and query words), and scores are
  * fts5_aux.c's bm25 evaluated in the same order, so they are the same doubles. Tests compare every answer with FTS5.
  *
- * Fresh by construction: the base is read in one read transaction (search-index.build.ts; a worker thread builds it
+ * Fresh by construction: the base is read in one read transaction (search-index.base.ts; a worker thread builds it
  * for large catalogs), and migration 0013's change log names each listing whose text or search row changed after
  * that; the index re-reads just those before it answers. It answers nothing (the caller falls back to FTS5) until the
  * base exists, while a rebuild is due, inside another request's open transaction on the shared connection (it would
@@ -49,7 +49,7 @@ export class SearchIndex {
   /** Applies the change log in one read transaction; false when a rebuild is due. */
   readonly #applyChanges: () => boolean;
   readonly #queryTerms = new Map<string, string | null>();
-  #base: IndexBase;
+  readonly #base: IndexBase;
   #seq: number;
   /** rowid → dense doc index (base docs first, then docs added since). */
   readonly #docOf = new Map<number, number>();
