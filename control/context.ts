@@ -13,6 +13,7 @@ import { loadSecretKey } from '../core/secret-key.js';
 import { createMailer, type Mailer } from './email/mailer.js';
 import { createPaymentsBackend, type PaymentsBackend } from './billing/payments.js';
 import { createRateLimiters, type RateLimiters } from './lib/rate-limit.js';
+import { attachSearchIndex } from './catalog/search-index.owner.js';
 
 export interface AppContext {
   config: Readonly<Config>;
@@ -50,6 +51,7 @@ export async function createAppContext(config: Readonly<Config>, opts: AppContex
   }
   const clock = opts.clock ?? offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
   const secretKey = loadSecretKey(config);
+  const detachSearchIndex = config.searchIndex ? attachSearchIndex(handles.db, handles.sqlite) : () => {};
   return {
     config,
     db: handles.db,
@@ -67,6 +69,9 @@ export async function createAppContext(config: Readonly<Config>, opts: AppContex
     payments: createPaymentsBackend(config, secretKey),
     limiters: createRateLimiters(config),
     urls: config.urls,
-    close: () => handles.close(),
+    close: () => {
+      detachSearchIndex();
+      return handles.close();
+    },
   };
 }

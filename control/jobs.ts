@@ -5,10 +5,19 @@ import { priceScheduleJob } from './pricing/pricing.service.js';
 import { leaderboardJob } from './market/leaderboards.job.js';
 import { oauthSweepJob } from './oauth/oauth.jobs.js';
 import { signInSweepJob } from './sessions/sessions.jobs.js';
+import { searchIndexWarmUp } from './catalog/search-index.owner.js';
 
 export type Job = (ctx: AppContext) => () => void;
 
-const JOBS: Job[] = [autoReloadJob, payoutsJob, priceScheduleJob, leaderboardJob, oauthSweepJob, signInSweepJob];
+const JOBS: Job[] = [
+  autoReloadJob,
+  payoutsJob,
+  priceScheduleJob,
+  leaderboardJob,
+  oauthSweepJob,
+  signInSweepJob,
+  searchIndexWarmUp,
+];
 
 export function startBackgroundJobs(ctx: AppContext): () => void {
   const stops = JOBS.map((job) => job(ctx));

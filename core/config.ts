@@ -79,10 +79,12 @@ const EnvSchema = z.object({
     .optional()
     .transform((v) => (v === undefined ? undefined : v === '1' || v === 'true' || v === 'yes')),
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  /** How often leaderboards and listing stats are recomputed (control/market/leaderboards.job.ts). */
   /** Comma-separated upstream host names (or IP literals) allowed although private; production only (docs/security.md). */
   SVC_EGRESS_ALLOW: z.string().default(''),
+  /** How often leaderboards and listing stats are recomputed (control/market/leaderboards.job.ts). */
   SVC_LEADERBOARD_REFRESH_MS: z.coerce.number().int().min(200).max(86_400_000).default(60_000),
+  /** Word searches ranked in memory (control/catalog/search-index.ts); 0 leaves every search to FTS5. */
+  SVC_SEARCH_INDEX: bool(true),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -112,6 +114,8 @@ export interface Config {
   demo: boolean;
   logLevel: Env['SVC_LOG_LEVEL'];
   leaderboardRefreshMs: number;
+  /** Whether catalog searches use the in-memory index (SVC_SEARCH_INDEX). */
+  searchIndex: boolean;
   /** SVC_EGRESS_ALLOW split: hosts the production egress rule lets through although they resolve to private addresses. */
   egressAllow: readonly string[];
 }
@@ -229,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     demo,
     logLevel: e.SVC_LOG_LEVEL,
     leaderboardRefreshMs: e.SVC_LEADERBOARD_REFRESH_MS,
+    searchIndex: e.SVC_SEARCH_INDEX,
     egressAllow: Object.freeze(
       e.SVC_EGRESS_ALLOW.split(',')
         .map((h) => h.trim())

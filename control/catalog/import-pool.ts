@@ -3,9 +3,8 @@
  * `workers` at once, each in a fresh worker with its own heap cap (`resourceLimits`) and a deadline, and at most
  * `queue` waiting. A full queue answers `503 busy` with Retry-After at once instead of piling work up.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerScript } from '../lib/worker-script.js';
 import { SvcError } from '../../core/errors.js';
 import type { ImportJob, ImportJobResult, ImportStats, ParsedImport } from './import-job.js';
 import type { StoreStats, StoreTarget } from './import-store.js';
@@ -25,13 +24,6 @@ export const DEFAULT_IMPORT_POOL: ImportPoolOptions = { workers: 1, queue: 8, ma
 
 /** Seconds a refused caller is told to wait: roughly one large import. */
 const BUSY_RETRY_AFTER_S = 10;
-
-/** The compiled worker script; tests that run from TypeScript sources use the build in dist/. */
-function workerScript(): URL {
-  const here = new URL('./import-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here;
-  return new URL('../../dist/control/catalog/import-worker.js', import.meta.url);
-}
 
 export class ImportPool {
   readonly #opts: ImportPoolOptions;
@@ -119,7 +111,7 @@ export class ImportPool {
     const { maxHeapMb, timeoutMs } = this.#opts;
     const worker =
       this.#idle.pop() ??
-      new Worker(workerScript(), {
+      new Worker(workerScript('catalog/import-worker.js'), {
         resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
         stdout: false,
         stderr: false,

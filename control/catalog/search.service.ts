@@ -11,6 +11,8 @@ import type { CatalogSearchResult } from '../../core/schemas/catalog.schemas.js'
 import { pageOf } from '../lib/pagination.js';
 import { PAGE_MAX_LIMIT } from '../../core/schemas/common.schemas.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
+import { searchIndexOf } from './search-index.owner.js';
+import { COLUMN_WEIGHTS } from './search-index.base.js';
 
 export interface SearchResult {
   ids: string[];
@@ -26,16 +28,23 @@ export interface SearchParams {
   offset: number;
 }
 
-/** Words of the query as quoted FTS5 prefix terms joined by OR: user text never reaches FTS5 syntax unescaped. */
-export function ftsQuery(q: string): string | null {
-  const words =
+/** The searchable words of a query: lower-case letter and digit runs, at most 12. */
+function queryWords(q: string): string[] {
+  return (
     q
       .toLowerCase()
       .match(/[\p{L}\p{N}]+/gu)
-      ?.slice(0, 12) ?? [];
-  if (words.length === 0) return null;
-  return words.map((w) => `"${w}"*`).join(' OR ');
+      ?.slice(0, 12) ?? []
+  );
 }
+
+/** Words of the query as quoted FTS5 prefix terms joined by OR: user text never reaches FTS5 syntax unescaped. */
+export function ftsQuery(q: string): string | null {
+  const words = queryWords(q);
+  return words.length === 0 ? null : matchOf(words);
+}
+
+const matchOf = (words: string[]) => words.map((w) => `"${w}"*`).join(' OR ');
 
 /**
  * Returns ordered api ids (limit + 1 for has_more) and the exact total number of matches. Reads `listing_search`
@@ -57,7 +66,7 @@ async function pageFromWindow(db: Db, s: NormalizedSearch): Promise<SearchResult
   const { offset, limit } = s.params;
   const start = offset - (offset % RANK_WINDOW);
   const window = await cachedSearch(db, `window ${start} ${s.query}`, () =>
-    runSearch(db, { ...s.params, offset: start, limit: RANK_WINDOW + PAGE_MAX_LIMIT }, s.match),
+    runSearch(db, { ...s.params, offset: start, limit: RANK_WINDOW + PAGE_MAX_LIMIT }, s),
   );
   const from = offset - start;
   return { ids: window.ids.slice(from, from + limit + 1), total: window.total };
@@ -73,21 +82,33 @@ export const RANK_WINDOW = 100;
  */
 interface NormalizedSearch {
   params: SearchParams;
+  /** The query's words (null without a query): FTS5's phrases and the in-memory index's. */
+  words: string[] | null;
   match: string | null;
   query: string;
   page: string;
 }
 
 function normalized(p: SearchParams): NormalizedSearch | undefined {
-  const match = p.query ? ftsQuery(p.query) : null;
-  if (p.query && !match) return undefined;
+  const words = p.query ? queryWords(p.query) : null;
+  if (words?.length === 0) return undefined;
+  const match = words ? matchOf(words) : null;
   const category = p.category ? normalizeCategory(p.category) : undefined;
   const query = JSON.stringify([match, category, p.max_price_cents, p.sort ?? 'relevance']);
-  return { params: { ...p, category }, match, query, page: `${query} ${p.limit} ${p.offset}` };
+  return { params: { ...p, category }, words, match, query, page: `${query} ${p.limit} ${p.offset}` };
 }
 
-/** The two statements of one search, `p.category` already normalised. */
-async function runSearch(db: Db, p: SearchParams, match: string | null): Promise<SearchResult> {
+/**
+ * One search, `p.category` already normalised: from the in-memory index (search-index.ts) when it can answer, else
+ * FTS5's two statements. Both give the same ids in the same order (tests hold them equal).
+ */
+async function runSearch(db: Db, p: SearchParams, s: NormalizedSearch): Promise<SearchResult> {
+  const indexed = searchIndexOf(db)?.search({ ...p, words: s.words, sort: p.sort ?? 'relevance' });
+  return indexed ?? ftsSearch(db, p, s.match);
+}
+
+/** The FTS5 search: the reference the in-memory index reproduces. */
+export async function ftsSearch(db: Db, p: SearchParams, match: string | null): Promise<SearchResult> {
   const conds = [];
   if (match) conds.push(sql`apis_fts MATCH ${match}`);
   if (p.category) conds.push(sql`l.category = ${p.category}`);
@@ -103,13 +124,16 @@ async function runSearch(db: Db, p: SearchParams, match: string | null): Promise
   return { ids: rows.map((r) => r.id), total: Number(total) };
 }
 
+/** FTS5's bm25 with the catalog's column weights (name > summary > tags > paths > description). */
+const BM25 = sql.raw(`bm25(apis_fts, ${COLUMN_WEIGHTS.map((w) => w.toFixed(1)).join(', ')})`);
+
 /**
  * The sort's ORDER BY before the final `api_id` tie-break (docs/catalog.md). Without words, each order is exactly
  * the column list of one `listing_search` index, so SQLite reads that index in order and stops after the page.
  */
 function orderBy(sort: Sort, matched: boolean): RawBuilder<unknown> {
   // Without words, what would be relevance ties break newest first.
-  const relevance = matched ? sql`bm25(apis_fts, 10.0, 5.0, 1.0, 4.0, 2.0) ASC` : sql`l.published_at DESC`;
+  const relevance = matched ? sql`${BM25} ASC` : sql`l.published_at DESC`;
   switch (sort) {
     case 'price':
       return matched

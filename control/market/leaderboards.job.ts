@@ -3,20 +3,12 @@
  * worker thread with its own connection (leaderboards.worker.ts) so the refresh never holds up a request. An
  * in-memory database cannot be shared with a thread; it is refreshed in-process.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerScript } from '../lib/worker-script.js';
 import type { AppContext } from '../context.js';
 import { noteLeaderboardRefresh, refreshLeaderboards } from './leaderboards.service.js';
 import { intervalJob } from '../lib/interval-job.js';
 import type { RefreshReply, RefreshRequest } from './leaderboards.worker.js';
-
-/** The compiled worker script; tests that run from TypeScript sources use the build in dist/. */
-function workerScript(): URL {
-  const here = new URL('./leaderboards.worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here;
-  return new URL('../../dist/control/market/leaderboards.worker.js', import.meta.url);
-}
 
 /** One long-lived refresh thread; a thread that dies is replaced at the next refresh. */
 class RefreshThread {
@@ -49,7 +41,7 @@ class RefreshThread {
   }
 
   #start(): Worker {
-    const worker = new Worker(workerScript(), { workerData: { file: this.#file } });
+    const worker = new Worker(workerScript('market/leaderboards.worker.js'), { workerData: { file: this.#file } });
     worker.unref();
     worker.on('error', () => {}); // reported through 'exit' to the pending refresh
     worker.once('exit', () => {

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { DAY_MS } from '../../core/clock.js';
 import { BOARDS, type Board } from '../../core/enumerations.js';
+import { pruneSearchChanges } from '../catalog/search-index.base.js';
 
 export const BOARD_SIZE = 50;
 /** Orgs needed for full credit: with fewer, every score is scaled by n / FULL_DIVERSITY_ORGS. */
@@ -236,6 +237,7 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
         .deleteFrom('api_stats')
         .where('api_id', 'in', gone.slice(i, i + 200))
         .execute();
+    await pruneSearchChanges(trx);
   });
   noteLeaderboardRefresh(now);
 }

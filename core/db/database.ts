@@ -491,6 +491,7 @@ export interface Database {
   payouts: PayoutsTable;
   api_stats: ApiStatsTable;
   listing_search: ListingSearchTable;
+  search_changes: SearchChangesTable;
   oauth_clients: OAuthClientsTable;
   oauth_grants: OAuthGrantsTable;
   oauth_codes: OAuthCodesTable;
@@ -524,6 +525,15 @@ export interface ListingSearchTable {
   calls_30d: number;
   /** 30-day success rate when calls_30d >= 10, else -1. */
   reliability: number;
+}
+
+/** Listings whose search text or row changed, for the in-memory search index (0013_search_changes). */
+export interface SearchChangesTable {
+  seq: Generated<number>;
+  /** The listing's rowid (`apis.rowid` = `apis_fts.rowid` = `listing_search.rowid`). */
+  doc: number;
+  /** 1 when the FTS text may have changed, 0 when only the `listing_search` row did. */
+  text: 0 | 1;
 }
 
 /** OAuth clients: dynamically registered (RFC 7591) or a fetched Client ID Metadata Document (0009_oauth). */
