@@ -12,6 +12,17 @@ import { SettleWriter, type SettleRecord } from '../../../gateway/settle-writer.
 import { IdempotencyStore } from '../../../gateway/idempotency.js';
 import { Instances } from '../../../gateway/instances.js';
 import { isBusy } from '../../../gateway/no-wait.js';
+import { systemClock } from '../../../core/clock.js';
+import { egressPolicy } from '../../../core/egress.js';
+import type { SvcError } from '../../../core/errors.js';
+import { loadGatewayConfig } from '../../../gateway/config.js';
+import { KeyCache } from '../../../gateway/cache/key-cache.js';
+import { ListingCache } from '../../../gateway/cache/listing-cache.js';
+import { KeyRateLimiter } from '../../../gateway/rate-limiter.js';
+import { Pipeline } from '../../../gateway/pipeline.js';
+import { createUpstreamPool } from '../../../gateway/steps/forward.js';
+import type { LeaseManager } from '../../../gateway/leases.js';
+import type { ClientSink, Headers } from '../../../gateway/respond.js';
 
 let dir: string;
 let h: DbHandles;
@@ -163,5 +174,62 @@ describe('Idempotency-Key claims in the group commit', () => {
       kind: 'replay',
       requestId: 'req_f',
     });
+  });
+
+  it('a client that leaves while its claim is committing is not forwarded, and its key is free again', async () => {
+    const a = await arrange();
+    const slug = (await h.db.selectFrom('apis').select('slug').orderBy('created_at', 'desc').executeTakeFirstOrThrow())
+      .slug;
+    const consumerKey = (await seedKey(h, a.c.orgId)).key;
+    const pipeline = new Pipeline({
+      cfg: loadGatewayConfig({ SVC_DATA_DIR: dir }),
+      clock: systemClock,
+      keys: new KeyCache(h.sqlite),
+      listings: new ListingCache(h.sqlite, null),
+      leases: {} as LeaseManager, // a free endpoint reserves nothing
+      writer: a.writer,
+      idem: a.idem,
+      limiter: new KeyRateLimiter(1),
+      upstream: createUpstreamPool({
+        connections: 1,
+        connectTimeoutMs: 1_000,
+        headersTimeoutMs: 1_000,
+        bodyTimeoutMs: 1_000,
+        egress: egressPolicy({ isProduction: false, egressAllow: [] }),
+      }),
+      signalPressure: () => {},
+    });
+    const answers: number[] = [];
+    const sink: ClientSink = {
+      aborted: false,
+      isHead: false,
+      onAbort() {},
+      problem(err: SvcError) {
+        answers.push(err.status);
+      },
+      send(status: number) {
+        answers.push(status);
+      },
+      begin() {},
+      write: () => true,
+      onWritable() {},
+      end() {},
+      close() {},
+    };
+    const headers: Headers = [
+      ['authorization', `Bearer ${consumerKey}`],
+      ['idempotency-key', 'gone'],
+    ];
+    const done = pipeline.handle(
+      { method: 'GET', url: `/${slug}/x`, query: '', headers, body: null, requestId: 'req_gone' },
+      sink,
+    );
+    // The claim is queued for the next group commit; the client leaves before it commits.
+    (sink as { aborted: boolean }).aborted = true;
+    await done;
+    expect(answers).toEqual([]);
+    // Not forwarded (a forwarded call to this unreachable upstream would leave a usage row), and the key is free.
+    expect(await h.db.selectFrom('usage_events').select('id').execute()).toEqual([]);
+    expect(await a.claimsOnDisk()).toEqual([]);
   });
 });
