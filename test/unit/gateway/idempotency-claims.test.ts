@@ -12,17 +12,9 @@ import { SettleWriter, type SettleRecord } from '../../../gateway/settle-writer.
 import { IdempotencyStore } from '../../../gateway/idempotency.js';
 import { Instances } from '../../../gateway/instances.js';
 import { isBusy } from '../../../gateway/no-wait.js';
-import { systemClock } from '../../../core/clock.js';
-import { egressPolicy } from '../../../core/egress.js';
-import type { SvcError } from '../../../core/errors.js';
-import { loadGatewayConfig } from '../../../gateway/config.js';
-import { KeyCache } from '../../../gateway/cache/key-cache.js';
-import { ListingCache } from '../../../gateway/cache/listing-cache.js';
-import { KeyRateLimiter } from '../../../gateway/rate-limiter.js';
-import { Pipeline } from '../../../gateway/pipeline.js';
-import { createUpstreamPool } from '../../../gateway/steps/forward.js';
 import type { LeaseManager } from '../../../gateway/leases.js';
-import type { ClientSink, Headers } from '../../../gateway/respond.js';
+import type { Headers } from '../../../gateway/respond.js';
+import { RecordingSink, unitPipeline } from './pipeline-kit.js';
 
 let dir: string;
 let h: DbHandles;
@@ -67,9 +59,17 @@ async function arrange(lockWaitLimitMs?: number) {
     day: utcDay(now),
   });
   const claim = (key: string, requestId: string, hash = 'h1') => idem.claim(c.orgId, key, hash, requestId, () => now);
+  /** The idempotency completion a settle carries for `idemKey`. */
+  const completion = (idemKey: string, status: number, headers: [string, string][], body: string) => ({
+    orgId: c.orgId,
+    idemKey,
+    status,
+    headersJson: JSON.stringify(headers),
+    body: Buffer.from(body),
+  });
   const claimsOnDisk = () =>
     h.db.selectFrom('idempotency_records').select(['idem_key', 'request_id', 'state']).orderBy('idem_key').execute();
-  return { c, inst, writer, idem, rec, claim, claimsOnDisk, now };
+  return { c, inst, writer, idem, rec, claim, completion, claimsOnDisk, now };
 }
 
 describe('Idempotency-Key claims in the group commit', () => {
@@ -103,13 +103,7 @@ describe('Idempotency-Key claims in the group commit', () => {
     const a = await arrange();
     expect((await a.claim('job', 'req_first')).kind).toBe('new');
     const done = a.rec('req_first');
-    done.idempotency = {
-      orgId: a.c.orgId,
-      idemKey: 'job',
-      status: 201,
-      headersJson: JSON.stringify([['content-type', 'text/plain']]),
-      body: Buffer.from('made'),
-    };
+    done.idempotency = a.completion('job', 201, [['content-type', 'text/plain']], 'made');
     const [, retry] = await Promise.all([a.writer.settle(done), a.claim('job', 'req_retry')]);
     expect(retry).toMatchObject({ kind: 'replay', requestId: 'req_first', status: 201 });
     expect(retry.kind === 'replay' && retry.body.toString()).toBe('made');
@@ -152,13 +146,7 @@ describe('Idempotency-Key claims in the group commit', () => {
     expect((await a.claim('unfinished', 'req_u')).kind).toBe('new');
     expect((await a.claim('finished', 'req_f')).kind).toBe('new');
     const done = a.rec('req_f');
-    done.idempotency = {
-      orgId: a.c.orgId,
-      idemKey: 'finished',
-      status: 200,
-      headersJson: '[]',
-      body: Buffer.from('ok'),
-    };
+    done.idempotency = a.completion('finished', 200, [], 'ok');
     await a.writer.settle(done);
     // The holder stops heartbeating (crashed); another gateway process reaps it.
     await h.db.updateTable('gateway_instances').set({ heartbeat_at: 0 }).where('id', '=', a.inst.id).execute();
@@ -181,41 +169,13 @@ describe('Idempotency-Key claims in the group commit', () => {
     const slug = (await h.db.selectFrom('apis').select('slug').orderBy('created_at', 'desc').executeTakeFirstOrThrow())
       .slug;
     const consumerKey = (await seedKey(h, a.c.orgId)).key;
-    const pipeline = new Pipeline({
-      cfg: loadGatewayConfig({ SVC_DATA_DIR: dir }),
-      clock: systemClock,
-      keys: new KeyCache(h.sqlite),
-      listings: new ListingCache(h.sqlite, null),
-      leases: {} as LeaseManager, // a free endpoint reserves nothing
-      writer: a.writer,
-      idem: a.idem,
-      limiter: new KeyRateLimiter(1),
-      upstream: createUpstreamPool({
-        connections: 1,
-        connectTimeoutMs: 1_000,
-        headersTimeoutMs: 1_000,
-        bodyTimeoutMs: 1_000,
-        egress: egressPolicy({ isProduction: false, egressAllow: [] }),
-      }),
-      signalPressure: () => {},
-    });
-    const answers: number[] = [];
-    const sink: ClientSink = {
-      aborted: false,
-      isHead: false,
-      onAbort() {},
-      problem(err: SvcError) {
-        answers.push(err.status);
-      },
-      send(status: number) {
-        answers.push(status);
-      },
-      begin() {},
-      write: () => true,
-      onWritable() {},
-      end() {},
-      close() {},
-    };
+    // A free endpoint reserves nothing: no lease manager is needed.
+    const pipeline = unitPipeline(
+      h.sqlite,
+      { SVC_DATA_DIR: dir },
+      { writer: a.writer, idem: a.idem, leases: {} as LeaseManager },
+    );
+    const sink = new RecordingSink();
     const headers: Headers = [
       ['authorization', `Bearer ${consumerKey}`],
       ['idempotency-key', 'gone'],
@@ -225,9 +185,9 @@ describe('Idempotency-Key claims in the group commit', () => {
       sink,
     );
     // The claim is queued for the next group commit; the client leaves before it commits.
-    (sink as { aborted: boolean }).aborted = true;
+    sink.aborted = true;
     await done;
-    expect(answers).toEqual([]);
+    expect(sink.answers).toEqual([]);
     // Not forwarded (a forwarded call to this unreachable upstream would leave a usage row), and the key is free.
     expect(await h.db.selectFrom('usage_events').select('id').execute()).toEqual([]);
     expect(await a.claimsOnDisk()).toEqual([]);

@@ -7,46 +7,16 @@ import { describe, expect, it } from 'vitest';
 import Sqlite from 'better-sqlite3';
 import { useMigratedTempDb, seedOrg, grantCredits, seedListing } from '../../helpers/db.js';
 import type { DbHandles } from '../../../core/db/database.js';
-import { systemClock } from '../../../core/clock.js';
-import { loadGatewayConfig } from '../../../gateway/config.js';
-import { KeyCache } from '../../../gateway/cache/key-cache.js';
-import { ListingCache } from '../../../gateway/cache/listing-cache.js';
 import { Instances } from '../../../gateway/instances.js';
 import { SettleWriter } from '../../../gateway/settle-writer.js';
 import { IdempotencyStore } from '../../../gateway/idempotency.js';
-import { KeyRateLimiter } from '../../../gateway/rate-limiter.js';
-import { Pipeline } from '../../../gateway/pipeline.js';
-import { createUpstreamPool } from '../../../gateway/steps/forward.js';
-import { egressPolicy } from '../../../core/egress.js';
 import type { LeaseManager } from '../../../gateway/leases.js';
-import type { ClientSink, Headers } from '../../../gateway/respond.js';
-import type { SvcError } from '../../../core/errors.js';
+import type { Headers } from '../../../gateway/respond.js';
+import { RecordingSink, unitPipeline } from './pipeline-kit.js';
 
 let dir: string;
 let h: DbHandles;
 useMigratedTempDb((d) => ({ dir, h } = d));
-
-class RecordingSink implements ClientSink {
-  aborted = false;
-  readonly isHead = false;
-  answers: { status: number; code?: string }[] = [];
-  onAbort(): void {}
-  problem(err: SvcError): void {
-    this.answers.push({ status: err.status, code: err.code });
-    this.aborted = true;
-  }
-  send(status: number, _headers: Headers, _body: Buffer | string): void {
-    this.answers.push({ status });
-    this.aborted = true;
-  }
-  begin(): void {}
-  write(): boolean {
-    return true;
-  }
-  onWritable(): void {}
-  end(): void {}
-  close(): void {}
-}
 
 describe('pipeline under a write lock held elsewhere', () => {
   it('a reservation that gives up on the lock leaves no Idempotency-Key claim behind and charges nothing', async () => {
@@ -59,7 +29,6 @@ describe('pipeline under a write lock held elsewhere', () => {
       baseUrl: 'http://127.0.0.1:1',
       endpoints: [{ method: 'POST', path: '/x', priceCents: 5 }],
     });
-    const cfg = loadGatewayConfig({ SVC_DATA_DIR: dir, SVC_GATEWAY_LOCK_WAIT_MS: '200' });
     const inst = new Instances(h.sqlite, Date.now());
     const writer = new SettleWriter(h.sqlite, { holderId: inst.id, platformFeeBps: 0 });
     const idem = new IdempotencyStore(h.sqlite, writer, inst.id, 60_000, (e) => {
@@ -73,24 +42,11 @@ describe('pipeline under a write lock held elsewhere', () => {
         throw busy;
       },
     } as unknown as LeaseManager;
-    const pipeline = new Pipeline({
-      cfg,
-      clock: systemClock,
-      keys: new KeyCache(h.sqlite),
-      listings: new ListingCache(h.sqlite, null),
-      leases,
-      writer,
-      idem,
-      limiter: new KeyRateLimiter(1),
-      upstream: createUpstreamPool({
-        connections: 1,
-        connectTimeoutMs: 1_000,
-        headersTimeoutMs: 1_000,
-        bodyTimeoutMs: 1_000,
-        egress: egressPolicy({ isProduction: false, egressAllow: [] }),
-      }),
-      signalPressure: () => {},
-    });
+    const pipeline = unitPipeline(
+      h.sqlite,
+      { SVC_DATA_DIR: dir, SVC_GATEWAY_LOCK_WAIT_MS: '200' },
+      { writer, idem, leases },
+    );
     const call = (requestId: string) => {
       const sink = new RecordingSink();
       const headers: Headers = [
