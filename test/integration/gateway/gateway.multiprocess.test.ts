@@ -76,6 +76,33 @@ describe('gateway across processes', () => {
     expect(holders.length).toBe(2);
   }, 60_000);
 
+  it('concurrent retries with one Idempotency-Key over two gateway processes: one upstream call, one charge', async () => {
+    w = await makeWorld({ endpoints: [{ method: 'GET', path: '/users/{id}', priceCents: 3 }] });
+    const c = await seedOrg(w.h);
+    await grantCredits(w.h, c.orgId, 100);
+    const g = await startGateway(w.dataDir, {}, { workers: 2 });
+    gateways.push(g);
+    // One connection per call, so the kernel spreads the retries over both processes (SO_REUSEPORT).
+    const agent = new Agent({ connections: 64, pipelining: 0 });
+    const rs = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const r = await request(`${g.url}/${w!.slug}/users/7`, {
+          method: 'GET',
+          headers: { authorization: `Bearer ${c.key}`, 'idempotency-key': 'one-job', connection: 'close' },
+          dispatcher: agent,
+        });
+        return { status: r.statusCode, body: await r.body.text(), charged: r.headers['x-svc-charged-cents'] };
+      }),
+    );
+    await agent.close();
+    expect(rs.every((r) => r.status === 200)).toBe(true);
+    expect(new Set(rs.map((r) => r.body)).size).toBe(1);
+    expect(rs.filter((r) => r.charged === '3')).toHaveLength(1);
+    expect(w.upstream.seen.filter((s) => s.url.startsWith('/users/7'))).toHaveLength(1);
+    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(97);
+    await expectLedgerConsistent(w.h);
+  }, 60_000);
+
   it('a key budget is never exceeded across processes', async () => {
     w = await makeWorld({ endpoints: [{ method: 'GET', path: '/users/{id}', priceCents: 2 }] });
     const c = await seedOrg(w.h);
