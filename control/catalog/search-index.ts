@@ -17,6 +17,8 @@
 import Sqlite from 'better-sqlite3';
 import type { Sort } from '../../core/enumerations.js';
 import { type IndexBase, type ListingRow, listingRowReader, tokenizerOf, type DocTokens } from './search-index.base.js';
+import { type Column, ListingColumns } from './search-index.columns.js';
+import type { ListingSummary } from '../../core/schemas/catalog.schemas.js';
 
 /**
  * Changed listings applied in place (text tokenized again; search rows read again); more at once rebuild the base
@@ -26,6 +28,8 @@ const MAX_TEXT_CHANGES = 256;
 const MAX_ROW_CHANGES = 5_000;
 /** Listings re-tokenized since the base past which a fresh base is built in the background (each query scans them). */
 const COMPACT_AFTER = 128;
+/** Cached listing summaries kept (about 600 bytes each); past this the cache starts again. */
+const MAX_SUMMARIES = 20_000;
 const K1 = 1.2;
 const B = 0.75;
 
@@ -59,7 +63,9 @@ export class SearchIndex {
   /** Docs whose text changed since the base: their own term → weighted hits. */
   readonly #overlay = new Map<number, Map<string, number>>();
   /** Searchable docs' rows (live, unsuspended, with an endpoint), by dense doc index. */
-  readonly #rows: (ListingRow | undefined)[] = [];
+  readonly #rows = new ListingColumns();
+  /** Listing summaries by api id, each dropped when the change log names its listing (search.service.ts fills it). */
+  readonly #summaries = new Map<string, ListingSummary>();
   #docCount = 0;
   #tokenTotal = 0;
   #stale = false;
@@ -67,8 +73,8 @@ export class SearchIndex {
   #freq: Float64Array[] = [];
   /** bm25() as FTS5 returns it (negative; lower ranks first), by doc, for the query being answered. */
   #rank = new Float64Array(0);
-  /** Each candidate's first sort column, ascending (negated for a descending column). */
-  #key = new Float64Array(0);
+  /** The candidates' first sort column, for the selection (search-index.ts's smallest). */
+  #values = new Float64Array(0);
   #mark = new Uint32Array(0);
   #epoch = 0;
 
@@ -93,7 +99,7 @@ export class SearchIndex {
     this.#docCount = base.docRowid.length;
     for (const row of base.rows) {
       const doc = this.#docOf.get(row.rowid);
-      if (doc !== undefined) this.#rows[doc] = row;
+      if (doc !== undefined) this.#rows.set(doc, row);
     }
   }
 
@@ -118,7 +124,7 @@ export class SearchIndex {
       const size = Math.max(n, this.#mark.length * 2);
       this.#mark = new Uint32Array(size);
       this.#rank = new Float64Array(size);
-      this.#key = new Float64Array(size);
+      this.#values = new Float64Array(size);
     }
     let stems: string[] | null = null;
     if (q.words) {
@@ -130,28 +136,50 @@ export class SearchIndex {
       }
     }
     const candidates = stems ? this.#ranked(stems, q) : this.#all(q);
-    const rows = this.#rows as ListingRow[];
-    const order = comparator(q.sort, stems !== null, rows, this.#rank);
-    // Most comparisons end at the first sort column: read it once per candidate, into a flat array.
-    const key = this.#key;
-    for (const doc of candidates) key[doc] = order.first(doc);
-    const compare: Compare = (a, b) => (key[a]! < key[b]! ? -1 : key[a]! > key[b]! ? 1 : order.rest(a, b));
-    const top = smallest(candidates, q.offset + q.limit + 1, key, compare);
-    return { ids: top.slice(q.offset).map((doc) => rows[doc]!.apiId), total: candidates.length };
+    const rows = this.#rows;
+    const keys = sortColumns(q.sort, stems !== null).map((c) => (c === 'rank' ? this.#rank : rows.column(c)));
+    const top = smallest(candidates, q.offset + q.limit + 1, keys, rows.apiId as string[], this.#values);
+    return { ids: top.slice(q.offset).map((doc) => rows.apiId[doc]!), total: candidates.length };
   }
 
   /** bm25() of every searchable match of `words` by api id, as FTS5 returns it (diagnostics; tests compare the doubles). */
   scores(words: string[]): Map<string, number> | undefined {
     const found = this.search({ words, sort: 'relevance', limit: 0, offset: 0 });
     if (!found) return undefined;
-    const rows = this.#rows as ListingRow[];
     const stems = words.map((w) => this.#queryTerm(w)!);
-    return new Map(
-      this.#ranked(stems, { words, sort: 'relevance', limit: 0, offset: 0 }).map((d) => [
-        rows[d]!.apiId,
-        this.#rank[d]!,
-      ]),
-    );
+    const matches = this.#ranked(stems, { words, sort: 'relevance', limit: 0, offset: 0 });
+    return new Map(matches.map((d) => [this.#rows.apiId[d]!, this.#rank[d]!]));
+  }
+
+  /** Searchable listings per category (most first, then by name), or undefined when the index cannot answer now. */
+  categoryCounts(): { category: string; count: number }[] | undefined {
+    if (this.#stale || this.#sqlite.inTransaction || !this.#catchUp()) return undefined;
+    const { apiId, category, categoryNames } = this.#rows;
+    const counts = new Array<number>(categoryNames.length).fill(0);
+    for (let doc = 0; doc < this.#docLen.length; doc++) if (apiId[doc] !== undefined) counts[category[doc]!]!++;
+    return categoryNames
+      .map((name, i) => ({ category: name, count: counts[i]! }))
+      .filter((c) => c.count > 0)
+      .sort((a, b) => b.count - a.count || (a.category < b.category ? -1 : a.category > b.category ? 1 : 0));
+  }
+
+  /**
+   * The cached summaries of `apiIds` (undefined where none is cached), with the change-log position they are good
+   * for; undefined when the index cannot vouch for them now.
+   */
+  cachedSummaries(apiIds: string[]): { stamp: number; summaries: (ListingSummary | undefined)[] } | undefined {
+    if (this.#stale || this.#sqlite.inTransaction || !this.#catchUp()) return undefined;
+    return { stamp: this.#seq, summaries: apiIds.map((id) => this.#summaries.get(id)) };
+  }
+
+  /**
+   * Keeps summaries read after cachedSummaries returned `stamp`. If any change was applied since, they are not kept:
+   * one of them might predate it.
+   */
+  rememberSummaries(stamp: number, summaries: Map<string, ListingSummary>): void {
+    if (stamp !== this.#seq || this.#stale) return;
+    if (this.#summaries.size + summaries.size > MAX_SUMMARIES) this.#summaries.clear();
+    for (const [id, summary] of summaries) this.#summaries.set(id, summary);
   }
 
   /** Applies the change log past #seq; false when it has a gap or too much text changed (a rebuild is due). */
@@ -171,12 +199,22 @@ export class SearchIndex {
     for (const t of docs.values()) if (t) texts++;
     if (texts > MAX_TEXT_CHANGES || docs.size > MAX_ROW_CHANGES) return false;
     for (const [doc, text] of docs) {
+      const before = this.#docOf.get(doc);
+      if (before !== undefined) this.#forgetSummary(before);
       if (text) this.#retokenize(doc);
       const idx = this.#docOf.get(doc);
-      if (idx !== undefined) this.#rows[idx] = this.#readRow(doc);
+      if (idx !== undefined) {
+        this.#rows.set(idx, this.#readRow(doc));
+        this.#forgetSummary(idx);
+      }
     }
     this.#seq = rows[rows.length - 1]![0];
     return !this.#stale;
+  }
+
+  #forgetSummary(doc: number): void {
+    const id = this.#rows.apiId[doc];
+    if (id !== undefined) this.#summaries.delete(id);
   }
 
   /** Replaces doc `rowid`'s postings with its current FTS text (or drops it). */
@@ -190,7 +228,7 @@ export class SearchIndex {
       if (!cols) {
         this.#docOf.delete(rowid);
         this.#docLen[idx] = 0;
-        this.#rows[idx] = undefined;
+        this.#rows.set(idx, undefined);
         this.#docCount--;
         return;
       }
@@ -244,10 +282,10 @@ export class SearchIndex {
       idf.push(v <= 0 ? 1e-6 : v);
     }
     const avgdl = this.#tokenTotal / this.#docCount;
+    const filter = this.#filter(q);
     const out: number[] = [];
     for (const doc of touched) {
-      const row = this.#rows[doc];
-      if (row && passes(row, q)) {
+      if (filter(doc)) {
         // fts5_aux.c's fts5Bm25Function, operation for operation.
         const d = this.#docLen[doc]!;
         let score = 0.0;
@@ -293,12 +331,20 @@ export class SearchIndex {
   /** Every searchable listing that passes the filters (a search without words). */
   #all(q: IndexQuery): number[] {
     const out: number[] = [];
-    const rows = this.#rows;
-    for (let doc = 0; doc < rows.length; doc++) {
-      const row = rows[doc];
-      if (row && passes(row, q)) out.push(doc);
-    }
+    const filter = this.#filter(q);
+    for (let doc = 0; doc < this.#docLen.length; doc++) if (filter(doc)) out.push(doc);
     return out;
+  }
+
+  /** Whether a doc is searchable and passes the query's category and price filters. */
+  #filter(q: IndexQuery): (doc: number) => boolean {
+    const { apiId, category, minPrice } = this.#rows;
+    const cat = q.category === undefined ? undefined : this.#rows.categoryId(q.category);
+    const max = q.max_price_cents;
+    return (doc) =>
+      apiId[doc] !== undefined &&
+      (cat === undefined || category[doc] === cat) &&
+      (max === undefined || minPrice[doc]! <= max);
   }
 
   #phraseScratch(i: number, n: number): Float64Array {
@@ -316,13 +362,6 @@ export class SearchIndex {
   }
 }
 
-function passes(row: ListingRow, q: IndexQuery): boolean {
-  return (
-    (q.category === undefined || row.category === q.category) &&
-    (q.max_price_cents === undefined || row.minPrice <= q.max_price_cents)
-  );
-}
-
 /** First index whose term is >= `key` (terms sorted by JS string order, where a prefix's terms are contiguous). */
 function lowerBound(terms: string[], key: string): number {
   let lo = 0;
@@ -335,71 +374,53 @@ function lowerBound(terms: string[], key: string): number {
   return lo;
 }
 
-/** Orders doc indices. */
-type Compare = (a: number, b: number) => number;
-
-const desc = (a: number, b: number) => (a === b ? 0 : a > b ? -1 : 1);
-const asc = (a: number, b: number) => (a === b ? 0 : a < b ? -1 : 1);
-
-/** A sort order of doc indices: the first column as a number that sorts ascending, then the rest on a tie. */
-interface Order {
-  first: (doc: number) => number;
-  rest: Compare;
-}
-
 /**
- * search.service.ts's ORDER BY for `sort` over doc indices (the FTS5 SQL is the reference; tests hold them equal).
- * `rank` holds each candidate's bm25 when the query has words.
+ * search.service.ts's ORDER BY for `sort`, before the final api id, as ascending numeric columns (the FTS5 SQL is the
+ * reference; tests hold them equal). Without words, what would be relevance ties break newest first.
  */
-function comparator(sort: Sort, matched: boolean, rows: ListingRow[], rank: Float64Array): Order {
-  const newest: Compare = (a, b) => desc(rows[a]!.publishedAt, rows[b]!.publishedAt);
-  // Without words, what would be relevance ties break newest first.
-  const relevance: Compare = matched ? (a, b) => asc(rank[a]!, rank[b]!) : newest;
-  const byId: Compare = (a, b) => {
-    const x = rows[a]!.apiId;
-    const y = rows[b]!.apiId;
-    return x < y ? -1 : x > y ? 1 : 0;
-  };
-  const chain =
-    (...cs: Compare[]): Compare =>
-    (a, b) => {
-      for (const c of cs) {
-        const r = c(a, b);
-        if (r !== 0) return r;
-      }
-      return 0;
-    };
-  const calls: Compare = (a, b) => desc(rows[a]!.calls, rows[b]!.calls);
+function sortColumns(sort: Sort, matched: boolean): Column[] {
+  const relevance: Column = matched ? 'rank' : '-publishedAt';
   switch (sort) {
     case 'price':
-      return {
-        first: (d) => rows[d]!.minPrice,
-        rest: matched ? chain(relevance, newest, byId) : chain(relevance, byId),
-      };
+      return matched ? ['minPrice', 'rank', '-publishedAt'] : ['minPrice', '-publishedAt'];
     case 'popularity':
-      return { first: (d) => -rows[d]!.orgs, rest: chain(calls, relevance, byId) };
+      return ['-orgs', '-calls', relevance];
     case 'reliability':
-      return { first: (d) => -rows[d]!.reliability, rest: chain(calls, relevance, byId) };
+      return ['-reliability', '-calls', relevance];
     case 'newest':
-      return { first: (d) => -rows[d]!.publishedAt, rest: byId };
+      return ['-publishedAt'];
     case 'relevance':
-      return matched
-        ? { first: (d) => rank[d]!, rest: chain((a, b) => desc(rows[a]!.orgs, rows[b]!.orgs), newest, byId) }
-        : comparator('popularity', false, rows, rank);
+      return matched ? ['rank', '-orgs', '-publishedAt'] : sortColumns('popularity', false);
   }
 }
 
+/** Orders doc indices by the key columns in turn, then api id. */
+function compareBy(keys: Float64Array[], apiId: string[]): (a: number, b: number) => number {
+  return (a, b) => {
+    for (const key of keys) {
+      const x = key[a]!;
+      const y = key[b]!;
+      if (x !== y) return x < y ? -1 : 1;
+    }
+    const p = apiId[a]!;
+    const q = apiId[b]!;
+    return p < q ? -1 : p > q ? 1 : 0;
+  };
+}
+
 /**
- * The `k` smallest of `items` under `compare`, in order. `key[item]` is compare's first column: the k-th smallest
- * key is found in linear time, and only the items up to it (ties included) are sorted; a bounded heap takes over
- * when ties make that set large.
+ * The `k` smallest of `items` in sort order. The k-th smallest first column is found in linear time, and only the
+ * items up to it (ties included) are ordered; a bounded heap takes over when ties make that set large.
  */
-function smallest(items: number[], k: number, key: Float64Array, compare: Compare): number[] {
+function smallest(items: number[], k: number, keys: Float64Array[], apiId: string[], scratch: Float64Array): number[] {
+  const compare = compareBy(keys, apiId);
   if (items.length <= k) return items.sort(compare);
-  const keys = new Float64Array(items.length);
-  for (let i = 0; i < items.length; i++) keys[i] = key[items[i]!]!;
-  const limit = kth(keys, k - 1);
-  const chosen = items.filter((d) => key[d]! <= limit);
+  const first = keys[0]!;
+  // A view on reused memory: a fresh Float64Array per search cost more than the selection itself.
+  const values = scratch.subarray(0, items.length);
+  for (let i = 0; i < items.length; i++) values[i] = first[items[i]!]!;
+  const limit = kth(values, k - 1);
+  const chosen = items.filter((d) => first[d]! <= limit);
   return chosen.length <= 4 * k ? chosen.sort(compare).slice(0, k) : heapSmallest(chosen, k, compare);
 }
 
@@ -430,7 +451,7 @@ function kth(a: Float64Array, n: number): number {
 }
 
 /** The `k` smallest of `items` under `compare`, in order: a bounded max-heap, one comparison for most items. */
-function heapSmallest(items: number[], k: number, compare: Compare): number[] {
+function heapSmallest(items: number[], k: number, compare: (a: number, b: number) => number): number[] {
   const heap: number[] = [];
   const worse = (i: number, j: number) => compare(heap[i]!, heap[j]!) > 0;
   const swap = (i: number, j: number) => {

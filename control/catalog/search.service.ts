@@ -7,7 +7,7 @@ import type { Db } from '../../core/db/database.js';
 import { normalizeCategory } from './category.js';
 import { cachedSearch } from './search-cache.js';
 import type { Sort } from '../../core/enumerations.js';
-import type { CatalogSearchResult } from '../../core/schemas/catalog.schemas.js';
+import type { CatalogSearchResult, ListingSummary } from '../../core/schemas/catalog.schemas.js';
 import { pageOf } from '../lib/pagination.js';
 import { PAGE_MAX_LIMIT } from '../../core/schemas/common.schemas.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
@@ -153,6 +153,8 @@ function orderBy(sort: Sort, matched: boolean): RawBuilder<unknown> {
 /** Searchable listings per category, most first: the counts a category filter would find. */
 export async function categoriesWithCounts(db: Db): Promise<{ category: string; count: number }[]> {
   return cachedSearch(db, 'categories', async () => {
+    const counted = searchIndexOf(db)?.categoryCounts();
+    if (counted) return counted;
     const rows = await db
       .selectFrom('listing_search')
       .select(['category', sql<number>`count(*)`.as('count')])
@@ -174,7 +176,22 @@ export async function searchCatalog(db: Db, p: SearchParams): Promise<CatalogSea
   return cachedSearch(db, `answer ${s.page}`, async () => {
     const { ids, total } = await pageFromWindow(db, s);
     const page = pageOf(ids, p.limit, p.offset);
-    const rows = await listingSummaries(db, { apiIds: page.data });
-    return { ...page, total, sort, data: rows.map(toListingSummary) };
+    return { ...page, total, sort, data: await summariesOf(db, page.data) };
   });
+}
+
+/**
+ * The summaries of live listings `apiIds`, in that order: from the search index's summary cache where it holds them
+ * (each dropped when the change log names its listing), the rest read and handed to it. Building 20 summaries
+ * from SQLite was half of a search no cache had seen.
+ */
+async function summariesOf(db: Db, apiIds: string[]): Promise<ListingSummary[]> {
+  const index = searchIndexOf(db);
+  const cached = index?.cachedSummaries(apiIds);
+  const missing = cached ? apiIds.filter((_, i) => cached.summaries[i] === undefined) : apiIds;
+  const read = new Map(
+    (await listingSummaries(db, { apiIds: missing })).map((r) => [r.api_id, toListingSummary(r)] as const),
+  );
+  if (cached && read.size > 0) index!.rememberSummaries(cached.stamp, read);
+  return apiIds.flatMap((id, i) => cached?.summaries[i] ?? read.get(id) ?? []);
 }

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { openMigratedTempDb, seedOrg } from '../../helpers/db.js';
 import { insertListing } from '../../helpers/catalog.js';
 import { waitFor } from '../../helpers/wait.js';
-import { ftsSearch, type SearchParams } from '../../../control/catalog/search.service.js';
+import { ftsSearch, searchCatalog, type SearchParams } from '../../../control/catalog/search.service.js';
+import { listingSummaries, toListingSummary } from '../../../control/catalog/listing-summary.js';
+import { deferSearchPaths, refreshSearchPaths } from '../../../control/catalog/import-store.js';
 import { SearchIndex } from '../../../control/catalog/search-index.js';
 import { attachSearchIndex, searchIndexOf } from '../../../control/catalog/search-index.owner.js';
 import { ftsDefinition, pruneSearchChanges, readIndexBase } from '../../../control/catalog/search-index.base.js';
@@ -123,6 +125,14 @@ describe('in-memory search index', () => {
     expect(nonEmpty).toBeGreaterThan(300);
   });
 
+  it('counts searchable listings per category as the SQL does, most first then by name', () => {
+    const sqlCounts = h.sqlite
+      .prepare('SELECT category, count(*) AS count FROM listing_search GROUP BY category ORDER BY count DESC, category')
+      .all();
+    expect(sqlCounts.length).toBeGreaterThan(1);
+    expect(freshIndex().categoryCounts()).toEqual(sqlCounts);
+  });
+
   it('computes the same bm25 doubles as FTS5 for every match', async () => {
     const index = freshIndex();
     for (const words of QUERIES.filter((q): q is string[] => q !== null)) {
@@ -217,6 +227,92 @@ describe('in-memory search index', () => {
     }
     // and the index that followed the writes matches one built from scratch on the same data
     expect(await expectSameAsFts(index)).toBeGreaterThan(300);
+  });
+
+  it('follows an import: endpoints written under the search deferral, then the paths written at once', async () => {
+    const index = freshIndex();
+    const check = async (what: string) => {
+      for (const words of [['imported'], ['geocod'], null]) {
+        const p: SearchParams = { sort: 'relevance', limit: 100, offset: 0 };
+        const fts = await ftsSearch(h.db, p, words ? words.map((w) => `"${w}"*`).join(' OR ') : null);
+        expect(index.search({ ...p, sort: 'relevance', words }), `${what}: ${JSON.stringify(words)}`).toEqual(fts);
+      }
+    };
+    await deferSearchPaths(h.db, apiIds[10]!);
+    await h.db
+      .insertInto('endpoints')
+      .values({
+        id: `ep_import_${Date.now()}`,
+        api_id: apiIds[10]!,
+        method: 'GET',
+        path: '/imported/geocoding',
+        price_cents: 0,
+        discounts_json: '[]',
+        position: 9,
+        created_at: Date.now(),
+        updated_at: Date.now(),
+      } as never)
+      .execute();
+    await check('during the deferral');
+    await h.db.transaction().execute((trx) => refreshSearchPaths(trx, apiIds[10]!));
+    await check('after the paths were written');
+    expect(index.search({ words: ['imported'], sort: 'relevance', limit: 10, offset: 0 })?.total).toBeGreaterThan(0);
+  });
+
+  it('keeps search summaries exact through every write a summary shows', async () => {
+    const detach = attachSearchIndex(h.db, h.sqlite);
+    try {
+      const p = { query: 'weather imag', limit: 40, offset: 0 };
+      const truth = async () => {
+        const { ids } = await ftsSearch(h.db, { ...p, sort: 'relevance' }, '"weather"* OR "imag"*');
+        return (await listingSummaries(h.db, { apiIds: ids.slice(0, p.limit) })).map(toListingSummary);
+      };
+      const shown = (await searchCatalog(h.db, p)).data;
+      expect(shown).toEqual(await truth());
+      const target = apiIds.find((id) => shown.some((x) => x.slug === `l-${apiIds.indexOf(id)}`))!;
+      const writes: [string, () => Promise<unknown>][] = [
+        ['a slug', () => h.db.updateTable('apis').set({ slug: 'renamed-slug' }).where('id', '=', target).execute()],
+        [
+          'the provider',
+          () =>
+            h.db
+              .insertInto('providers')
+              .values({
+                org_id: orgId,
+                slug: 'prov',
+                display_name: 'Provider One',
+                created_at: 1,
+                updated_at: 1,
+              } as never)
+              .execute(),
+        ],
+        [
+          'its name',
+          () =>
+            h.db.updateTable('providers').set({ display_name: 'Provider Two' }).where('org_id', '=', orgId).execute(),
+        ],
+        [
+          'the dearest endpoint',
+          () =>
+            h.db
+              .updateTable('endpoints')
+              .set({ price_cents: 99 })
+              .where('api_id', '=', target)
+              .where('method', '=', 'POST')
+              .execute(),
+        ],
+        [
+          'the success count',
+          () => h.db.updateTable('api_stats').set({ success_30d: 1 }).where('api_id', '=', target).execute(),
+        ],
+      ];
+      for (const [what, write] of writes) {
+        await write();
+        expect((await searchCatalog(h.db, p)).data, what).toEqual(await truth());
+      }
+    } finally {
+      detach();
+    }
   });
 
   it('rebuilds when the change log has a gap (entries it has not applied were pruned)', async () => {
