@@ -226,6 +226,13 @@ async function main(): Promise<void> {
       );
       // Fresh JSON-RPC ids: a repeated one would be an idempotent replay, not a call.
       const tag = `fixed-${Date.now()}`;
+      // The direct call with the unique Idempotency-Key every MCP call_api sends: what the gateway's idempotent path
+      // adds at this rate, apart from the MCP process.
+      const directIdem = await load(
+        `gateway GET /demo-weather/current + Idempotency-Key @ ${rate}/s fixed (${e.era} pair)`,
+        fixedRate({ ...gatewayCall, method: 'GET', rate, extraHeaders: (i) => ({ 'idempotency-key': `${tag}-${i}` }) }),
+      );
+      rows.push(directIdem);
       const viaMcp = await load(
         `MCP call_api (${e.era}) @ ${rate}/s fixed`,
         fixedRate({

@@ -13,6 +13,8 @@ export interface PacedSpec {
   headers: Record<string, string>;
   /** The body of request i (unique JSON-RPC ids), if any. */
   body?: (i: number) => string;
+  /** Headers of request i beyond `headers` (a unique Idempotency-Key), if any. */
+  extraHeaders?: (i: number) => Record<string, string>;
   rate: number;
   seconds: number;
   connections: number;
@@ -47,7 +49,12 @@ export async function pacedLoad(spec: PacedSpec): Promise<PacedResult> {
 
   const fire = (i: number, due: number) =>
     pool
-      .request({ path, method: spec.method, headers: spec.headers, ...(spec.body ? { body: spec.body(i) } : {}) })
+      .request({
+        path,
+        method: spec.method,
+        headers: spec.extraHeaders ? { ...spec.headers, ...spec.extraHeaders(i) } : spec.headers,
+        ...(spec.body ? { body: spec.body(i) } : {}),
+      })
       .then(async (res) => {
         await res.body.dump();
         if (res.statusCode < 200 || res.statusCode >= 300) non2xx++;
