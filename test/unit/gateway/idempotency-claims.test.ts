@@ -5,32 +5,22 @@
  */
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { useMigratedTempDb, seedOrg, seedKey, seedListing, grantCredits } from '../../helpers/db.js';
+import { useMigratedTempDb, seedKey } from '../../helpers/db.js';
 import { openSqlite, type DbHandles } from '../../../core/db/database.js';
-import { utcDay } from '../../../core/clock.js';
 import { SettleWriter, type SettleRecord } from '../../../gateway/settle-writer.js';
 import { IdempotencyStore } from '../../../gateway/idempotency.js';
 import { Instances } from '../../../gateway/instances.js';
 import { isBusy } from '../../../gateway/no-wait.js';
 import type { LeaseManager } from '../../../gateway/leases.js';
 import type { Headers } from '../../../gateway/respond.js';
-import { RecordingSink, unitPipeline } from './pipeline-kit.js';
+import { RecordingSink, seedCallParties, unitPipeline } from './pipeline-kit.js';
 
 let dir: string;
 let h: DbHandles;
 useMigratedTempDb((d) => ({ dir, h } = d));
 
 async function arrange(lockWaitLimitMs?: number) {
-  const provider = await seedOrg(h);
-  const c = await seedOrg(h);
-  await grantCredits(h, c.orgId, 100);
-  const k = await seedKey(h, c.orgId);
-  const { apiId, endpointIds } = await seedListing(h, {
-    orgId: provider.orgId,
-    slug: `i-${Math.random().toString(36).slice(2, 8)}`,
-    baseUrl: 'http://127.0.0.1:1',
-    endpoints: [{ method: 'GET', path: '/x', priceCents: 0 }],
-  });
+  const { consumer: c, record } = await seedCallParties(h, { credit: 100, priceCents: 0 });
   const now = Date.now();
   const inst = new Instances(h.sqlite, now);
   const writer = new SettleWriter(h.sqlite, {
@@ -41,23 +31,8 @@ async function arrange(lockWaitLimitMs?: number) {
   const idem = new IdempotencyStore(h.sqlite, writer, inst.id, 60_000, (e) => {
     throw e;
   });
-  const rec = (requestId: string, leaseId: string | null = null, charged = 0): SettleRecord => ({
-    requestId,
-    orgId: c.orgId,
-    keyId: k.keyId,
-    apiId,
-    endpointId: endpointIds[0]!,
-    providerOrgId: provider.orgId,
-    method: 'GET',
-    status: 200,
-    latencyMs: 1,
-    priceCents: 0,
-    chargedCents: charged,
-    errorCode: null,
-    createdAt: now,
-    leaseId,
-    day: utcDay(now),
-  });
+  const rec = (requestId: string, leaseId: string | null = null, charged = 0): SettleRecord =>
+    record(now, requestId, leaseId, charged);
   const claim = (key: string, requestId: string, hash = 'h1') => idem.claim(c.orgId, key, hash, requestId, () => now);
   /** The idempotency completion a settle carries for `idemKey`. */
   const completion = (idemKey: string, status: number, headers: [string, string][], body: string) => ({

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  useMigratedTempDb,
-  seedOrg,
-  seedKey,
-  grantCredits,
-  seedListing,
-  expectLedgerConsistent,
-} from '../../helpers/db.js';
+import { useMigratedTempDb, seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
 import type { DbHandles } from '../../../core/db/database.js';
 import { SettleWriter, HolderReapedError, type SettleRecord } from '../../../gateway/settle-writer.js';
 import { LeaseManager } from '../../../gateway/leases.js';
@@ -16,6 +9,7 @@ import { utcDay } from '../../../core/clock.js';
 import { openSqlite } from '../../../core/db/database.js';
 import { join } from 'node:path';
 import { isBusy, neverWait, waitingForLock } from '../../../gateway/no-wait.js';
+import { seedCallParties } from './pipeline-kit.js';
 
 let dir: string;
 let h: DbHandles;
@@ -52,15 +46,15 @@ function reserveError(a: Awaited<ReturnType<typeof arrange>>): unknown {
 }
 
 async function arrange(credit: number, keyOpts: Parameters<typeof seedKey>[2] = {}) {
-  const provider = await seedOrg(h);
-  const c = await seedOrg(h);
-  if (credit) await grantCredits(h, c.orgId, credit);
-  const k = await seedKey(h, c.orgId, keyOpts);
-  const { apiId, endpointIds } = await seedListing(h, {
-    orgId: provider.orgId,
-    slug: `u-${Math.random().toString(36).slice(2, 8)}`,
-    baseUrl: 'http://127.0.0.1:1',
-    endpoints: [{ method: 'GET', path: '/x', priceCents: 5 }],
+  const {
+    provider,
+    consumer: c,
+    key: k,
+    record,
+  } = await seedCallParties(h, {
+    credit,
+    priceCents: 5,
+    keyOpts,
   });
   const now = Date.now();
   const inst = new Instances(h.sqlite, now);
@@ -73,23 +67,8 @@ async function arrange(credit: number, keyOpts: Parameters<typeof seedKey>[2] = 
   const key = new KeyCache(h.sqlite).byHash(
     (await h.db.selectFrom('api_keys').select('key_hash').where('id', '=', k.keyId).executeTakeFirstOrThrow()).key_hash,
   )!;
-  const rec = (leaseId: string | null, charged: number, i: number): SettleRecord => ({
-    requestId: `req_${i}`,
-    orgId: c.orgId,
-    keyId: k.keyId,
-    apiId,
-    endpointId: endpointIds[0]!,
-    providerOrgId: provider.orgId,
-    method: 'GET',
-    status: 200,
-    latencyMs: 1,
-    priceCents: 5,
-    chargedCents: charged,
-    errorCode: null,
-    createdAt: now,
-    leaseId,
-    day: utcDay(now),
-  });
+  const rec = (leaseId: string | null, charged: number, i: number): SettleRecord =>
+    record(now, `req_${i}`, leaseId, charged);
   const bal = () =>
     h.db
       .selectFrom('balances')
