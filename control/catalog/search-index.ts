@@ -28,6 +28,11 @@ const MAX_TEXT_CHANGES = 256;
 const MAX_ROW_CHANGES = 5_000;
 /** Listings re-tokenized since the base past which a fresh base is built in the background (each query scans them). */
 const COMPACT_AFTER = 128;
+/**
+ * Past this many the index stops answering (FTS5 does) until a fresh base replaces it: when that build keeps failing,
+ * every query would otherwise scan an ever larger set of re-tokenized listings.
+ */
+const MAX_OVERLAY = 4 * COMPACT_AFTER;
 /** Cached listing summaries kept (about 600 bytes each); past this the cache starts again. */
 const MAX_SUMMARIES = 20_000;
 const K1 = 1.2;
@@ -182,7 +187,10 @@ export class SearchIndex {
     for (const [id, summary] of summaries) this.#summaries.set(id, summary);
   }
 
-  /** Applies the change log past #seq; false when it has a gap or too much text changed (a rebuild is due). */
+  /**
+   * Applies the change log past #seq; false when it has a gap, too much text changed at once or since the base (a
+   * rebuild is due).
+   */
   #catchUp(): boolean {
     if (!this.#applyChanges()) this.#stale = true;
     return !this.#stale;
@@ -209,7 +217,7 @@ export class SearchIndex {
       }
     }
     this.#seq = rows[rows.length - 1]![0];
-    return !this.#stale;
+    return !this.#stale && this.#overlay.size <= MAX_OVERLAY;
   }
 
   #forgetSummary(doc: number): void {

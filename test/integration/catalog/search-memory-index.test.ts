@@ -372,6 +372,31 @@ describe('in-memory search index', () => {
     }
   });
 
+  it('stops answering (FTS5 does) once more listings changed since its base than a query should scan', async () => {
+    const own = await openMigratedTempDb();
+    try {
+      const org = await seedOrg(own.h);
+      // Nothing builds a fresh base for this index: as when the compaction worker keeps failing.
+      const index = new SearchIndex(own.h.sqlite, readIndexBase(own.h.sqlite), ftsDefinition(own.h.sqlite));
+      const p = { words: ['weather'], sort: 'relevance' as const, limit: 10, offset: 0 };
+      for (let batch = 0; batch < 12; batch++) {
+        for (let i = 0; i < 100; i++)
+          await insertListing(own.h, {
+            orgId: org.orgId,
+            slug: `o-${batch}-${i}`,
+            name: `weather overlay ${batch} ${i}`,
+            endpoints: [{ method: 'GET', path: '/o', priceCents: 1 }],
+          });
+        index.search(p);
+      }
+      // every query would scan the text of 1,200 listings beside the base
+      expect(index.stale).toBe(true);
+      expect(index.search(p)).toBeUndefined();
+    } finally {
+      await own.close();
+    }
+  });
+
   it('keeps only the newest change-log entries when pruned', async () => {
     const before = Number(h.sqlite.prepare('SELECT count(*) FROM search_changes').pluck().get());
     expect(before).toBeGreaterThan(10);
