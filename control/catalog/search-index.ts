@@ -26,13 +26,16 @@ import type { ListingSummary } from '../../core/schemas/catalog.schemas.js';
  */
 const MAX_TEXT_CHANGES = 256;
 const MAX_ROW_CHANGES = 5_000;
-/** Listings re-tokenized since the base past which a fresh base is built in the background (each query scans them). */
+/**
+ * Listings re-tokenized or dropped since the base past which a fresh base is built in the background (each query
+ * scans the first and passes over the second).
+ */
 const COMPACT_AFTER = 128;
 /**
  * Past this many the index stops answering (FTS5 does) until a fresh base replaces it: when that build keeps failing,
  * every query would otherwise scan an ever larger set of re-tokenized listings.
  */
-const MAX_OVERLAY = 4 * COMPACT_AFTER;
+const MAX_CHANGED = 4 * COMPACT_AFTER;
 /** Cached listing summaries kept (about 600 bytes each); past this the cache starts again. */
 const MAX_SUMMARIES = 20_000;
 const K1 = 1.2;
@@ -67,6 +70,8 @@ export class SearchIndex {
   readonly #baseDead: Uint8Array;
   /** Docs whose text changed since the base: their own term → weighted hits. */
   readonly #overlay = new Map<number, Map<string, number>>();
+  /** Docs dropped since the base: their slots (and base postings) stay until a fresh base, and queries pass them. */
+  #dropped = 0;
   /** Searchable docs' rows (live, unsuspended, with an endpoint), by dense doc index. */
   readonly #rows = new ListingColumns();
   /** Listing summaries by api id, each dropped when the change log names its listing (search.service.ts fills it). */
@@ -115,7 +120,12 @@ export class SearchIndex {
 
   /** True when enough listings changed since the base that a fresh one would answer faster (this one still answers). */
   get wantsCompaction(): boolean {
-    return this.#overlay.size > COMPACT_AFTER;
+    return this.#changedSinceBase() > COMPACT_AFTER;
+  }
+
+  /** Listings re-tokenized or dropped since the base. */
+  #changedSinceBase(): number {
+    return this.#overlay.size + this.#dropped;
   }
 
   /**
@@ -217,7 +227,7 @@ export class SearchIndex {
       }
     }
     this.#seq = rows[rows.length - 1]![0];
-    return !this.#stale && this.#overlay.size <= MAX_OVERLAY;
+    return !this.#stale && this.#changedSinceBase() <= MAX_CHANGED;
   }
 
   #forgetSummary(doc: number): void {
@@ -238,6 +248,7 @@ export class SearchIndex {
         this.#docLen[idx] = 0;
         this.#rows.set(idx, undefined);
         this.#docCount--;
+        this.#dropped++;
         return;
       }
     }

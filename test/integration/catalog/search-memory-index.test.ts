@@ -11,7 +11,7 @@ import { insertListing } from '../../helpers/catalog.js';
 import { waitFor } from '../../helpers/wait.js';
 import { ftsSearch, searchCatalog, type SearchParams } from '../../../control/catalog/search.service.js';
 import { listingSummaries, toListingSummary } from '../../../control/catalog/listing-summary.js';
-import { deferSearchPaths, refreshSearchPaths } from '../../../control/catalog/import-store.js';
+import { deferSearchPaths, discardNewListing, refreshSearchPaths } from '../../../control/catalog/import-store.js';
 import { SearchIndex } from '../../../control/catalog/search-index.js';
 import { attachSearchIndex, searchIndexOf } from '../../../control/catalog/search-index.owner.js';
 import { ftsDefinition, pruneSearchChanges, readIndexBase } from '../../../control/catalog/search-index.base.js';
@@ -392,6 +392,46 @@ describe('in-memory search index', () => {
       // every query would scan the text of 1,200 listings beside the base
       expect(index.stale).toBe(true);
       expect(index.search(p)).toBeUndefined();
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('builds a fresh base once many listings were dropped since it (their postings are still scanned)', async () => {
+    const own = await openMigratedTempDb();
+    try {
+      const org = await seedOrg(own.h);
+      const ids: string[] = [];
+      for (let i = 0; i < 140; i++)
+        ids.push(
+          (
+            await insertListing(own.h, {
+              orgId: org.orgId,
+              slug: `d-${i}`,
+              name: `weather dropped ${i}`,
+              status: 'draft',
+              endpoints: [{ method: 'GET', path: '/d', priceCents: 1 }],
+            })
+          ).apiId,
+        );
+      await insertListing(own.h, {
+        orgId: org.orgId,
+        slug: 'kept',
+        name: 'weather kept',
+        endpoints: [{ method: 'GET', path: '/k', priceCents: 1 }],
+      });
+      const detach = attachSearchIndex(own.h.db, own.h.sqlite);
+      const first = searchIndexOf(own.h.db)!;
+      // imports that failed after their listing was created remove it again (import-store.ts)
+      for (const id of ids) await discardNewListing(own.h.db, id);
+      const p = { words: ['weather'], sort: 'relevance' as const, limit: 10, offset: 0 };
+      expect(first.search(p)).toEqual(await ftsSearch(own.h.db, p, '"weather"*'));
+      expect(first.wantsCompaction).toBe(true);
+      const second = searchIndexOf(own.h.db)!;
+      expect(second).not.toBe(first);
+      expect(second.wantsCompaction).toBe(false);
+      expect(second.search(p)).toEqual(await ftsSearch(own.h.db, p, '"weather"*'));
+      detach();
     } finally {
       await own.close();
     }
