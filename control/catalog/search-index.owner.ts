@@ -43,7 +43,16 @@ class IndexOwner {
     return !this.#worker && !this.#closed && Date.now() >= this.#retryAt && !this.#sqlite.inTransaction;
   }
 
+  /** Starts a build; one that fails (in place or in the worker) leaves searches to FTS5 until RETRY_AFTER_MS. */
   #build(): void {
+    try {
+      this.#start();
+    } catch {
+      this.#retryAt = Date.now() + RETRY_AFTER_MS;
+    }
+  }
+
+  #start(): void {
     const docs = Number(this.#sqlite.prepare('SELECT count(*) FROM apis_fts_docsize').pluck().get());
     if (this.#sqlite.memory || docs <= IN_PLACE_MAX_DOCS) {
       this.#index = this.#make(readIndexBase(this.#sqlite));

@@ -9,7 +9,12 @@ import { join } from 'node:path';
 import { openMigratedTempDb, seedOrg } from '../../helpers/db.js';
 import { insertListing } from '../../helpers/catalog.js';
 import { waitFor } from '../../helpers/wait.js';
-import { ftsSearch, searchCatalog, type SearchParams } from '../../../control/catalog/search.service.js';
+import {
+  categoriesWithCounts,
+  ftsSearch,
+  searchCatalog,
+  type SearchParams,
+} from '../../../control/catalog/search.service.js';
 import { listingSummaries, toListingSummary } from '../../../control/catalog/listing-summary.js';
 import { deferSearchPaths, discardNewListing, refreshSearchPaths } from '../../../control/catalog/import-store.js';
 import { SearchIndex } from '../../../control/catalog/search-index.js';
@@ -432,6 +437,34 @@ describe('in-memory search index', () => {
       expect(second.wantsCompaction).toBe(false);
       expect(second.search(p)).toEqual(await ftsSearch(own.h.db, p, '"weather"*'));
       detach();
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('leaves searches to FTS5 when the base cannot be built, instead of failing them', async () => {
+    const own = await openMigratedTempDb();
+    try {
+      const org = await seedOrg(own.h);
+      await insertListing(own.h, {
+        orgId: org.orgId,
+        slug: 'w',
+        name: 'weather now',
+        endpoints: [{ method: 'GET', path: '/w', priceCents: 1 }],
+      });
+      // A table in the way of the base's token reader: reading the base throws.
+      own.h.sqlite.exec('CREATE TEMP TABLE apis_fts_instances (x)');
+      const detach = attachSearchIndex(own.h.db, own.h.sqlite);
+      try {
+        for (let i = 0; i < 2; i++) {
+          expect(searchIndexOf(own.h.db)).toBeUndefined();
+          const found = await searchCatalog(own.h.db, { query: `weather ${i}`, limit: 10, offset: 0 });
+          expect(found.data.map((s) => s.slug)).toEqual(['w']);
+          expect((await categoriesWithCounts(own.h.db)).length).toBe(1);
+        }
+      } finally {
+        detach();
+      }
     } finally {
       await own.close();
     }
