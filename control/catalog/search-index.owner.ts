@@ -15,6 +15,8 @@ import { ftsDefinition, readIndexBase, type IndexBase } from './search-index.bas
 const IN_PLACE_MAX_DOCS = 500;
 /** After a failed build, searches use FTS5 this long before the next attempt. */
 const RETRY_AFTER_MS = 30_000;
+/** A worker build still running after this long is stopped and counts as failed (~1 s at 10,000 listings here). */
+const BUILD_TIMEOUT_MS = 120_000;
 
 class IndexOwner {
   readonly #sqlite: Sqlite.Database;
@@ -63,13 +65,23 @@ class IndexOwner {
     });
     this.#worker = worker;
     worker.unref();
-    worker.once('message', (base: IndexBase) => {
-      if (!this.#closed) this.#index = this.#make(base);
-    });
-    worker.once('error', () => {
+    const failed = () => {
       this.#retryAt = Date.now() + RETRY_AFTER_MS;
+    };
+    const timeout = setTimeout(() => {
+      failed();
+      void worker.terminate();
+    }, BUILD_TIMEOUT_MS).unref();
+    worker.once('message', (base: IndexBase) => {
+      try {
+        if (!this.#closed) this.#index = this.#make(base);
+      } catch {
+        failed();
+      }
     });
+    worker.once('error', failed);
     worker.once('exit', () => {
+      clearTimeout(timeout);
       if (this.#worker === worker) this.#worker = null;
     });
   }
