@@ -133,14 +133,8 @@ export class SearchIndex {
    * (the caller asks FTS5).
    */
   search(q: IndexQuery): { ids: string[]; total: number } | undefined {
-    if (this.#stale || this.#sqlite.inTransaction || !this.#catchUp()) return undefined;
-    const n = this.#docLen.length;
-    if (this.#mark.length < n) {
-      const size = Math.max(n, this.#mark.length * 2);
-      this.#mark = new Uint32Array(size);
-      this.#rank = new Float64Array(size);
-      this.#values = new Float64Array(size);
-    }
+    if (!this.#ready()) return undefined;
+    this.#growScratch();
     let stems: string[] | null = null;
     if (q.words) {
       stems = [];
@@ -159,16 +153,16 @@ export class SearchIndex {
 
   /** bm25() of every searchable match of `words` by api id, as FTS5 returns it (diagnostics; tests compare the doubles). */
   scores(words: string[]): Map<string, number> | undefined {
-    const found = this.search({ words, sort: 'relevance', limit: 0, offset: 0 });
-    if (!found) return undefined;
-    const stems = words.map((w) => this.#queryTerm(w)!);
+    const stems = words.map((w) => this.#queryTerm(w));
+    if (!this.#ready() || !stems.every((s): s is string => s !== null)) return undefined;
+    this.#growScratch();
     const matches = this.#ranked(stems, { words, sort: 'relevance', limit: 0, offset: 0 });
     return new Map(matches.map((d) => [this.#rows.apiId[d]!, this.#rank[d]!]));
   }
 
   /** Searchable listings per category (most first, then by name), or undefined when the index cannot answer now. */
   categoryCounts(): { category: string; count: number }[] | undefined {
-    if (this.#stale || this.#sqlite.inTransaction || !this.#catchUp()) return undefined;
+    if (!this.#ready()) return undefined;
     const { apiId, category, categoryNames } = this.#rows;
     const counts = new Array<number>(categoryNames.length).fill(0);
     for (let doc = 0; doc < this.#docLen.length; doc++) if (apiId[doc] !== undefined) counts[category[doc]!]!++;
@@ -183,7 +177,7 @@ export class SearchIndex {
    * for; undefined when the index cannot vouch for them now.
    */
   cachedSummaries(apiIds: string[]): { stamp: number; summaries: (ListingSummary | undefined)[] } | undefined {
-    if (this.#stale || this.#sqlite.inTransaction || !this.#catchUp()) return undefined;
+    if (!this.#ready()) return undefined;
     return { stamp: this.#seq, summaries: apiIds.map((id) => this.#summaries.get(id)) };
   }
 
@@ -195,6 +189,14 @@ export class SearchIndex {
     if (stamp !== this.#seq || this.#stale) return;
     if (this.#summaries.size + summaries.size > MAX_SUMMARIES) this.#summaries.clear();
     for (const [id, summary] of summaries) this.#summaries.set(id, summary);
+  }
+
+  /**
+   * Whether the index can answer now: not stale, not inside another request's open transaction on the shared
+   * connection (it would read uncommitted rows), and caught up with the change log.
+   */
+  #ready(): boolean {
+    return !this.#stale && !this.#sqlite.inTransaction && this.#catchUp();
   }
 
   /**
@@ -364,6 +366,16 @@ export class SearchIndex {
       apiId[doc] !== undefined &&
       (cat === undefined || category[doc] === cat) &&
       (max === undefined || minPrice[doc]! <= max);
+  }
+
+  /** Sizes the per-doc scratch arrays for every doc the index has. */
+  #growScratch(): void {
+    const n = this.#docLen.length;
+    if (this.#mark.length >= n) return;
+    const size = Math.max(n, this.#mark.length * 2);
+    this.#mark = new Uint32Array(size);
+    this.#rank = new Float64Array(size);
+    this.#values = new Float64Array(size);
   }
 
   #phraseScratch(i: number, n: number): Float64Array {
