@@ -1,13 +1,17 @@
 /**
- * `node dist/bench/profile-run.js [paid|passthrough|nginx] [--seconds N] [--c1] [--strace]`: one gateway on core 1, the
+ * `node dist/bench/profile-run.js [paid|passthrough|nginx] [--seconds N] [--c1] [--strace] [--env K=V]... [--tmpfs]
+ * [--helpers-on-core0]`: one gateway on core 1, the
  * stub and wrk on core 0, then the gateway's CPU per request and either its top self-time functions (`--cpu-prof`)
  * or, with `--strace`, its system calls per request (`strace -c -f`, every thread: the checkpoint thread's WAL
  * reads and fsyncs included). `--c1`: one connection (each paid call its own commit), else `wrk -t2 -c50`.
  * For comparing variants of the hot path between builds without a full `npm run bench` (issue 14). `nginx` measures
  * nginx in the gateway's place (CPU per request only), the reference for the CPU ratios in the same run.
+ * `--env K=V`: a gateway setting to compare. `--tmpfs`: the database on /dev/shm, so no write reaches a disk (what the
+ * kernel's I/O path adds to the tail). `--helpers-on-core0`: every gateway thread but the main one (the checkpoint
+ * thread, libuv's pool) moved to core 0 after warm-up (what sharing core 1 with them adds). Both only diagnose.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { topSelfTime } from './profile.js';
@@ -33,6 +37,14 @@ async function _main(): Promise<void> {
   const seconds = i >= 0 ? Number(argv[i + 1]) : 5;
   const strace = argv.includes('--strace');
   const load = argv.includes('--c1') ? { threads: 1, connections: 1 } : { threads: 2, connections: 50 };
+  // `--env K=V` (repeatable): gateway settings to compare, e.g. SVC_GATEWAY_CHECKPOINT_MS=0.
+  const extraEnv: Record<string, string> = {};
+  argv.forEach((a, j) => {
+    const kv = a === '--env' ? argv[j + 1] : undefined;
+    if (kv?.includes('=')) extraEnv[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
+  });
+  // seedDataDir makes its directory under os.tmpdir(), which reads TMPDIR on each call.
+  if (argv.includes('--tmpfs')) process.env.TMPDIR = '/dev/shm';
   const dir = mkdtempSync(join(tmpdir(), 'svc-prof-'));
   const stub = await startStub('0');
   const seed = await seedDataDir(stub.url, 'prof');
@@ -43,7 +55,7 @@ async function _main(): Promise<void> {
           metering: mode === 'paid',
           cpus: '1',
           nodeArgs: strace ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`],
-          env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000' },
+          env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000', ...extraEnv },
         });
   const target: { url: string; headers: Record<string, string> } =
     mode === 'nginx'
@@ -52,6 +64,9 @@ async function _main(): Promise<void> {
   const out = join(dir, 'strace.txt');
   try {
     await runWrk('wrk', target, 2, '0', load);
+    if (argv.includes('--helpers-on-core0') && mode !== 'nginx')
+      for (const tid of readdirSync(`/proc/${gw.pid}/task`))
+        if (Number(tid) !== gw.pid) execFileSync('taskset', ['-p', '-c', '0', tid], { stdio: 'ignore' });
     const tracer = strace ? spawn('strace', ['-c', '-f', '-o', out, '-p', String(gw.pid)]) : null;
     if (tracer) await new Promise((r) => setTimeout(r, 500));
     const c0 = cpuMicros(gw.pid);
