@@ -120,6 +120,13 @@ export function cpuMicros(pid: number): number {
   return (ticks * 1e6) / CLK_TCK;
 }
 
+/** CPU time (user + system, µs) of a process's main thread alone: what its `--cpu-prof` profile samples. */
+export function mainThreadCpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(rest[11]) + Number(rest[12])) * 1e6) / CLK_TCK;
+}
+
 /** Busy fraction of each CPU between two /proc/stat samples: shows whether a core was saturated (or shared). */
 export function cpuSample(): number[][] {
   return readFileSync('/proc/stat', 'utf8')
