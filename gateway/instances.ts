@@ -9,12 +9,17 @@ export class Instances {
   readonly id: string;
   readonly #s: ReturnType<typeof _prepare>;
   readonly #reapTx: (holderId: string, now: number) => number;
+  readonly #stopTx: (now: number) => void;
 
   constructor(sqlite: Sqlite.Database, now: number) {
     this.id = newId('gw', now);
     this.#s = _prepare(sqlite);
     this.#s.register.run(this.id, process.pid, now, now);
     this.#reapTx = sqlite.transaction((holderId: string, t: number) => this.#reapOne(holderId, t)).immediate;
+    this.#stopTx = sqlite.transaction((t: number) => {
+      this.#s.stop.run(t, this.id);
+      this.#s.dropClaims.run(this.id);
+    }).immediate;
   }
 
   /** False when another process reaped us (we were presumed dead): the caller must stop serving. */
@@ -31,8 +36,13 @@ export class Instances {
     return returned;
   }
 
+  /**
+   * A clean stop. Its in-flight Idempotency-Key claims go with it: a call shutdown could not drain will never be
+   * completed or charged (a stopped holder's settle is refused), and a stopped holder is never reaped, so a claim
+   * left here would hold its key for the whole TTL.
+   */
   markStopped(now: number): void {
-    this.#s.stop.run(now, this.id);
+    this.#stopTx(now);
   }
 
   #reapOne(holderId: string, now: number): number {

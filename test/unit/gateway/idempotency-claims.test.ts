@@ -139,6 +139,21 @@ describe('Idempotency-Key claims in the group commit', () => {
     });
   });
 
+  it("a holder that stops cleanly with a call still in flight frees that call's claim, so a retry elsewhere runs", async () => {
+    const a = await arrange();
+    expect((await a.claim('stopped', 'req_s')).kind).toBe('new');
+    // Shutdown's drain ran out with this call still waiting on its upstream: the process marks itself stopped and
+    // exits. A stopped holder is never reaped (it is not live), so nothing else would ever free the claim.
+    a.inst.markStopped(Date.now());
+    const survivor = new Instances(h.sqlite, Date.now());
+    survivor.reapDead(Date.now(), 1_000);
+    const writer = new SettleWriter(h.sqlite, { holderId: survivor.id, platformFeeBps: 0 });
+    const idem = new IdempotencyStore(h.sqlite, writer, survivor.id, 60_000, (e) => {
+      throw e;
+    });
+    expect((await idem.claim(a.c.orgId, 'stopped', 'h1', 'req_retry', () => Date.now())).kind).toBe('new');
+  });
+
   it('a client that leaves while its claim is committing is not forwarded, and its key is free again', async () => {
     const a = await arrange();
     const slug = (await h.db.selectFrom('apis').select('slug').orderBy('created_at', 'desc').executeTakeFirstOrThrow())
