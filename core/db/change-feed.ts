@@ -8,6 +8,9 @@
 import type Sqlite from 'better-sqlite3';
 import type { ChangeEntity } from './database.js';
 
+/** Change rows read per poll at most: a reader that fell far behind catches up over a few ticks. */
+const READ_LIMIT = 10_000;
+
 export interface ChangeRow {
   seq: number;
   entity: ChangeEntity;
@@ -60,7 +63,9 @@ export class ChangeFeed {
     // Read everything before marking the version seen: a failed read is simply retried on the next tick.
     const rows = this.#s.since.all(this.#seq);
     const r = this.#s.maxKey.get()!.r;
-    this.#dataVersion = v;
+    // A full read may have left rows behind: keep the version unseen so the next tick reads on, rather than
+    // leaving the rest (a revocation among them) until some other commit happens to move data_version.
+    if (rows.length < READ_LIMIT) this.#dataVersion = v;
     if (rows.length) {
       this.#seq = rows[rows.length - 1]!.seq;
       this.onChange(rows);
@@ -80,7 +85,7 @@ function _prepare(db: Sqlite.Database) {
   return {
     maxSeq: db.prepare<[], { seq: number }>('SELECT COALESCE(MAX(seq), 0) AS seq FROM changes'),
     since: db.prepare<[number], ChangeRow>(
-      'SELECT seq, entity, entity_id FROM changes WHERE seq > ? ORDER BY seq LIMIT 10000',
+      `SELECT seq, entity, entity_id FROM changes WHERE seq > ? ORDER BY seq LIMIT ${READ_LIMIT}`,
     ),
     dataVersion: db.prepare('PRAGMA data_version').pluck(),
     maxKey: db.prepare<[], { r: number }>('SELECT COALESCE(MAX(rowid), 0) AS r FROM api_keys'),
