@@ -321,4 +321,17 @@ describe('LeaseManager', () => {
     const open = await h.db.selectFrom('balance_leases').select('id').where('released_at', 'is', null).execute();
     expect(open).toHaveLength(0);
   });
+
+  it('a holder that is stopped (shut down, or reaped while stalled) takes no new slice: nothing could ever return it', async () => {
+    const a = await arrange(400);
+    // Shutdown released everything and marked the holder stopped; a call on a still-open keep-alive connection
+    // arrives before the process exits. A stopped holder is never reaped, so a slice taken now would stay reserved.
+    a.leases.releaseAll(a.now);
+    a.inst.markStopped(a.now);
+    expect(() => a.leases.reserve(a.key, utcDay(a.now), 5, a.now)).toThrow(HolderReapedError);
+    expect((await a.bal()).reserved_cents).toBe(0);
+    new Instances(h.sqlite, a.now).reapDead(a.now + 60_000, 5_000);
+    expect((await a.bal()).reserved_cents).toBe(0);
+    expect(await h.db.selectFrom('balance_leases').select('id').where('released_at', 'is', null).execute()).toEqual([]);
+  });
 });
