@@ -5,7 +5,8 @@
  * and every key of an org on its `org` change (suspension), so a revoked key stops working here within the same
  * bound the gateway documents (docs/gateway.md: 1 s; the feed polls every `pollMs`). The creator's role has no
  * change row, so an entry also expires after `ttlMs`. Only successes are cached: an unknown, revoked or suspended
- * key is read again each time (and refused).
+ * key is read again each time (and refused). While the feed has not read successfully for `FEED_LAG_MAX_MS` (its
+ * reads fail), entries are not trusted and every key is read again, so the bound holds then too.
  */
 import Sqlite from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
@@ -23,10 +24,14 @@ export interface PrincipalCacheOptions {
 
 type CacheCtx = Pick<AppContext, 'db' | 'clock' | 'log' | 'config'>;
 
+/** The documented bound (docs/mcp.md): past it without a successful poll, the cache is bypassed. */
+const FEED_LAG_MAX_MS = 1_000;
+
 export class PrincipalCache {
   readonly #byHash: LRUCache<string, Principal>;
   readonly #feedDb: Sqlite.Database;
   readonly #feed: ChangeFeed;
+  readonly #feedLagMaxMs: number;
 
   constructor(
     private readonly ctx: CacheCtx,
@@ -41,11 +46,15 @@ export class PrincipalCache {
       () => {},
       (e) => ctx.log.warn('mcp change feed poll failed; retrying next tick', { err: e as Error }),
     );
-    this.#feed.start(opts.pollMs ?? 100);
+    const pollMs = opts.pollMs ?? 100;
+    this.#feedLagMaxMs = Math.max(FEED_LAG_MAX_MS, 3 * pollMs);
+    this.#feed.start(pollMs);
   }
 
   /** The principal of an `svc_live_` key; throws as principalFromToken does (unauthorized, revoked, suspended). */
   async ofApiKey(token: string): Promise<Principal> {
+    // A feed that has not read lately may have missed a revocation: read the key instead of trusting memory.
+    if (performance.now() - this.#feed.polledAt > this.#feedLagMaxMs) return principalFromToken(this.ctx, token);
     const hash = sha256Hex(token);
     const hit = this.#byHash.get(hash);
     if (hit) return hit;

@@ -22,6 +22,7 @@ export class ChangeFeed {
   #seq: number;
   #maxKeyRowid: number;
   #timer: NodeJS.Timeout | undefined;
+  #polledAt = performance.now();
   readonly #s: ReturnType<typeof _prepare>;
 
   constructor(
@@ -53,13 +54,24 @@ export class ChangeFeed {
     return this.#seq;
   }
 
+  /**
+   * `performance.now()` of the last poll that read successfully (or found nothing new). A reader whose cache must
+   * not outlive the feed's bound checks it: a feed whose reads keep failing is current no longer.
+   */
+  get polledAt(): number {
+    return this.#polledAt;
+  }
+
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
   }
 
   poll(): void {
     const v = this.#version();
-    if (v === this.#dataVersion) return;
+    if (v === this.#dataVersion) {
+      this.#polledAt = performance.now();
+      return;
+    }
     // Read everything before marking the version seen: a failed read is simply retried on the next tick.
     const rows = this.#s.since.all(this.#seq);
     const r = this.#s.maxKey.get()!.r;
@@ -74,6 +86,7 @@ export class ChangeFeed {
       this.#maxKeyRowid = r;
       this.onNewKeys();
     }
+    this.#polledAt = performance.now();
   }
 
   #version(): number {
