@@ -62,7 +62,10 @@ export class IdempotencyStore {
   #claim(orgId: string, key: string, hash: string, requestId: string, now: number): ClaimOutcome {
     const s = this.#s;
     let row = s.get.get(orgId, key);
-    if (row && row.expires_at <= now) {
+    // Only a completed record expires: a call still in flight past the TTL (a short SVC_GATEWAY_IDEMPOTENCY_TTL_MS,
+    // a slow upstream) keeps its claim, or a retry would be forwarded and charged a second time. An in-flight claim
+    // ends with its call (completed or abandoned), or with its holder (reaped, or stopped: instances.ts).
+    if (row && row.state === 'done' && row.expires_at <= now) {
       s.del.run(orgId, key);
       row = undefined;
     }

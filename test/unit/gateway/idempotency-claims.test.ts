@@ -139,6 +139,19 @@ describe('Idempotency-Key claims in the group commit', () => {
     });
   });
 
+  it('a call still in flight past the TTL keeps its claim (never forwarded twice); a completed one expires', async () => {
+    const a = await arrange();
+    const later = () => a.now + 60_000 + 1;
+    expect((await a.claim('slow', 'req_slow')).kind).toBe('new');
+    // The TTL (SVC_GATEWAY_IDEMPOTENCY_TTL_MS, 1 s at least) ran out while the first call still waits on its upstream.
+    expect((await a.idem.claim(a.c.orgId, 'slow', 'h1', 'req_retry', later)).kind).toBe('in_flight');
+    expect((await a.claim('quick', 'req_quick')).kind).toBe('new');
+    const done = a.rec('req_quick');
+    done.idempotency = a.completion('quick', 200, [], 'ok');
+    await a.writer.settle(done);
+    expect((await a.idem.claim(a.c.orgId, 'quick', 'h1', 'req_fresh', later)).kind).toBe('new');
+  });
+
   it("a holder that stops cleanly with a call still in flight frees that call's claim, so a retry elsewhere runs", async () => {
     const a = await arrange();
     expect((await a.claim('stopped', 'req_s')).kind).toBe('new');
