@@ -56,8 +56,12 @@ interface AddedLatency {
 /** `MCP_BENCH_ONLY=<regex>` runs only the matching rows (for profiling one of them). */
 const ONLY = process.env.MCP_BENCH_ONLY ? new RegExp(process.env.MCP_BENCH_ONLY) : undefined;
 
-/** Pids measured for CPU per request: the MCP process, the gateway, and the supervisor (the whole marketplace). */
-const pids = { mcp: 0, gateway: 0, all: 0 };
+/**
+ * Pids measured for CPU per request: the MCP process, the gateway, the supervisor (the whole marketplace), and the
+ * floor relay (bench/mcp-floor-relay.ts; its CPU is reported in the MCP column of its row, and in the all column).
+ */
+const pids = { mcp: 0, gateway: 0, all: 0, relay: 0 };
+const FLOOR_ROW = 'floor: bare node:http + undici relay to the gateway (no MCP)';
 
 type Measured = Pick<Row, 'req_per_s' | 'p50_ms' | 'p99_ms' | 'errors' | 'non2xx'> & { answered: number };
 
@@ -82,8 +86,11 @@ const fixedRate = (o: Omit<PacedSpec, 'seconds' | 'connections'>) => async (): P
 
 async function load(name: string, run: () => Promise<Measured>): Promise<Row | undefined> {
   if (ONLY && !ONLY.test(name)) return undefined;
-  const before = { mcp: cpuMicros(pids.mcp), gateway: cpuMicros(pids.gateway), all: cpuMicros(pids.all) };
+  const front = name === FLOOR_ROW ? pids.relay : pids.mcp;
+  const cpu = () => ({ front: cpuMicros(front), gateway: cpuMicros(pids.gateway), all: cpuMicros(pids.all) });
+  const before = cpu();
   const r = await run();
+  const after = cpu();
   const answered = Math.max(1, r.answered);
   return {
     name,
@@ -92,9 +99,12 @@ async function load(name: string, run: () => Promise<Measured>): Promise<Row | u
     p99_ms: r.p99_ms,
     errors: r.errors,
     non2xx: r.non2xx,
-    mcp_cpu_us_per_req: name.startsWith('MCP') ? Math.round((cpuMicros(pids.mcp) - before.mcp) / answered) : null,
-    gateway_cpu_us_per_req: Math.round((cpuMicros(pids.gateway) - before.gateway) / answered),
-    all_cpu_us_per_req: Math.round((cpuMicros(pids.all) - before.all) / answered),
+    mcp_cpu_us_per_req:
+      name.startsWith('MCP') || name === FLOOR_ROW ? Math.round((after.front - before.front) / answered) : null,
+    gateway_cpu_us_per_req: Math.round((after.gateway - before.gateway) / answered),
+    all_cpu_us_per_req: Math.round(
+      (after.all - before.all + (name === FLOOR_ROW ? after.front - before.front : 0)) / answered,
+    ),
   };
 }
 
@@ -218,6 +228,35 @@ async function main(): Promise<void> {
       { era: '2026-07-28, stateless', headers: modern('call_api'), body: rpc('call_api', call, true) },
     ];
     for (const e of eras) rows.push(await load(`MCP call_api (${e.era})`, mcpLoad(e.headers, e.body)));
+    // The same gateway call relayed by a bare node:http + undici process: what MCP's front costs at the least.
+    if (!ONLY || ONLY.test(FLOOR_ROW)) {
+      const relayPort = await freePort();
+      const relay = spawn(
+        process.execPath,
+        [join(ROOT, 'dist/bench/mcp-floor-relay.js'), String(relayPort), gatewayCall.url, key],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      try {
+        await new Promise<void>((resolve, reject) => {
+          relay.stdout!.once('data', () => resolve());
+          relay.once('exit', () => reject(new Error('the floor relay exited')));
+        });
+        pids.relay = relay.pid!;
+        rows.push(
+          await load(
+            FLOOR_ROW,
+            closedLoop({
+              url: `http://127.0.0.1:${relayPort}/`,
+              ...post,
+              headers: json,
+              body: rpc('call_api', call, false),
+            }),
+          ),
+        );
+      } finally {
+        await stopChild(relay);
+      }
+    }
 
     // Per-call overhead at a load both paths sustain: open loop, the same fixed rate for the pair.
     const added: AddedLatency[] = [];

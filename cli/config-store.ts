@@ -9,6 +9,8 @@ import { CliFailure } from './failure.js';
 
 export interface StoredConfig {
   apiKey?: string;
+  /** The key a sign-in into another org set aside (cli/session-key.ts): kept, since keys are shown once. */
+  previousApiKey?: string;
   sessionToken?: string;
   apiUrl?: string;
   gatewayUrl?: string;
@@ -54,7 +56,7 @@ export function readStored(file = configFile()): StoredConfig {
 
 function _strings(o: Record<string, unknown>): StoredConfig {
   const out: StoredConfig = {};
-  for (const k of ['apiKey', 'sessionToken', 'apiUrl', 'gatewayUrl', 'mcpUrl'] as const) {
+  for (const k of ['apiKey', 'previousApiKey', 'sessionToken', 'apiUrl', 'gatewayUrl', 'mcpUrl'] as const) {
     const v = o[k];
     if (typeof v === 'string' && v) out[k] = v;
   }

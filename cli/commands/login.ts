@@ -1,6 +1,7 @@
 /**
  * `svc login`: in the browser by default (login-browser.ts), a pasted key (`--key -` reads stdin), or a one-time
- * code by mail (`--email`, then `--code`; on a terminal the code is prompted for).
+ * code by mail (`--email`, then `--code`; on a terminal the code is prompted for). A session sign-in also makes
+ * sure the stored key is one of the session's org (session-key.ts), so `svc call` spends what `svc balance` shows.
  */
 import { api, config, reloadConfig } from '../client.js';
 import { str, svcCommand } from '../command.js';
@@ -8,6 +9,7 @@ import { saveConfig } from '../config-store.js';
 import { CliFailure, usageError } from '../failure.js';
 import { interactive } from '../output.js';
 import { readStdin } from '../read-stdin.js';
+import { keyForSessionOrg } from '../session-key.js';
 
 const KEY_FORMAT = /^svc_live_[A-Za-z0-9]{24}$/;
 
@@ -39,9 +41,13 @@ export default svcCommand({
       const flow = await import('../login-browser.js');
       const s = args['no-browser'] || flow.noBrowserHere() ? await flow.deviceLogin() : await flow.loopbackLogin();
       saveConfig({ sessionToken: s.session_token });
+      reloadConfig();
+      const stored = await keyForSessionOrg(s.org_id);
       return {
-        data: { org_id: s.org_id, expires_at: s.expires_at },
-        human: `Logged in (org ${s.org_id}); session stored in ${config().file}`,
+        data: { org_id: s.org_id, expires_at: s.expires_at, ...stored.data },
+        human: [`Logged in (org ${s.org_id}); session stored in ${config().file}`, stored.human]
+          .filter(Boolean)
+          .join('\n'),
       };
     }
     if (!code) {
@@ -62,8 +68,15 @@ export default svcCommand({
       { auth: 'none', body: { email, code }, hint: { email } },
     );
     saveConfig({ sessionToken: r.session_token });
+    reloadConfig();
+    const stored = await keyForSessionOrg(r.org_id);
     const { session_token: _secret, ...shown } = r;
-    return { data: shown, human: `Logged in as ${email} (org ${r.org_id}); session stored in ${config().file}` };
+    return {
+      data: { ...shown, ...stored.data },
+      human: [`Logged in as ${email} (org ${r.org_id}); session stored in ${config().file}`, stored.human]
+        .filter(Boolean)
+        .join('\n'),
+    };
   },
 });
 

@@ -1,7 +1,11 @@
-/** `svc provision [slug]`: make sure a key is configured (registering one if not), optionally checking a listing. */
+/**
+ * `svc provision [slug]`: make sure a key is configured, optionally checking a listing. Signed in, the key is one
+ * of the session's org (session-key.ts); without a session, an agent key of a new org is registered.
+ */
 import { api, config } from '../client.js';
 import { str, svcCommand } from '../command.js';
 import { saveConfig } from '../config-store.js';
+import { keyForSessionOrg } from '../session-key.js';
 
 export default svcCommand({
   meta: { name: 'provision', description: 'Ensure an API key is configured (registers one if needed)' },
@@ -10,7 +14,12 @@ export default svcCommand({
   async run({ args }) {
     let created = false;
     let keyId: string | null = null;
-    if (!config().apiKey) {
+    if (!config().apiKey && config().sessionToken) {
+      const me = await api<{ org: { id: string } }>('GET', '/v1/me', { auth: 'session' });
+      const key = await keyForSessionOrg(me.org.id);
+      created = key.data.key_created;
+      keyId = key.data.key_id;
+    } else if (!config().apiKey) {
       const reg = await api<{ api_key: string; key_id: string }>('POST', '/v1/register', { auth: 'none' });
       saveConfig({ apiKey: reg.api_key });
       created = true;
@@ -21,9 +30,7 @@ export default svcCommand({
       ? await api<{ slug: string; name: string }>('GET', `/v1/apis/${encodeURIComponent(slug)}`, { hint: { slug } })
       : null;
     const data = { key_created: created, key_id: keyId, slug: listing?.slug ?? null };
-    const lines = [
-      created ? `Registered a new key ${keyId}, stored in ${config().file}.` : 'A key is already configured.',
-    ];
+    const lines = [created ? `Created key ${keyId}, stored in ${config().file}.` : 'A key is already configured.'];
     if (listing) lines.push(`${listing.slug} is live: svc inspect ${listing.slug} --endpoints`);
     return { data, human: lines.join('\n') };
   },

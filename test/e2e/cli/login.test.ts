@@ -1,9 +1,11 @@
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SVC_BIN, type Stack, runSvc, startStack, tempHome } from '../../helpers/cli.js';
 import { call } from '../../helpers/http.js';
+import { ROOT } from '../../helpers/processes.js';
 import { type SmtpSink, loginCodeOf, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { WebClient, csrfOf } from '../../helpers/web-client.js';
 
@@ -121,6 +123,56 @@ describe('svc login in the browser', () => {
     });
     expect(again.status).toBe(400);
     expect(again.body.code).toBe('invalid_grant');
+  });
+
+  it('a sign-in into another org sets the registered key aside and stores one of its own, so svc call spends what svc balance shows', async () => {
+    const other = tempHome();
+    const svc = (...args: string[]) => runSvc(args, { home: other.home, stack });
+    const file = join(other.home, '.svc/config.json');
+    const keyOrg = async (key: string) =>
+      (await call(stack.control, 'GET', '/v1/me', { token: key })).body.org.id as string;
+    try {
+      const reg = (await svc('register', '--json')).json().data;
+      await svc('login', '--email', 'newcomer@example.com', '--json');
+      const code = loginCodeOf(await smtp.waitFor('newcomer@example.com'));
+      const login = await svc('login', '--email', 'newcomer@example.com', '--code', code, '--json');
+      expect(login.code).toBe(0);
+      const signedIn = login.json().data;
+      expect(signedIn).toMatchObject({ key_created: true, previous_key_org_id: reg.org_id });
+      expect(signedIn.org_id).not.toBe(reg.org_id);
+      const stored = JSON.parse(readFileSync(file, 'utf8'));
+      expect(stored.previousApiKey).toBe(reg.api_key);
+      expect(stored.apiKey).not.toBe(reg.api_key);
+      expect(await keyOrg(stored.apiKey)).toBe(signedIn.org_id);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+
+      // Credits bought for the signed-in org pay for `svc call`: the newcomer path of docs/cli.md.
+      await promisify(execFile)(
+        process.execPath,
+        [join(ROOT, 'dist/control/admin/main.js'), 'credits', 'grant', signedIn.org_id, '10', '--reason', 'cli e2e'],
+        { env: stack.env },
+      );
+      const paid = await svc('call', 'demo-weather', 'forecast', '-q', 'city=porto', '--json');
+      expect(paid.code).toBe(0);
+      expect(paid.json().data).toMatchObject({ status: 200, charged_cents: 2 });
+      expect((await svc('balance', '--json')).json().data.credit_cents).toBe(signedIn.new_account ? 58 : 8);
+
+      // Signing in again to the same org keeps the key it has.
+      await svc('login', '--email', 'newcomer@example.com', '--json');
+      const again = loginCodeOf(await smtp.waitFor('newcomer@example.com'));
+      const relogin = (await svc('login', '--email', 'newcomer@example.com', '--code', again, '--json')).json().data;
+      expect(relogin).toMatchObject({ key_created: false, key_id: signedIn.key_id, previous_key_org_id: null });
+      expect(JSON.parse(readFileSync(file, 'utf8')).apiKey).toBe(stored.apiKey);
+
+      // Signed in with no key stored, `svc provision` makes one for the session's org, not a new anonymous org.
+      const { apiKey: _dropped, ...rest } = JSON.parse(readFileSync(file, 'utf8'));
+      writeFileSync(file, JSON.stringify(rest), { mode: 0o600 });
+      const provisioned = await svc('provision', '--json');
+      expect(provisioned.json().data).toMatchObject({ key_created: true });
+      expect(await keyOrg(JSON.parse(readFileSync(file, 'utf8')).apiKey)).toBe(signedIn.org_id);
+    } finally {
+      other.cleanup();
+    }
   });
 
   it('refuses a redirect_uri that is not loopback http', async () => {
