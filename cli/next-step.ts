@@ -14,7 +14,8 @@ export interface NextHint {
 const BY_ACTION: Record<NextAction, ((h: NextHint) => string) | null> = {
   authenticate: () => 'svc login   (or `svc register` for an anonymous agent key)',
   log_in: (h) => (h.email ? `svc login --email ${h.email}` : 'svc login'),
-  verify_email: () => 'svc verify --token <token from the mail>',
+  verify_email: (h) =>
+    `svc verify --email ${h.email ?? '<your email>'}   (then svc verify --token <token from the mail>)`,
   ask_org_admin: () => 'svc whoami   (shows your role; an org owner or admin must run this)',
 };
 
@@ -30,7 +31,8 @@ const BY_CODE: Record<string, (h: NextHint) => string> = {
   daily_cap_exceeded: () => 'svc budget set --daily-cap <cents>',
   price_above_max: () => 'svc call <slug> <endpoint> --quote',
   card_required: () => 'svc billing setup',
-  insufficient_scope: () => 'svc login   (a session has every scope; or verify your email: svc verify --token <token>)',
+  insufficient_scope: () =>
+    'svc login   (a session has every scope; or verify your email: svc verify --email <address>)',
   free_only_key: () => 'svc budget set --approval-mode auto',
   terms_not_accepted: (h) => `svc terms accept ${h.slug ?? '<slug>'}`,
   listing_not_found: () => 'svc search <query>',

@@ -1,16 +1,18 @@
 /**
- * After a session sign-in, the stored API key (what `svc call` sends to the gateway) must belong to the session's
+ * After a session sign-in, a stored API key (what `svc call` sends to the gateway) must belong to the session's
  * org. A key of another org (an earlier `svc register`, or another account) would leave `svc call` spending from
  * that org while `svc balance` and `svc billing checkout` act on this one: a newcomer who registers, signs in and
  * buys credits would still be refused with 402. So such a key is set aside as `previousApiKey` (keys are shown
- * once, so it is kept, not dropped) and a key is created for the session's org.
+ * once, so it is kept, not dropped) and a key is created for the session's org. With no key stored, sign-in adds
+ * none (a provider may never call the gateway; `svc logout` then leaves nothing behind); `svc provision` does.
  */
 import { api, reloadConfig } from './client.js';
 import { readStored, saveConfig } from './config-store.js';
 import { CliFailure } from './failure.js';
 
 export interface SessionKey {
-  key_id: string;
+  /** The stored key now, or null when none is stored (sign-in without a key, and createIfMissing false). */
+  key_id: string | null;
   /** A key was created for the session's org (none was stored, or the stored one was another org's or dead). */
   key_created: boolean;
   /** The org of the key set aside as previousApiKey, when there was one. */
@@ -30,10 +32,19 @@ async function _orgOfKey(key: string): Promise<{ orgId: string; keyId: string } 
   }
 }
 
-/** Makes the stored key one of `orgId`'s (the signed-in session's org); a line for a person when anything changed. */
-export async function keyForSessionOrg(orgId: string): Promise<{ data: SessionKey; human: string | null }> {
+/**
+ * Makes a stored key one of `orgId`'s (the signed-in session's org), creating one when none is stored only if
+ * `createIfMissing`; a line for a person when anything changed.
+ */
+export async function keyForSessionOrg(
+  orgId: string,
+  opts: { createIfMissing: boolean },
+): Promise<{ data: SessionKey; human: string | null }> {
   // Only the file's key: an SVC_API_KEY in the environment wins over it anyway and is not ours to replace.
   const stored = readStored().apiKey;
+  if (!stored && !opts.createIfMissing) {
+    return { data: { key_id: null, key_created: false, previous_key_org_id: null }, human: null };
+  }
   const current = stored ? await _orgOfKey(stored) : null;
   if (current?.orgId === orgId) {
     return { data: { key_id: current.keyId, key_created: false, previous_key_org_id: null }, human: null };

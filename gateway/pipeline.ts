@@ -6,6 +6,7 @@
 import { hash } from 'node:crypto';
 import type { UpstreamPool } from './upstream/pool.js';
 import { SvcError, type ErrorCode } from '../core/errors.js';
+import type { NextStep } from '../core/next-step.js';
 import type { Clock } from '../core/clock.js';
 import { utcDay } from '../core/clock.js';
 import type { GatewayConfig } from './config.js';
@@ -83,8 +84,13 @@ export class Pipeline {
     if (!this.d.cfg.metering) return passThrough(this.d, p, slug, path, sink);
     const d = this.d;
     const ids: Headers = [['x-svc-request-id', p.requestId]];
-    const refuse = (code: ErrorCode, detail: string, extra?: Record<string, unknown>, retryAfter?: number) =>
-      sink.problem(new SvcError(code, detail, { extra, retryAfter }), p.requestId, ids);
+    const refuse = (
+      code: ErrorCode,
+      detail: string,
+      extra?: Record<string, unknown>,
+      retryAfter?: number,
+      next?: NextStep,
+    ) => sink.problem(new SvcError(code, detail, { extra, retryAfter, next }), p.requestId, ids);
 
     const auth = authenticate(header(p.headers, 'authorization'), header(p.headers, 'x-svc-key'), d.keys);
     if (!auth.ok) return refuse(auth.code, auth.detail);
@@ -138,10 +144,15 @@ export class Pipeline {
       if (!r.ok) {
         if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
         if (sink.aborted) return;
-        return refuse(r.code, capDetail(r.code, price, r.headroom, auth.org.emailVerified), {
-          price_cents: price,
-          available_cents: r.headroom,
-        });
+        // An org without a verified email cannot buy credits yet: verifying is the step before any checkout.
+        const verifyFirst = r.code === 'insufficient_credits' && !auth.org.emailVerified;
+        return refuse(
+          r.code,
+          capDetail(r.code, price, r.headroom, auth.org.emailVerified),
+          { price_cents: price, available_cents: r.headroom },
+          undefined,
+          verifyFirst ? { action: 'verify_email' } : undefined,
+        );
       }
       lease = r.lease;
     }

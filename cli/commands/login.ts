@@ -1,7 +1,7 @@
 /**
  * `svc login`: in the browser by default (login-browser.ts), a pasted key (`--key -` reads stdin), or a one-time
  * code by mail (`--email`, then `--code`; on a terminal the code is prompted for). A session sign-in also makes
- * sure the stored key is one of the session's org (session-key.ts), so `svc call` spends what `svc balance` shows.
+ * sure a stored key is one of the session's org (session-key.ts), so `svc call` spends what `svc balance` shows.
  */
 import { api, config, reloadConfig } from '../client.js';
 import { str, svcCommand } from '../command.js';
@@ -42,7 +42,7 @@ export default svcCommand({
       const s = args['no-browser'] || flow.noBrowserHere() ? await flow.deviceLogin() : await flow.loopbackLogin();
       saveConfig({ sessionToken: s.session_token });
       reloadConfig();
-      const stored = await keyForSessionOrg(s.org_id);
+      const stored = await keyForSessionOrg(s.org_id, { createIfMissing: false });
       return {
         data: { org_id: s.org_id, expires_at: s.expires_at, ...stored.data },
         human: [`Logged in (org ${s.org_id}); session stored in ${config().file}`, stored.human]
@@ -69,7 +69,7 @@ export default svcCommand({
     );
     saveConfig({ sessionToken: r.session_token });
     reloadConfig();
-    const stored = await keyForSessionOrg(r.org_id);
+    const stored = await keyForSessionOrg(r.org_id, { createIfMissing: false });
     const { session_token: _secret, ...shown } = r;
     return {
       data: { ...shown, ...stored.data },

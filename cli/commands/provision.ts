@@ -16,7 +16,7 @@ export default svcCommand({
     let keyId: string | null = null;
     if (!config().apiKey && config().sessionToken) {
       const me = await api<{ org: { id: string } }>('GET', '/v1/me', { auth: 'session' });
-      const key = await keyForSessionOrg(me.org.id);
+      const key = await keyForSessionOrg(me.org.id, { createIfMissing: true });
       created = key.data.key_created;
       keyId = key.data.key_id;
     } else if (!config().apiKey) {

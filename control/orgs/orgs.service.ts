@@ -269,6 +269,9 @@ export async function markOrgEmailVerified(
   now: number,
 ): Promise<{ released: number; elevated: string[] }> {
   await trx.updateTable('orgs').set({ email, email_verified_at: now }).where('id', '=', orgId).execute();
+  // Gateways cache whether a key's org is verified (it picks the 402's next step): every key of the org, not only
+  // the elevated ones, must be re-read.
+  await recordChange(trx, 'org', orgId, now);
   let released = 0;
   const pending = await trx
     .selectFrom('ledger_entries')

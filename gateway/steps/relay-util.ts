@@ -35,6 +35,6 @@ export function capDetail(code: ErrorCode, price: number, headroom: number, veri
     return `This call costs ${price} cents; the key's daily cap has ${headroom} cents left today (UTC).`;
   const how = verified
     ? 'Buy credits with `svc billing checkout` (POST /v1/billing/checkout) or enable `svc billing auto-reload --enable`.'
-    : 'Verify an email for this org (POST /v1/auth/email, then `svc verify --token …`) so it may buy credits, then buy them with `svc billing checkout` (POST /v1/billing/checkout).';
+    : 'An org may buy credits once its email is verified (`svc verify --email`), then with `svc billing checkout` (POST /v1/billing/checkout).';
   return `This call costs ${price} cents and your org has ${headroom} cents available. ${how}`;
 }

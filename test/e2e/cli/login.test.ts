@@ -175,6 +175,59 @@ describe('svc login in the browser', () => {
     }
   });
 
+  it('svc verify --email mails a token for a registered org; --token elevates its key, and checkout becomes the next step', async () => {
+    const other = tempHome();
+    const svc = (...args: string[]) => runSvc(args, { home: other.home, stack });
+    try {
+      const reg = (await svc('register', '--json')).json().data;
+      const refused = await svc('call', 'demo-weather', 'forecast', '-q', 'city=porto', '--json');
+      expect(refused.json().error).toMatchObject({
+        code: 'insufficient_credits',
+        next: 'svc verify --email <your email>   (then svc verify --token <token from the mail>)',
+      });
+      // A second key of the org, in the gateway's cache before the verification: no scope of it changes then.
+      const second = (await svc('keys', 'create', '--name', 'second', '--json')).json().data.api_key as string;
+      const withSecond = () =>
+        runSvc(['call', 'demo-weather', 'forecast', '-q', 'city=porto', '--json'], {
+          home: other.home,
+          stack,
+          env: { SVC_API_KEY: second },
+        });
+      expect((await withSecond()).json().error.next).toMatch(/^svc verify --email/);
+      expect((await svc('verify', '--json')).code).toBe(2);
+      const sent = await svc('verify', '--email', 'agent-owner@example.com', '--json');
+      expect(sent.json().data).toEqual({ status: 'verification_sent', email: 'agent-owner@example.com' });
+      const mail = await smtp.waitFor('agent-owner@example.com');
+      const token = /svc verify --token (\S+)/.exec(mail.text)![1]!;
+      const verified = await svc('verify', '--token', token, '--json');
+      expect(verified.code).toBe(0);
+      expect(verified.json().data.elevated_key_ids).toContain(reg.key_id);
+      const me = (await svc('whoami', '--json')).json().data;
+      expect(me.credential.scopes).toContain('billing:write');
+      expect(me.org.id).toBe(reg.org_id);
+      // Gateways learn of the verification from the change feed (polled every 100 ms): a refused call is free.
+      let after = await svc('call', 'demo-weather', 'forecast', '-q', 'city=porto', '--json');
+      for (let i = 0; i < 40 && after.json().error?.next?.startsWith('svc verify'); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        after = await svc('call', 'demo-weather', 'forecast', '-q', 'city=porto', '--json');
+      }
+      let afterSecond = await withSecond();
+      for (let i = 0; i < 40 && afterSecond.json().error?.next?.startsWith('svc verify'); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        afterSecond = await withSecond();
+      }
+      expect(afterSecond.json().error?.next ?? 'charged').not.toMatch(/^svc verify/);
+      if (me.balance.credit_cents >= 2) expect(after.json().data).toMatchObject({ status: 200, charged_cents: 2 });
+      else
+        expect(after.json().error).toMatchObject({
+          code: 'insufficient_credits',
+          next: 'svc billing checkout --pack starter',
+        });
+    } finally {
+      other.cleanup();
+    }
+  });
+
   it('refuses a redirect_uri that is not loopback http', async () => {
     const bad = await web.get(
       `/cli/login?redirect_uri=${encodeURIComponent('https://evil.example/callback')}&state=abcdefghij&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`,

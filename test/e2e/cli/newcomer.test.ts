@@ -66,11 +66,16 @@ describe('svc, a newcomer', () => {
     expect(paid.code).toBe(1);
     expect(paid.json()).toMatchObject({
       ok: false,
-      error: { code: 'insufficient_credits', status: 402, next: 'svc billing checkout --pack starter' },
+      // A registered org has no verified email, so it cannot buy credits yet: verifying comes first.
+      error: {
+        code: 'insufficient_credits',
+        status: 402,
+        next: 'svc verify --email <your email>   (then svc verify --token <token from the mail>)',
+      },
     });
     const human = await svc('call', 'demo-weather', 'forecast', '-q', 'city=porto');
     expect(human.code).toBe(1);
-    expect(human.stderr).toContain('next: run `svc billing checkout --pack starter`');
+    expect(human.stderr).toContain('next: run `svc verify --email <your email>');
     const terms = await svc('terms', 'accept', 'demo-weather', '--yes', '--json');
     expect(terms.code).toBe(1);
     expect(terms.json().error).toMatchObject({ code: 'session_required', next: 'svc login' });
