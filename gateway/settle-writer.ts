@@ -50,6 +50,9 @@ export interface SettleWriterOptions {
 /** Thrown (to every waiter) when another process declared this holder dead and released its leases. */
 export class HolderReapedError extends Error {}
 
+/** Rejects a write joined to the batch (`join`) that is still queued when shutdown flushes (`flush(true)`). */
+export class WriterStoppingError extends Error {}
+
 interface Waiter {
   rec: SettleRecord;
   resolve: (balanceCents: number) => void;
@@ -120,15 +123,23 @@ export class SettleWriter {
   /**
    * Writes everything queued now. When another connection holds the write lock, the batch stays queued and is
    * retried on a timer, so the event loop never sleeps on the lock (callers simply wait longer). `blocking`
-   * (shutdown) waits on the lock instead, up to the lock-wait limit.
+   * (shutdown) waits on the lock instead, up to the lock-wait limit, and refuses joined writes (WriterStoppingError).
    */
   flush(blocking = false): void {
     this.#scheduled = false;
     const batch = this.#queue;
-    const joined = this.#joined;
+    let joined = this.#joined;
     if (batch.length === 0 && joined.length === 0) return;
     this.#queue = [];
     this.#joined = [];
+    if (blocking && joined.length > 0) {
+      // Shutdown's last flush: answered calls are recorded, but a claim committed now would let its call be
+      // forwarded after the holder stopped (its claims dropped, its settles refused). Refused instead: not charged.
+      const stopping = new WriterStoppingError('this gateway is stopping; it takes no new Idempotency-Key claim');
+      for (const j of joined) j.reject(stopping);
+      joined = [];
+      if (batch.length === 0) return;
+    }
     let written: { balances: number[]; results: unknown[] };
     try {
       written = this.#write(

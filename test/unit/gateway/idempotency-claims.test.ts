@@ -152,6 +152,18 @@ describe('Idempotency-Key claims in the group commit', () => {
     expect((await a.idem.claim(a.c.orgId, 'quick', 'h1', 'req_fresh', later)).kind).toBe('new');
   });
 
+  it("a claim still queued when shutdown flushes is refused, not committed: its call would run past the holder's stop", async () => {
+    const a = await arrange();
+    const settled = a.writer.settle(a.rec('req_answered'));
+    const late = a.claim('late', 'req_late');
+    // Shutdown's last flush (worker.ts): answered calls are recorded, but a claim committed now would only let its
+    // call be forwarded after the holder marked itself stopped (and dropped its claims), with nothing to settle it.
+    a.writer.flush(true);
+    await expect(settled).resolves.toBeTypeOf('number');
+    await expect(late).rejects.toThrow(/stopping/);
+    expect(await a.claimsOnDisk()).toEqual([]);
+  });
+
   it("a holder that stops cleanly with a call still in flight frees that call's claim, so a retry elsewhere runs", async () => {
     const a = await arrange();
     expect((await a.claim('stopped', 'req_s')).kind).toBe('new');
