@@ -214,8 +214,9 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
           c.gross_30d_cents !== s.gross_30d_cents
         );
       });
-    // Upsert, then drop the rows of listings no longer live: an unchanged row does not touch the search index
-    // (migration 0010).
+    // Upsert (an unchanged row does not touch the search index, migration 0010), then drop the rows of APIs that
+    // no longer exist. A listing that is merely not live keeps its row (every reader filters on live), so one
+    // unpublished and published again shows its numbers at once instead of none until the next refresh.
     for (let i = 0; i < stats.length; i += 200)
       await trx
         .insertInto('api_stats')
@@ -231,12 +232,15 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
         )
         .execute();
     const live = new Set(scored.map((s) => s.api.id));
-    const gone = [...current.keys()].filter((id) => !live.has(id));
-    for (let i = 0; i < gone.length; i += 200)
-      await trx
-        .deleteFrom('api_stats')
-        .where('api_id', 'in', gone.slice(i, i + 200))
-        .execute();
+    const notLive = [...current.keys()].filter((id) => !live.has(id));
+    for (let i = 0; i < notLive.length; i += 200) {
+      const chunk = notLive.slice(i, i + 200);
+      const existing = new Set(
+        (await trx.selectFrom('apis').select('id').where('id', 'in', chunk).execute()).map((r) => r.id),
+      );
+      const gone = chunk.filter((id) => !existing.has(id));
+      if (gone.length) await trx.deleteFrom('api_stats').where('api_id', 'in', gone).execute();
+    }
     await pruneSearchChanges(trx);
   });
   noteLeaderboardRefresh(now);

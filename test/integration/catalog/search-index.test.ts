@@ -164,10 +164,12 @@ describe('listing_search follows every write path', () => {
     expect(await statsOf()).toEqual(statsBefore);
     expect(await versionNow()).toBe(versionBefore);
 
-    // unpublish takes it out; publishing again brings it back with its price and stats
+    // unpublish takes it out; publishing again brings it back with its price and stats, even when a stats refresh
+    // (the control process runs one every minute) came in between
     await call(h.control.url, 'POST', `/v1/provider/apis/${l.apiId}/unpublish`, { token: prov.key });
     expect(await rowOf(l.apiId)).toBeUndefined();
     expect(await foundUnder('quetzal', 100)).toBe(0);
+    await refreshLeaderboards(db.db, Date.now() + 2_000);
     const pub = await call(h.control.url, 'POST', `/v1/provider/apis/${l.apiId}/publish`, {
       token: prov.key,
       body: { accept_terms: true, skip_verify: true },
