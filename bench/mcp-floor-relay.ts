@@ -1,42 +1,29 @@
 /**
  * The floor under any MCP server on node:http that relays calls to the gateway (issue 11 item 7): a bare node:http
- * listener that reads each POST's JSON-RPC body, makes the gateway call with undici (one keep-alive Pool and a plain
- * dispatch handler, as mcp/gateway-calls.ts does, with an Idempotency-Key from the request id), and answers a
- * JSON-RPC result carrying the gateway's status and body. No MCP logic at all: no auth, no session, no schema, no
- * SDK. bench/mcp.bench.ts runs it as a row, so MCP's CPU per call reads against what node:http and undici alone cost
- * on this machine. `node dist/bench/mcp-floor-relay.js <port> <gateway call URL> <key>`; prints `ready` once listening.
+ * listener that reads each POST's JSON-RPC body, makes the gateway call with undici (one keep-alive Pool and the
+ * MCP hop's own dispatch handler, `collect` of mcp/gateway-calls.ts, with an Idempotency-Key from the request id),
+ * and answers a JSON-RPC result carrying the gateway's status and body. No MCP logic at all: no auth, no session, no
+ * schema, no SDK. bench/mcp.bench.ts runs it as a row, so MCP's CPU per call reads against what node:http and undici
+ * alone cost on this machine. `node dist/bench/mcp-floor-relay.js <port> <gateway call URL> <key>`; prints `ready`
+ * once listening.
  */
 import { createServer } from 'node:http';
 import { Pool } from 'undici';
+import { collect } from '../mcp/gateway-calls.js';
 
 const [port, target, key] = process.argv.slice(2) as [string, string, string];
 const url = new URL(target);
 const pool = new Pool(url.origin, { connections: 128, keepAliveTimeout: 30_000 });
 const path = url.pathname + url.search;
 
-function call(idempotencyKey: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    let status = 0;
-    const chunks: Buffer[] = [];
-    pool.dispatch(
-      { method: 'GET', path, headers: { authorization: `Bearer ${key}`, 'idempotency-key': idempotencyKey } },
-      {
-        onRequestStart() {},
-        onResponseStart(_c, s) {
-          status = s;
-        },
-        onResponseData(_c, chunk) {
-          chunks.push(chunk);
-        },
-        onResponseEnd() {
-          resolve({ status, body: Buffer.concat(chunks).toString('utf8') });
-        },
-        onResponseError(_c, err) {
-          reject(err);
-        },
-      },
-    );
+/** The gateway call, collected as MCP's hop collects it. */
+async function call(idempotencyKey: string): Promise<{ status: number; body: string }> {
+  const r = await collect(pool, {
+    method: 'GET',
+    path,
+    headers: { authorization: `Bearer ${key}`, 'idempotency-key': idempotencyKey },
   });
+  return { status: r.statusCode, body: r.body.toString('utf8') };
 }
 
 const server = createServer((req, res) => {

@@ -104,15 +104,20 @@ export function processTree(pid: number): number[] {
   return out;
 }
 
+/** utime + stime clock ticks from a /proc `stat` file (a process's, or one thread's under task/). */
+function _statTicks(file: string): number {
+  const stat = readFileSync(file, 'utf8');
+  // Fields after the ")" of the command name: state is field 3, utime 14, stime 15.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(rest[11]) + Number(rest[12]);
+}
+
 /** utime+stime in microseconds, summed over the process tree (each /proc/<pid>/stat covers all its threads). */
 export function cpuMicros(pid: number): number {
   let ticks = 0;
   for (const p of processTree(pid)) {
     try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      // Fields after the ")" of the command name: state is field 3, utime 14, stime 15.
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(rest[11]) + Number(rest[12]);
+      ticks += _statTicks(`/proc/${p}/stat`);
     } catch {
       /* exited */
     }
@@ -122,9 +127,7 @@ export function cpuMicros(pid: number): number {
 
 /** CPU time (user + system, µs) of a process's main thread alone: what its `--cpu-prof` profile samples. */
 export function mainThreadCpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(rest[11]) + Number(rest[12])) * 1e6) / CLK_TCK;
+  return (_statTicks(`/proc/${pid}/task/${pid}/stat`) * 1e6) / CLK_TCK;
 }
 
 /** Busy fraction of each CPU between two /proc/stat samples: shows whether a core was saturated (or shared). */

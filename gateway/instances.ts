@@ -5,6 +5,15 @@
 import type Sqlite from 'better-sqlite3';
 import { newId } from '../core/ids.js';
 
+/**
+ * Whether a holder is still live (not stopped, not reaped): a read, so hot-path writers can check it inside their
+ * own transaction (the settle batch, a lease acquisition) and refuse to write for a holder that is gone.
+ */
+export function holderLiveness(db: Sqlite.Database): (holderId: string) => boolean {
+  const alive = db.prepare('SELECT 1 FROM gateway_instances WHERE id = ? AND stopped_at IS NULL').pluck();
+  return (holderId) => alive.get(holderId) !== undefined;
+}
+
 export class Instances {
   readonly id: string;
   readonly #s: ReturnType<typeof _prepare>;

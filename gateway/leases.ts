@@ -7,6 +7,7 @@
 import type Sqlite from 'better-sqlite3';
 import { newId } from '../core/ids.js';
 import type { KeyRecord } from './cache/key-cache.js';
+import { holderLiveness } from './instances.js';
 import { noWait, type NoWait } from './no-wait.js';
 import { HolderReapedError } from './settle-writer.js';
 
@@ -150,7 +151,7 @@ export class LeaseManager {
     const s = this.#s;
     // A stopped holder (shut down, or reaped while stalled) is never reaped again, so a slice it took now would stay
     // reserved for good; it could not settle against it anyway (settle-writer.ts checks the same row).
-    if (s.alive.get(this.holderId) === undefined) {
+    if (!s.alive(this.holderId)) {
       throw new HolderReapedError('this gateway holder is stopped; it takes no new lease');
     }
     const localFree = cur ? Math.max(0, cur.amount - cur.spent - cur.inflight) : 0;
@@ -240,7 +241,7 @@ function _prepare(db: Sqlite.Database) {
     othersOpen: db.prepare<[string, string], { open: number }>(
       'SELECT COALESCE(SUM(amount_cents - spent_cents), 0) AS open FROM balance_leases WHERE org_id = ? AND holder_id != ? AND released_at IS NULL',
     ),
-    alive: db.prepare('SELECT 1 FROM gateway_instances WHERE id = ? AND stopped_at IS NULL').pluck(),
+    alive: holderLiveness(db),
     reserve: db.prepare('UPDATE balances SET reserved_cents = reserved_cents + ?, updated_at = ? WHERE org_id = ?'),
     unreserve: db.prepare('UPDATE balances SET reserved_cents = reserved_cents - ?, updated_at = ? WHERE org_id = ?'),
     insert: db.prepare(

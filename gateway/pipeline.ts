@@ -6,7 +6,6 @@
 import { hash } from 'node:crypto';
 import type { UpstreamPool } from './upstream/pool.js';
 import { SvcError, type ErrorCode } from '../core/errors.js';
-import type { NextStep } from '../core/next-step.js';
 import type { Clock } from '../core/clock.js';
 import { utcDay } from '../core/clock.js';
 import type { GatewayConfig } from './config.js';
@@ -84,20 +83,16 @@ export class Pipeline {
     if (!this.d.cfg.metering) return passThrough(this.d, p, slug, path, sink);
     const d = this.d;
     const ids: Headers = [['x-svc-request-id', p.requestId]];
-    const refuse = (
-      code: ErrorCode,
-      detail: string,
-      extra?: Record<string, unknown>,
-      retryAfter?: number,
-      next?: NextStep,
-    ) => sink.problem(new SvcError(code, detail, { extra, retryAfter, next }), p.requestId, ids);
+    const refuse = (code: ErrorCode, detail: string, opts?: ConstructorParameters<typeof SvcError>[2]) =>
+      sink.problem(new SvcError(code, detail, opts), p.requestId, ids);
 
     const auth = authenticate(header(p.headers, 'authorization'), header(p.headers, 'x-svc-key'), d.keys);
     if (!auth.ok) return refuse(auth.code, auth.detail);
     const key = auth.key;
     const now = d.clock.now();
     const wait = d.limiter.take(key.keyId, key.rateLimitPerMin ?? d.cfg.defaultRatePerMin, now);
-    if (wait > 0) return refuse('rate_limited', `Rate limit of this key reached; retry in ${wait} s.`, undefined, wait);
+    if (wait > 0)
+      return refuse('rate_limited', `Rate limit of this key reached; retry in ${wait} s.`, { retryAfter: wait });
     const resolved = resolveListing(d.listings, slug, p.method, path);
     if (!resolved.ok) return refuse(resolved.code, resolved.detail);
     // HEAD is free (no body is served, so nothing is sold); it still needs a valid key and counts toward rate limits.
@@ -115,7 +110,7 @@ export class Pipeline {
     }
     const refusal = checkCall(d.listings, key, resolved, price, maxPrice);
     if (isQuote) return quote(d, sink, p.requestId, key, auth.org.emailVerified, resolved, price, refusal, now);
-    if (refusal) return refuse(refusal.code, refusal.detail, refusal.extra);
+    if (refusal) return refuse(refusal.code, refusal.detail, { extra: refusal.extra });
 
     const idemKey = header(p.headers, 'idempotency-key');
     if (idemKey && p.body instanceof RequestBody) {
@@ -146,13 +141,10 @@ export class Pipeline {
         if (sink.aborted) return;
         // An org without a verified email cannot buy credits yet: verifying is the step before any checkout.
         const verifyFirst = r.code === 'insufficient_credits' && !auth.org.emailVerified;
-        return refuse(
-          r.code,
-          capDetail(r.code, price, r.headroom, auth.org.emailVerified),
-          { price_cents: price, available_cents: r.headroom },
-          undefined,
-          verifyFirst ? { action: 'verify_email' } : undefined,
-        );
+        return refuse(r.code, capDetail(r.code, price, r.headroom, auth.org.emailVerified), {
+          extra: { price_cents: price, available_cents: r.headroom },
+          next: verifyFirst ? { action: 'verify_email' } : undefined,
+        });
       }
       lease = r.lease;
     }

@@ -10,6 +10,7 @@
  */
 import type Sqlite from 'better-sqlite3';
 import { fastId } from './fast-id.js';
+import { holderLiveness } from './instances.js';
 import { splitPlatformFee } from '../core/platform-fee.js';
 import { LOCK_RETRY_LIMIT_MS, LOCK_RETRY_MS, isBusy, noWait, waitingForLock, type NoWait } from './no-wait.js';
 
@@ -203,7 +204,7 @@ export class SettleWriter {
     s.begin.run();
     try {
       // A read, not a heartbeat write: one page fewer per commit (instances.ts heartbeats on a timer).
-      if (this.#opts.holderId !== null && s.alive.get(this.#opts.holderId) === undefined) {
+      if (this.#opts.holderId !== null && !s.alive(this.#opts.holderId)) {
         throw new HolderReapedError('this gateway holder was reaped by another process');
       }
       // One usage row per call; everything else once per batch with the batch's sums. Per-call ledger and
@@ -364,7 +365,7 @@ function _prepare(db: Sqlite.Database) {
     begin: db.prepare('BEGIN IMMEDIATE'),
     commit: db.prepare('COMMIT'),
     balance: db.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').pluck(),
-    alive: db.prepare('SELECT 1 FROM gateway_instances WHERE id = ? AND stopped_at IS NULL').pluck(),
+    alive: holderLiveness(db),
     usage: db.prepare(
       `INSERT INTO usage_events (id, org_id, key_id, api_id, endpoint_id, provider_org_id, method, status, latency_ms, price_cents, charged_cents, error_code, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

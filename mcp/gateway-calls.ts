@@ -56,7 +56,7 @@ export function idempotencyKeyOf(scope: string, rpcId: string | number, tool: st
   return `mcp_${h.slice(0, 40)}`;
 }
 
-interface Collected {
+export interface Collected {
   statusCode: number;
   headers: IncomingHttpHeaders;
   body: Buffer;
@@ -66,7 +66,7 @@ interface Collected {
  * One request on the pool, its whole answer collected into a Buffer. A plain dispatch handler rather than
  * `pool.request()`, whose answer body is a Readable stream (its machinery was ~5 % of a call_api's CPU, profiled).
  */
-function collect(pool: Pool, opts: Dispatcher.DispatchOptions): Promise<Collected> {
+export function collect(pool: Pool, opts: Dispatcher.DispatchOptions): Promise<Collected> {
   return new Promise((resolve, reject) => {
     let statusCode = 0;
     let headers: IncomingHttpHeaders = {};

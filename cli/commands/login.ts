@@ -40,15 +40,7 @@ export default svcCommand({
     if (!email) {
       const flow = await import('../login-browser.js');
       const s = args['no-browser'] || flow.noBrowserHere() ? await flow.deviceLogin() : await flow.loopbackLogin();
-      saveConfig({ sessionToken: s.session_token });
-      reloadConfig();
-      const stored = await keyForSessionOrg(s.org_id, { createIfMissing: false });
-      return {
-        data: { org_id: s.org_id, expires_at: s.expires_at, ...stored.data },
-        human: [`Logged in (org ${s.org_id}); session stored in ${config().file}`, stored.human]
-          .filter(Boolean)
-          .join('\n'),
-      };
+      return signedIn(s.session_token, s.org_id, { org_id: s.org_id, expires_at: s.expires_at }, 'Logged in');
     }
     if (!code) {
       await api('POST', '/v1/auth/login/request', { auth: 'none', body: { email } });
@@ -67,18 +59,20 @@ export default svcCommand({
       '/v1/auth/login/verify',
       { auth: 'none', body: { email, code }, hint: { email } },
     );
-    saveConfig({ sessionToken: r.session_token });
-    reloadConfig();
-    const stored = await keyForSessionOrg(r.org_id, { createIfMissing: false });
-    const { session_token: _secret, ...shown } = r;
-    return {
-      data: { ...shown, ...stored.data },
-      human: [`Logged in as ${email} (org ${r.org_id}); session stored in ${config().file}`, stored.human]
-        .filter(Boolean)
-        .join('\n'),
-    };
+    const { session_token: token, ...shown } = r;
+    return signedIn(token, r.org_id, shown, `Logged in as ${email}`);
   },
 });
+
+/** Stores a new session, then makes a stored key one of its org's (session-key.ts). */
+async function signedIn<D extends object>(token: string, orgId: string, data: D, headline: string) {
+  saveConfig({ sessionToken: token });
+  reloadConfig();
+  const stored = await keyForSessionOrg(orgId, { createIfMissing: false });
+  const lines = [`${headline} (org ${orgId}); session stored in ${config().file}`];
+  if (stored.human) lines.push(stored.human);
+  return { data: { ...data, ...stored.data }, human: lines.join('\n') };
+}
 
 async function loginWithKey(key: string) {
   if (!KEY_FORMAT.test(key)) throw usageError('that is not an API key (svc_live_ followed by 24 characters)');

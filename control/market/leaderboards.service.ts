@@ -231,16 +231,10 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
           })),
         )
         .execute();
-    const live = new Set(scored.map((s) => s.api.id));
-    const notLive = [...current.keys()].filter((id) => !live.has(id));
-    for (let i = 0; i < notLive.length; i += 200) {
-      const chunk = notLive.slice(i, i + 200);
-      const existing = new Set(
-        (await trx.selectFrom('apis').select('id').where('id', 'in', chunk).execute()).map((r) => r.id),
-      );
-      const gone = chunk.filter((id) => !existing.has(id));
-      if (gone.length) await trx.deleteFrom('api_stats').where('api_id', 'in', gone).execute();
-    }
+    await trx
+      .deleteFrom('api_stats')
+      .where('api_id', 'not in', (eb) => eb.selectFrom('apis').select('id'))
+      .execute();
     await pruneSearchChanges(trx);
   });
   noteLeaderboardRefresh(now);

@@ -269,8 +269,8 @@ export async function markOrgEmailVerified(
   now: number,
 ): Promise<{ released: number; elevated: string[] }> {
   await trx.updateTable('orgs').set({ email, email_verified_at: now }).where('id', '=', orgId).execute();
-  // Gateways cache whether a key's org is verified (it picks the 402's next step): every key of the org, not only
-  // the elevated ones, must be re-read.
+  // One org change makes every cache re-read all of the org's keys: gateways cache whether a key's org is verified
+  // (it picks the 402's next step), and the elevated keys below have new scopes.
   await recordChange(trx, 'org', orgId, now);
   let released = 0;
   const pending = await trx
@@ -302,7 +302,6 @@ export async function markOrgEmailVerified(
       .set({ scopes: formatScopes(scopes), updated_at: now })
       .where('id', '=', k.id)
       .execute();
-    await recordChange(trx, 'key', k.id, now);
     elevated.push(k.id);
   }
   return { released, elevated };
