@@ -2,6 +2,7 @@
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit, productionProblems } from '../core/config.js';
+import { onStop } from '../core/lifecycle.js';
 import { createApp } from './app.js';
 import { createAppContext } from './context.js';
 import { paymentsMode } from './billing/payments.js';
@@ -43,7 +44,6 @@ function shutdown(signal: string): void {
   });
   setTimeout(() => process.exit(0), 3000).unref();
 }
-process.on('SIGTERM', () => shutdown('SIGTERM'));
-process.on('SIGINT', () => shutdown('SIGINT'));
+onStop(shutdown);
 // Requests Node's parser refuses get a problem+json answer, not Node's bare status line (docs/security.md).
 answerClientErrors(server);

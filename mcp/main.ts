@@ -6,6 +6,7 @@ import { getRequestListener } from '@hono/node-server';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit } from '../core/config.js';
+import { onStop } from '../core/lifecycle.js';
 import { intervalJob } from '../control/lib/interval-job.js';
 import { createAppContext } from '../control/context.js';
 import { createControlCalls } from './control-calls.js';
@@ -52,5 +53,4 @@ function shutdown(): void {
   });
   setTimeout(() => process.exit(0), 2000).unref();
 }
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+onStop(shutdown);

@@ -2,6 +2,8 @@
  * `npm start`: the whole marketplace on one machine. Migrates the SQLite file once, then runs the demo upstream
  * (when SVC_DEMO), the control plane, the gateway and the MCP server as child processes on loopback ports.
  * Ctrl-C / SIGTERM stops them all; if one dies, the rest are stopped too and the exit code is 1.
+ * Children get an IPC channel, so they stop by themselves when this supervisor dies without a chance to signal them
+ * (core/lifecycle.ts); and the supervisor stops when the process that started it (npm) is gone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { loadConfigOrExit } from '../core/config.js';
 import { openDatabase } from '../core/db/database.js';
 import { migrateToLatest } from '../core/db/migrate.js';
+import { onStop } from '../core/lifecycle.js';
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), '..');
 const config = loadConfigOrExit();
@@ -28,7 +31,7 @@ const children: Child[] = [];
 let stopping = false;
 
 function start(name: string, entry: string, env: NodeJS.ProcessEnv = process.env): Promise<Child> {
-  const proc = spawn(process.execPath, [join(DIST, entry)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [join(DIST, entry)], { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const child: Child = { name, proc };
   children.push(child);
   return new Promise((resolve, reject) => {
@@ -74,8 +77,13 @@ async function stopAll(code: number): Promise<void> {
   );
   process.exit(code);
 }
-process.on('SIGINT', () => void stopAll(0));
-process.on('SIGTERM', () => void stopAll(0));
+onStop(() => void stopAll(0));
+// `npm start` execs this script (package.json), so npm forwards SIGTERM/SIGINT here. If npm itself is killed with
+// SIGKILL this process is re-parented: notice that and stop everything rather than keep the ports serving.
+const startedBy = process.ppid;
+setInterval(() => {
+  if (process.ppid !== startedBy) void stopAll(0);
+}, 1000).unref();
 
 try {
   let controlEnv: NodeJS.ProcessEnv = process.env;
