@@ -6,6 +6,7 @@ import { leaderboardJob } from './market/leaderboards.job.js';
 import { oauthSweepJob } from './oauth/oauth.jobs.js';
 import { signInSweepJob } from './sessions/sessions.jobs.js';
 import { searchIndexWarmUp } from './catalog/search-index.owner.js';
+import { backupJob } from './backup/backup.jobs.js';
 
 export type Job = (ctx: AppContext) => () => void;
 
@@ -17,6 +18,7 @@ const JOBS: Job[] = [
   oauthSweepJob,
   signInSweepJob,
   searchIndexWarmUp,
+  backupJob,
 ];
 
 export function startBackgroundJobs(ctx: AppContext): () => void {
