@@ -17,6 +17,7 @@ import { usageRoutes } from './usage/usage.routes.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { cliLoginRoutes } from './sessions/cli-login.routes.js';
 import { createWebRoutes } from './web/web.routes.js';
+import { httpMetrics } from './lib/http-metrics.js';
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
 
@@ -34,6 +35,7 @@ export const DOMAIN_ROUTES = [
 
 export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
+  app.use('*', httpMetrics());
   app.use('*', async (c, next) => {
     c.set('ctx', ctx);
     c.set('requestId', newId('req'));

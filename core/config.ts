@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve, join } from 'node:path';
 import { z } from 'zod';
+import type { MetricsConfig } from './metrics.js';
 
 const port = (def: number) => z.coerce.number().int().min(0).max(65535).default(def);
 const cents = (def: number) => z.coerce.number().int().min(0).max(10_000_000).default(def);
@@ -92,6 +93,10 @@ const EnvSchema = z.object({
     .regex(/^\d+(ms|s|m|h|d)$/, 'must be a number with a unit: ms, s, m, h or d (e.g. 6h)')
     .default('24h'),
   SVC_BACKUP_KEEP: z.coerce.number().int().min(1).max(1000).default(7),
+  /** Prometheus listeners (core/metrics.ts): control on the port, gateway +1, MCP +2; loopback unless told. */
+  SVC_METRICS: bool(true),
+  SVC_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  SVC_METRICS_PORT: port(9464),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -123,6 +128,8 @@ export interface Config {
   leaderboardRefreshMs: number;
   /** Whether catalog searches use the in-memory index (SVC_SEARCH_INDEX). */
   searchIndex: boolean;
+  /** Prometheus listeners (SVC_METRICS*). */
+  metrics: MetricsConfig;
   /** Scheduled backups (SVC_BACKUP_*): off while `dir` is unset. */
   backup: { dir: string | undefined; everyMs: number; keep: number };
   /** SVC_EGRESS_ALLOW split: hosts the production egress rule lets through although they resolve to private addresses. */
@@ -250,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     logLevel: e.SVC_LOG_LEVEL,
     leaderboardRefreshMs: e.SVC_LEADERBOARD_REFRESH_MS,
     searchIndex: e.SVC_SEARCH_INDEX,
+    metrics: { enabled: e.SVC_METRICS, host: e.SVC_METRICS_HOST, port: e.SVC_METRICS_PORT },
     backup: {
       dir: e.SVC_BACKUP_DIR ? resolve(e.SVC_BACKUP_DIR) : undefined,
       everyMs: durationMs(e.SVC_BACKUP_EVERY),

@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit } from '../core/config.js';
 import { onStop } from '../core/lifecycle.js';
+import { processRegistry, registryRenderer, serveMetrics } from '../core/metrics.js';
 import { intervalJob } from '../control/lib/interval-job.js';
 import { createAppContext } from '../control/context.js';
 import { createControlCalls } from './control-calls.js';
@@ -32,10 +33,11 @@ const fastMode = process.env.SVC_MCP_FAST_TOOL_CALLS;
 const server = createServer(
   fastMode === 'off' ? honoListener : createFastToolCalls(deps, honoListener, { mark: fastMode === 'mark' }),
 );
+const metrics = await serveMetrics(config.metrics, 'mcp', registryRenderer(processRegistry()), ctx.log);
 server.listen(config.ports.mcp, config.host, () => {
   const info = server.address() as AddressInfo;
   const url = `http://${info.address}:${info.port}`;
-  process.stdout.write(JSON.stringify({ ready: 'mcp', url, port: info.port }) + '\n');
+  process.stdout.write(JSON.stringify({ ready: 'mcp', url, port: info.port, metrics_url: metrics?.url }) + '\n');
   ctx.log.info('mcp listening', { url, env: config.env });
 });
 

@@ -26,6 +26,7 @@ interface Child {
   name: string;
   proc: ChildProcess;
   url?: string;
+  metricsUrl?: string;
 }
 const children: Child[] = [];
 let stopping = false;
@@ -38,9 +39,10 @@ function start(name: string, entry: string, env: NodeJS.ProcessEnv = process.env
     const rl = createInterface({ input: proc.stdout! });
     rl.on('line', (line) => {
       try {
-        const msg = JSON.parse(line) as { ready?: string; url?: string };
+        const msg = JSON.parse(line) as { ready?: string; url?: string; metrics_url?: string };
         if (msg.ready && msg.url) {
           child.url = msg.url;
+          child.metricsUrl = msg.metrics_url;
           resolve(child);
           return;
         }
@@ -107,6 +109,7 @@ try {
       `  control plane  ${control.url}/v1   (OpenAPI: ${control.url}/v1/openapi.json)`,
       `  gateway        ${gateway.url}`,
       `  MCP            ${mcp.url}/mcp`,
+      `  metrics        ${[control, gateway, mcp].map((c) => c.metricsUrl ?? 'off').join('  ')}`,
       '',
       // Without the demo listing these commands would only find nothing: the banner shows them only with it.
       ...(demo
