@@ -14,6 +14,7 @@ import { termsRoutes } from './terms/terms.routes.js';
 import { billingRoutes } from './billing/billing.routes.js';
 import { marketRoutes } from './market/market.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
+import { webhooksRoutes } from './webhooks/webhooks.routes.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { cliLoginRoutes } from './sessions/cli-login.routes.js';
 import { createWebRoutes } from './web/web.routes.js';
@@ -31,6 +32,7 @@ export const DOMAIN_ROUTES = [
   billingRoutes,
   marketRoutes,
   usageRoutes,
+  webhooksRoutes,
 ] as const;
 
 export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {

@@ -7,6 +7,7 @@ import { oauthSweepJob } from './oauth/oauth.jobs.js';
 import { signInSweepJob } from './sessions/sessions.jobs.js';
 import { searchIndexWarmUp } from './catalog/search-index.owner.js';
 import { backupJob } from './backup/backup.jobs.js';
+import { alertsJob, webhookDeliveryJob } from './webhooks/webhooks.jobs.js';
 
 export type Job = (ctx: AppContext) => () => void;
 
@@ -19,6 +20,8 @@ const JOBS: Job[] = [
   signInSweepJob,
   searchIndexWarmUp,
   backupJob,
+  webhookDeliveryJob,
+  alertsJob,
 ];
 
 export function startBackgroundJobs(ctx: AppContext): () => void {

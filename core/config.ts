@@ -93,6 +93,10 @@ const EnvSchema = z.object({
     .regex(/^\d+(ms|s|m|h|d)$/, 'must be a number with a unit: ms, s, m, h or d (e.g. 6h)')
     .default('24h'),
   SVC_BACKUP_KEEP: z.coerce.number().int().min(1).max(1000).default(7),
+  /** Webhooks (docs/webhooks.md): how often due deliveries are sent, the first retry delay, the alert detector. */
+  SVC_WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  SVC_WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+  SVC_ALERTS_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** Prometheus listeners (core/metrics.ts): control on the port, gateway +1, MCP +2; loopback unless told. */
   SVC_METRICS: bool(true),
   SVC_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
@@ -128,6 +132,8 @@ export interface Config {
   leaderboardRefreshMs: number;
   /** Whether catalog searches use the in-memory index (SVC_SEARCH_INDEX). */
   searchIndex: boolean;
+  /** Outbound webhooks and the alert detector (SVC_WEBHOOK_*, SVC_ALERTS_INTERVAL_MS). */
+  webhooks: { pollMs: number; retryBaseMs: number; alertsIntervalMs: number };
   /** Prometheus listeners (SVC_METRICS*). */
   metrics: MetricsConfig;
   /** Scheduled backups (SVC_BACKUP_*): off while `dir` is unset. */
@@ -257,6 +263,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     logLevel: e.SVC_LOG_LEVEL,
     leaderboardRefreshMs: e.SVC_LEADERBOARD_REFRESH_MS,
     searchIndex: e.SVC_SEARCH_INDEX,
+    webhooks: {
+      pollMs: e.SVC_WEBHOOK_POLL_MS,
+      retryBaseMs: e.SVC_WEBHOOK_RETRY_BASE_MS,
+      alertsIntervalMs: e.SVC_ALERTS_INTERVAL_MS,
+    },
     metrics: { enabled: e.SVC_METRICS, host: e.SVC_METRICS_HOST, port: e.SVC_METRICS_PORT },
     backup: {
       dir: e.SVC_BACKUP_DIR ? resolve(e.SVC_BACKUP_DIR) : undefined,
