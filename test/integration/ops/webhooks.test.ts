@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { csrfOf, WebClient } from '../../helpers/web-client.js';
+import { createLiveListing } from '../../helpers/catalog.js';
 import { chargeLikeGateway, grantCredits, openTestDb, seedKey, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import type { DbHandles } from '../../../core/db/database.js';
 
@@ -269,5 +270,57 @@ describe('webhooks', () => {
     expect(replay.status).toBe(200);
     await waitFor(() => eventsAt('/down').length > before, 10_000);
     expect(eventsAt('/down').at(-1)).toMatchObject({ id: sent.body.event_id, signatureOk: true });
+  });
+
+  it("tells a listing's recent callers about a scheduled price increase and new terms; others hear nothing", async () => {
+    const provider = await seedOrg(db);
+    const caller = await seedOrg(db);
+    const bystander = await seedOrg(db);
+    await subscribe(caller, '/caller', ['listing.price_increase_scheduled', 'terms.updated']);
+    await subscribe(bystander, '/bystander', ['listing.price_increase_scheduled', 'terms.updated']);
+    const listing = await createLiveListing(h.control.url, provider.session, {
+      baseUrl: 'http://127.0.0.1:9',
+      prices: { 'GET /ping': 1 },
+    });
+    await grantCredits(db, caller.orgId, 100);
+    await chargeLikeGateway(db, { orgId: caller.orgId, keyId: caller.keyId }, 1, {
+      apiId: listing.apiId,
+      providerOrgId: provider.orgId,
+    });
+    const raised = await call(h.control.url, 'PUT', `/v1/provider/apis/${listing.apiId}/pricing`, {
+      token: provider.session,
+      body: { endpoints: [{ endpoint_id: listing.endpoints['GET /ping'], price_cents: 5 }] },
+    });
+    expect(raised.status, JSON.stringify(raised.body)).toBe(200);
+    await waitFor(() => eventsAt('/caller', 'listing.price_increase_scheduled').length === 1, 10_000);
+    const announced = eventsAt('/caller', 'listing.price_increase_scheduled')[0]!.data as {
+      slug: string;
+      endpoints: { old_price_cents: number; new_price_cents: number; effective_at: string }[];
+    };
+    expect(announced.slug).toBe(listing.slug);
+    expect(announced.endpoints[0]).toMatchObject({ old_price_cents: 1, new_price_cents: 5 });
+    // At least the notice period ahead (SVC_PRICE_NOTICE_DAYS, 7 by default).
+    expect(Date.parse(announced.endpoints[0]!.effective_at) - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
+
+    const doc = await call(h.control.url, 'POST', '/v1/provider/documents', {
+      token: provider.session,
+      body: {
+        kind: 'terms',
+        source: 'hosted',
+        version: '2.0.0',
+        markdown: '# Terms',
+        api_id: listing.apiId,
+        acceptance_mode: 'required',
+      },
+    });
+    expect(doc.status, JSON.stringify(doc.body)).toBe(201);
+    const act = await call(h.control.url, 'POST', `/v1/provider/documents/${doc.body.document_id}/activate`, {
+      token: provider.session,
+    });
+    expect(act.status, JSON.stringify(act.body)).toBe(200);
+    await waitFor(() => eventsAt('/caller', 'terms.updated').length === 1, 10_000);
+    expect(eventsAt('/caller', 'terms.updated')[0]!.data).toMatchObject({ slug: listing.slug, version: '2.0.0' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(eventsAt('/bystander')).toHaveLength(0);
   });
 });
