@@ -37,7 +37,7 @@ export const DOMAIN_ROUTES = [
 
 export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
-  app.use('*', httpMetrics());
+  app.use('*', httpMetrics(ctx.log));
   app.use('*', async (c, next) => {
     c.set('ctx', ctx);
     c.set('requestId', newId('req'));

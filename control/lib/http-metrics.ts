@@ -1,12 +1,15 @@
 /**
- * Control-plane HTTP metrics: requests by route template (never the raw path, so cardinality stays bounded) and
- * status class, with latency. Unmatched paths count as `unmatched`.
+ * Control-plane HTTP metrics and the access log: requests by route template (never the raw path, so cardinality
+ * stays bounded) and status class, with latency, and one JSON log line per request (at `info`) with its
+ * request id, route template and status. The query string is never logged (it may carry codes or tokens).
  */
 import type { MiddlewareHandler } from 'hono';
+import type { Logger } from '../../core/log.js';
+import type { AppEnv } from './http.js';
 import { routePath } from 'hono/route';
 import { FAST_BUCKETS, counter, histogram } from '../../core/metrics.js';
 
-export function httpMetrics(): MiddlewareHandler {
+export function httpMetrics(log: Logger): MiddlewareHandler<AppEnv> {
   const requests = counter(
     'svc_http_requests_total',
     'Control-plane HTTP requests by route template and status class',
@@ -23,11 +26,20 @@ export function httpMetrics(): MiddlewareHandler {
     try {
       await next();
     } finally {
-      const template = routePath(c, -1);
+      // After next(), routeIndex is the handler that answered (middleware registered after it also matches).
+      const template = routePath(c);
       const route = !template || template === '*' || template === '/*' ? 'unmatched' : template;
       const method = c.req.method;
+      const seconds = (performance.now() - started) / 1000;
       requests.inc({ method, route, status_class: `${Math.floor(c.res.status / 100)}xx` });
-      duration.observe({ method, route }, (performance.now() - started) / 1000);
+      duration.observe({ method, route }, seconds);
+      log.info('request', {
+        request_id: c.get('requestId'),
+        method,
+        route,
+        status: c.res.status,
+        ms: Math.round(seconds * 10_000) / 10,
+      });
     }
   };
 }
