@@ -1,0 +1,177 @@
+/**
+ * `svc register` then `svc connect --client <name>`, and the real client, installed from npm at a pinned version
+ * (test/clients/package.json, its own node_modules; `.ci/run` installs it), judges the result in a fresh HOME
+ * against the running stack (`npm start`'s supervisor, demo listing). No model account is involved: the MCP
+ * commands need none, Codex is pointed at a closed local model port, and Claude Code's one end-to-end run talks
+ * to a stand-in model server in this file. A recording pass-through in front of the MCP server shows what each
+ * client sent and what svc answered.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO, type Stack, runSvc, startStack, tempHome } from '../../helpers/cli.js';
+import {
+  BIN,
+  CLIENTS_DIR,
+  type McpRecorder,
+  clientsInstalled,
+  freePort,
+  recordMcp,
+  runClient,
+  standInModel,
+} from './harness.js';
+
+const exec = promisify(execFile);
+
+let stack: Stack;
+let mcp: McpRecorder;
+const cleanups: (() => void)[] = [];
+
+beforeAll(async () => {
+  if (!clientsInstalled())
+    throw new Error(`the pinned clients are not installed: run \`npm ci --prefix ${CLIENTS_DIR}\` (as .ci/run does)`);
+  // The MCP server reaches the gateway at the URL its configuration names: give the gateway a known port.
+  stack = await startStack({ SVC_GATEWAY_PORT: String(await freePort()) });
+  mcp = await recordMcp(`${stack.mcp}/mcp`);
+}, 60_000);
+
+afterAll(async () => {
+  await mcp?.close();
+  await stack?.stop();
+  for (const c of cleanups) c();
+});
+
+/** A fresh person: their own HOME and work folder, registered (0 credits), with svc pointed at the recorder. */
+async function person(): Promise<{ home: string; work: string; orgId: string; env: Record<string, string> }> {
+  const t = tempHome();
+  cleanups.push(t.cleanup);
+  const work = join(t.home, 'work');
+  mkdirSync(work);
+  const env = { SVC_MCP_URL: mcp.url };
+  const reg = await runSvc(['register', '--json'], { home: t.home, stack, env });
+  expect(reg.code, reg.stderr).toBe(0);
+  return { home: t.home, work, orgId: reg.json().data.org_id, env };
+}
+
+async function connect(p: { home: string; work: string; env: Record<string, string> }, ...args: string[]) {
+  const r = await runSvc(['connect', ...args], { home: p.home, cwd: p.work, stack, env: p.env });
+  expect(r.code, r.stderr).toBe(0);
+  return r;
+}
+
+const quiet = {
+  DISABLE_AUTOUPDATER: '1',
+  DISABLE_TELEMETRY: '1',
+  DISABLE_ERROR_REPORTING: '1',
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+};
+
+describe('real MCP clients after svc register + svc connect', () => {
+  it('Claude Code: `claude mcp list` reports svc connected, with the stored key in the entry', async () => {
+    const p = await person();
+    await connect(p, '--client', 'claude-code');
+    const before = mcp.calls.length;
+    const r = await runClient(BIN.claude, ['mcp', 'list'], {
+      env: { HOME: p.home, ...quiet },
+      cwd: p.work,
+      timeoutMs: 90_000,
+    });
+    expect(r.stdout).toMatch(/svc: http:\/\/127\.0\.0\.1:\d+\/mcp \(HTTP\) - ✔ Connected/);
+    const seen = mcp.calls.slice(before);
+    expect(seen.find((c) => c.method === 'initialize')).toMatchObject({ status: 200, authorized: true });
+  }, 120_000);
+
+  it('Gemini CLI: svc is held back in an untrusted folder, as svc connect says; with --trust `gemini mcp list` reports it connected', async () => {
+    const p = await person();
+    const said = await connect(p, '--client', 'gemini');
+    expect(said.stdout).toContain('Gemini CLI connects MCP servers only in folders you trust');
+    const gated = await runClient(BIN.gemini, ['mcp', 'list'], {
+      env: { HOME: p.home },
+      cwd: p.work,
+      timeoutMs: 90_000,
+    });
+    expect(gated.stdout + gated.stderr).toMatch(/svc: .* - Disabled/);
+
+    await connect(p, '--client', 'gemini', '--trust');
+    const before = mcp.calls.length;
+    const r = await runClient(BIN.gemini, ['mcp', 'list'], { env: { HOME: p.home }, cwd: p.work, timeoutMs: 90_000 });
+    expect(r.stdout + r.stderr).toMatch(/✓ svc: http:\/\/127\.0\.0\.1:\d+\/mcp \(http\) - Connected/);
+    expect(mcp.calls.slice(before).find((c) => c.method === 'initialize')).toMatchObject({
+      status: 200,
+      authorized: true,
+    });
+  }, 240_000);
+
+  it('Codex: `codex exec`, its model port closed, reaches tools/list on svc with the stored key', async () => {
+    const p = await person();
+    await connect(p, '--client', 'codex');
+    const before = mcp.calls.length;
+    const run = runClient(
+      BIN.codex,
+      [
+        'exec',
+        '--skip-git-repo-check',
+        '-c',
+        'model_provider=closed',
+        '-c',
+        'model_providers.closed={name="closed",base_url="http://127.0.0.1:9/v1",wire_api="responses",env_key="CLOSED_MODEL_KEY",request_max_retries=0,stream_max_retries=0}',
+        'list the svc tools',
+      ],
+      { env: { HOME: p.home, CLOSED_MODEL_KEY: 'unused' }, cwd: p.work, timeoutMs: 90_000 },
+    );
+    try {
+      const listed = await mcp.waitFor('tools/list', 80_000, before);
+      expect(listed).toMatchObject({ status: 200, authorized: true });
+    } finally {
+      run.stop();
+      await run;
+    }
+    const seen = mcp.calls.slice(before).map((c) => c.method);
+    expect(seen).toContain('initialize');
+  }, 120_000);
+
+  it('Claude Code in print mode, its model a stand-in that asks for call_api on the demo API: the call is made through svc and metered', async () => {
+    const p = await person();
+    await exec(
+      process.execPath,
+      [join(REPO, 'dist/control/admin/main.js'), 'credits', 'grant', p.orgId, '10', '--reason', 'real-client e2e'],
+      { env: stack.env },
+    );
+    await connect(p, '--client', 'claude-code');
+    const model = await standInModel('mcp__svc__call_api', {
+      slug: 'demo-weather',
+      endpoint: '/forecast',
+      input: { city: 'lisbon' },
+    });
+    try {
+      const r = await runClient(
+        BIN.claude,
+        ['-p', 'What is the weather forecast for Lisbon?', '--allowedTools', 'mcp__svc__call_api', '--max-turns', '3'],
+        {
+          env: {
+            HOME: p.home,
+            ANTHROPIC_BASE_URL: model.url,
+            ANTHROPIC_API_KEY: 'sk-ant-stand-in',
+            ...quiet,
+          },
+          cwd: p.work,
+          timeoutMs: 120_000,
+        },
+      );
+      expect(r.stdout, r.stderr).toContain('The call went through svc.');
+      // The model saw svc's tools, asked for call_api, and got the upstream's answer back.
+      expect(model.requests.some((q) => q.tools.includes('mcp__svc__call_api'))).toBe(true);
+      expect(model.toolResults.join('')).toContain('lisbon');
+      expect(mcp.calls.some((c) => c.method === 'tools/call' && c.status === 200)).toBe(true);
+    } finally {
+      await model.close();
+    }
+    // Metered: the forecast costs 2 cents, taken from the 10 granted, with one usage record.
+    const balance = await runSvc(['balance', '--json'], { home: p.home, stack });
+    expect(balance.json().data.credit_cents).toBe(8);
+    const usage = await runSvc(['usage', '--json'], { home: p.home, stack });
+    expect(JSON.stringify(usage.json().data)).toContain('demo-weather');
+  }, 180_000);
+});
