@@ -2,7 +2,9 @@
  * The gates clients put in front of a server they were just given, and the documented file that clears each:
  * Gemini CLI connects no MCP server in a folder it does not trust (`trustedFolders.json`, TRUST_FOLDER), and
  * Claude Code holds a repository's `.mcp.json` servers at "Pending approval" until they are approved
- * (`enabledMcpjsonServers` in `.claude/settings.local.json`, the per-person file Claude Code keeps out of git).
+ * (`enabledMcpjsonServers` in `.claude/settings.local.json`, the per-person file Claude Code keeps out of git; Claude
+ * Code reads project and local settings only in a folder the person has trusted at its first start there, so the
+ * approval counts from then on, as test/e2e/clients shows with the real client).
  */
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -81,7 +83,9 @@ export function claudeProjectGate(root: string): Gate {
     message: done
       ? `Claude Code approves the project server ${SERVER_NAME} here (${file}).`
       : `Claude Code holds servers from .mcp.json at "Pending approval" until you approve them.`,
-    step: 'Approve svc when Claude Code asks at start (or in /mcp), or run svc connect again with --trust.',
+    step:
+      'Approve svc when Claude Code asks at start (or in /mcp), or run svc connect again with --trust to record the ' +
+      'approval in .claude/settings.local.json (Claude Code reads it once you have trusted this folder at its start).',
     change: done
       ? null
       : {

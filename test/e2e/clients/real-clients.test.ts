@@ -7,7 +7,7 @@
  * client sent and what svc answered.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +82,35 @@ describe('real MCP clients after svc register + svc connect', () => {
     const seen = mcp.calls.slice(before);
     expect(seen.find((c) => c.method === 'initialize')).toMatchObject({ status: 200, authorized: true });
   }, 120_000);
+
+  it('Claude Code with CLAUDE_CONFIG_DIR: svc connect writes where Claude Code reads, and it connects', async () => {
+    const p = await person();
+    const dir = join(p.home, 'claude-config');
+    await connect({ ...p, env: { ...p.env, CLAUDE_CONFIG_DIR: dir } }, '--client', 'claude-code');
+    const r = await runClient(BIN.claude, ['mcp', 'list'], {
+      env: { HOME: p.home, CLAUDE_CONFIG_DIR: dir, ...quiet },
+      cwd: p.work,
+      timeoutMs: 90_000,
+    });
+    expect(r.stdout).toMatch(/svc: http:\/\/127\.0\.0\.1:\d+\/mcp \(HTTP\) - ✔ Connected/);
+  }, 120_000);
+
+  it('Claude Code project server (.mcp.json): held for approval, as svc connect says; --trust approves it in a folder the person trusts', async () => {
+    const p = await person();
+    const said = await connect(p, '--project', '--client', 'claude-code');
+    expect(said.stdout).toContain('Pending approval');
+    // What Claude Code records when the person accepts its folder-trust dialog at the first start in this folder:
+    // project and local settings (where the approval lives) count only in a trusted folder.
+    const state = join(p.home, '.claude.json');
+    writeFileSync(state, JSON.stringify({ projects: { [p.work]: { hasTrustDialogAccepted: true } } }));
+    const list = () =>
+      runClient(BIN.claude, ['mcp', 'list'], { env: { HOME: p.home, ...quiet }, cwd: p.work, timeoutMs: 90_000 });
+    const held = await list();
+    expect(held.stdout).toMatch(/svc: .* - ⏸ Pending approval/);
+    await connect(p, '--project', '--client', 'claude-code', '--trust');
+    const r = await list();
+    expect(r.stdout).toMatch(/svc: http:\/\/127\.0\.0\.1:\d+\/mcp \(HTTP\) - ✔ Connected/);
+  }, 180_000);
 
   it('Gemini CLI: svc is held back in an untrusted folder, as svc connect says; with --trust `gemini mcp list` reports it connected', async () => {
     const p = await person();
