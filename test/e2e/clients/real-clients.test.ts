@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, type Stack, runSvc, startStack, tempHome } from '../../helpers/cli.js';
+import { type SmtpSink, loginCodeOf, startSmtpSink } from '../../helpers/smtp-sink.js';
 import {
   BIN,
   CLIENTS_DIR,
@@ -26,6 +27,7 @@ import {
 const exec = promisify(execFile);
 
 let stack: Stack;
+let smtp: SmtpSink;
 let mcp: McpRecorder;
 const cleanups: (() => void)[] = [];
 
@@ -33,13 +35,15 @@ beforeAll(async () => {
   if (!clientsInstalled())
     throw new Error(`the pinned clients are not installed: run \`npm ci --prefix ${CLIENTS_DIR}\` (as .ci/run does)`);
   // The MCP server reaches the gateway at the URL its configuration names: give the gateway a known port.
-  stack = await startStack({ SVC_GATEWAY_PORT: String(await freePort()) });
+  smtp = await startSmtpSink();
+  stack = await startStack({ SVC_GATEWAY_PORT: String(await freePort()), SVC_SMTP_URL: smtp.url });
   mcp = await recordMcp(`${stack.mcp}/mcp`);
 }, 60_000);
 
 afterAll(async () => {
   await mcp?.close();
   await stack?.stop();
+  await smtp?.close();
   for (const c of cleanups) c();
 });
 
@@ -81,6 +85,32 @@ describe('real MCP clients after svc register + svc connect', () => {
     expect(r.stdout).toMatch(/svc: http:\/\/127\.0\.0\.1:\d+\/mcp \(HTTP\) - ✔ Connected/);
     const seen = mcp.calls.slice(before);
     expect(seen.find((c) => c.method === 'initialize')).toMatchObject({ status: 200, authorized: true });
+  }, 120_000);
+
+  it('after svc login (a session, no key stored) svc connect makes a key for the org and Claude Code connects with it', async () => {
+    const t = tempHome();
+    cleanups.push(t.cleanup);
+    const work = join(t.home, 'work');
+    mkdirSync(work);
+    const p = { home: t.home, work, env: { SVC_MCP_URL: mcp.url } };
+    const email = 'connect-after-login@example.com';
+    expect((await runSvc(['login', '--email', email], { home: p.home, stack })).code).toBe(0);
+    const code = loginCodeOf(await smtp.waitFor(email));
+    const login = await runSvc(['login', '--email', email, '--code', code, '--json'], { home: p.home, stack });
+    expect(login.code, login.stderr).toBe(0);
+    const connected = await runSvc(['connect', '--client', 'claude-code', '--json'], {
+      home: p.home,
+      cwd: p.work,
+      stack,
+      env: p.env,
+    });
+    expect(connected.json().data.key_source).toBe('created');
+    const r = await runClient(BIN.claude, ['mcp', 'list'], {
+      env: { HOME: p.home, ...quiet },
+      cwd: p.work,
+      timeoutMs: 90_000,
+    });
+    expect(r.stdout).toMatch(/svc: http:\/\/127\.0\.0\.1:\d+\/mcp \(HTTP\) - ✔ Connected/);
   }, 120_000);
 
   it('Claude Code with CLAUDE_CONFIG_DIR: svc connect writes where Claude Code reads, and it connects', async () => {
