@@ -77,6 +77,8 @@ export default svcCommand({
     const skipped: { target: string; reason: string }[] = [];
     const warnings: string[] = [];
     const entries: { target: string; auth: string }[] = [];
+    if (chosen.kind === 'env' && !config().apiKey)
+      warnings.push('no key is stored yet for the export line: run svc register (or svc login) first');
     for (const spec of selected) {
       const file = project ? spec.projectFile?.(root) : spec.userFile();
       if (!file) {
