@@ -76,7 +76,7 @@ export default svcCommand({
     const plans: FileChange[] = [];
     const skipped: { target: string; reason: string }[] = [];
     const warnings: string[] = [];
-    const entries: { target: string; auth: string }[] = [];
+    const entries: { target: string; auth: string; sign_in?: string }[] = [];
     if (chosen.kind === 'env' && !config().apiKey)
       warnings.push('no key is stored yet for the export line: run svc register (or svc login) first');
     for (const spec of selected) {
@@ -92,9 +92,15 @@ export default svcCommand({
         );
         auth = { kind: 'none' };
       }
-      if (auth.kind === 'none' && !spec.oauth && !args['no-key'])
+      if (auth.kind === 'none' && !spec.oauth && !spec.signIn && !args['no-key'])
         warnings.push(`${spec.label} has no key and cannot sign in by itself; only a development server lets it in`);
-      entries.push({ target: spec.id, auth: _authLabel(auth, spec) });
+      entries.push({
+        target: spec.id,
+        auth: _authLabel(auth, spec),
+        ...(auth.kind === 'none' && (spec.oauth || spec.signIn)
+          ? { sign_in: spec.signIn ?? `${spec.label} offers to sign in when it starts` }
+          : {}),
+      });
       plans.push(planClient(spec, file, url, auth));
     }
     if (args.rules) {
@@ -152,7 +158,7 @@ export default svcCommand({
 function _human(
   data: {
     key_source: KeySource;
-    entries: { target: string; auth: string }[];
+    entries: { target: string; auth: string; sign_in?: string }[];
     results: { target: string; file: string; status: string; diff?: string }[];
     skipped: { target: string; reason: string }[];
     gates: { client: string; message: string; step: string }[];
@@ -176,15 +182,23 @@ function _human(
   for (const g of data.gates) lines.push(`\n${g.message}\n  ${g.step}`);
   if (data.export_line && !dry)
     lines.push(`\nThe entries read the key from ${KEY_ENV}; where the client starts, run:\n  ${data.export_line}`);
-  if (!dry) lines.push('\nStart (or restart) the client: it connects to svc on its first start.');
+  const signIns = data.entries.filter((e) => e.sign_in);
+  if (signIns.length > 0) {
+    lines.push(
+      '\nNo key in the entry: a development server lets the client in keyless; a production server asks it to sign in',
+      'with your svc account (OAuth):',
+      ...signIns.map((e) => `  ${e.target}: ${e.sign_in}`),
+      'Or run svc register (or svc login) and connect again: the entry then carries your key.',
+    );
+  } else if (!dry) lines.push('\nStart (or restart) the client: it connects to svc on its first start.');
   return lines.join('\n');
 }
 
 function _authLabel(auth: Auth, spec: ClientSpec): string {
   if (auth.kind === 'plain') return 'the key in the entry (file mode 0600)';
   if (auth.kind === 'env') return `$${KEY_ENV} from the environment`;
-  return spec.oauth
-    ? "none in the file (development: keyless; production: the client's own OAuth sign-in)"
+  return spec.oauth || spec.signIn
+    ? 'none in the file (development: keyless; production: OAuth sign-in with your svc account)'
     : 'none in the file (development: keyless)';
 }
 

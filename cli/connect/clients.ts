@@ -47,6 +47,8 @@ export interface ClientSpec {
   envReference: boolean;
   /** True when the client runs the MCP authorization (OAuth 2.1) flow itself for an entry without a header. */
   oauth: boolean;
+  /** The client's own step that starts that sign-in, where it documents one. */
+  signIn?: string;
   entry(url: string, auth: Auth): Record<string, unknown>;
   /** Files or folders the client creates, and its executables: any of them present means it is installed. */
   markers(): string[];
@@ -108,6 +110,7 @@ export const CLIENTS: readonly ClientSpec[] = [
     projectFile: (root) => join(root, '.mcp.json'),
     envReference: true,
     oauth: true,
+    signIn: 'in Claude Code: /mcp, then svc, then Authenticate',
     entry: (url, auth) => withHeaders({ type: 'http', url }, bearer(auth, `\${${KEY_ENV}}`)),
     markers: () => [join(claudeDir(), '.claude.json'), process.env.CLAUDE_CONFIG_DIR || join(home(), '.claude')],
     bins: ['claude'],
@@ -207,6 +210,7 @@ export const CLIENTS: readonly ClientSpec[] = [
     envReference: true,
     // Codex signs in to an MCP server only when told to (`codex mcp login svc`), never on its own start.
     oauth: false,
+    signIn: 'codex mcp login svc',
     entry: (url, auth) =>
       auth.kind === 'env'
         ? { url, bearer_token_env_var: KEY_ENV }
@@ -225,6 +229,7 @@ export const CLIENTS: readonly ClientSpec[] = [
     projectFile: (root) => join(root, '.gemini', 'settings.json'),
     envReference: true,
     oauth: true,
+    signIn: 'in Gemini CLI: /mcp auth svc',
     entry: (url, auth) => withHeaders({ httpUrl: url }, bearer(auth, `\${${KEY_ENV}}`)),
     markers: () => [join(geminiHome(), '.gemini')],
     bins: ['gemini'],

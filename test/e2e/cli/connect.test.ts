@@ -201,8 +201,15 @@ describe('svc connect', () => {
     const keyless = await runSvc(['connect', '--client', 'gemini', '--json'], { home: h, env: { SVC_MCP_URL: MCP } });
     expect(keyless.json().data.key_source).toBe('none');
     expect(entry(h, 'gemini')).toEqual({ httpUrl: MCP });
-    const codex = await runSvc(['connect', '--client', 'codex'], { home: h, env: { SVC_MCP_URL: MCP } });
-    expect(codex.stderr).toContain('Codex CLI has no key and cannot sign in by itself');
+    // Without a key, each client's own sign-in step is named (production asks for it); one with none is warned.
+    const codex = await runSvc(['connect', '--client', 'codex', '--client', 'claude-code'], {
+      home: h,
+      env: { SVC_MCP_URL: MCP },
+    });
+    expect(codex.stdout).toContain('codex: codex mcp login svc');
+    expect(codex.stdout).toContain('claude-code: in Claude Code: /mcp, then svc, then Authenticate');
+    const roo = await runSvc(['connect', '--client', 'roo'], { home: h, env: { SVC_MCP_URL: MCP } });
+    expect(roo.stderr).toContain('Roo Code has no key and cannot sign in by itself');
 
     const dry = await runSvc(['connect', '--client', 'cursor', '--dry-run'], { home: h, env: { SVC_MCP_URL: MCP } });
     expect(dry.code).toBe(0);

@@ -7,6 +7,7 @@
  * client sent and what svc answered.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -233,4 +234,53 @@ describe('real MCP clients after svc register + svc connect', () => {
     const usage = await runSvc(['usage', '--json'], { home: p.home, stack });
     expect(JSON.stringify(usage.json().data)).toContain('demo-weather');
   }, 180_000);
+});
+
+describe('a real client against a production server, with no key stored', () => {
+  let prod: Stack;
+  let smtpProd: SmtpSink;
+  beforeAll(async () => {
+    if (!clientsInstalled()) throw new Error(`the pinned clients are not installed under ${CLIENTS_DIR}`);
+    smtpProd = await startSmtpSink();
+    const [control, gateway, mcpPort] = [await freePort(), await freePort(), await freePort()];
+    // Production as docs/operations.md has it, on loopback ports the processes are told before they start.
+    prod = await startStack({
+      SVC_ENV: 'production',
+      SVC_DEMO: 'false',
+      SVC_HOST: '127.0.0.1',
+      SVC_CONTROL_PORT: String(control),
+      SVC_GATEWAY_PORT: String(gateway),
+      SVC_MCP_PORT: String(mcpPort),
+      SVC_PUBLIC_URL: `http://127.0.0.1:${control}`,
+      SVC_GATEWAY_URL: `http://127.0.0.1:${gateway}`,
+      SVC_MCP_URL: `http://127.0.0.1:${mcpPort}`,
+      SVC_SECRET_KEY: randomBytes(32).toString('hex'),
+      SVC_SMTP_URL: smtpProd.url,
+      SVC_MAIL_FROM: 'svc <no-reply@example.com>',
+      SVC_CHALLENGE_SECRET: 'turnstile-test-secret',
+      SVC_STRIPE_SECRET_KEY: 'sk_test_local_stand_in',
+      SVC_STRIPE_WEBHOOK_SECRET: 'whsec_local_stand_in',
+    });
+  }, 90_000);
+  afterAll(async () => {
+    await prod?.stop();
+    await smtpProd?.close();
+  });
+
+  it('Claude Code gets a keyless entry and is sent to its own OAuth sign-in (svc names the step)', async () => {
+    const t = tempHome();
+    cleanups.push(t.cleanup);
+    const work = join(t.home, 'work');
+    mkdirSync(work);
+    const said = await runSvc(['connect', '--client', 'claude-code'], { home: t.home, cwd: work, stack: prod });
+    expect(said.code, said.stderr).toBe(0);
+    expect(said.stdout).toContain('claude-code: in Claude Code: /mcp, then svc, then Authenticate');
+    const r = await runClient(BIN.claude, ['mcp', 'list'], {
+      env: { HOME: t.home, ...quiet },
+      cwd: work,
+      timeoutMs: 90_000,
+    });
+    // Claude Code read svc's 401 and its protected-resource metadata: it offers the OAuth sign-in.
+    expect(r.stdout).toMatch(/svc: http:\/\/127\.0\.0\.1:\d+\/mcp \(HTTP\) - ! Needs authentication/);
+  }, 120_000);
 });
