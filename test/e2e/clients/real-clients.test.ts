@@ -12,7 +12,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, type Stack, runSvc, startStack, tempHome } from '../../helpers/cli.js';
+import { REPO, SVC_BIN, type Stack, runSvc, startStack, tempHome } from '../../helpers/cli.js';
+import { openTerminal } from '../../helpers/terminal.js';
 import { type SmtpSink, loginCodeOf, startSmtpSink } from '../../helpers/smtp-sink.js';
 import {
   BIN,
@@ -74,6 +75,24 @@ const quiet = {
 };
 
 describe('real MCP clients after svc register + svc connect', () => {
+  it('svc register on a terminal says how to see the key (svc token) and how to connect an agent', async () => {
+    const t = tempHome();
+    cleanups.push(t.cleanup);
+    const term = await openTerminal(
+      `env HOME=${t.home} NO_COLOR=1 SVC_API_URL=${stack.control} ${process.execPath} ${SVC_BIN} register; echo "exit=$?"; sleep 30`,
+    );
+    try {
+      const screen = await term.waitFor(/exit=\d+/);
+      expect(screen).toContain('exit=0');
+      expect(screen).toContain('See it with: svc token');
+      expect(screen).toContain('svc connect --client claude-code');
+    } finally {
+      await term.close();
+    }
+    const token = await runSvc(['token'], { home: t.home });
+    expect(token.stdout).toMatch(/^svc_live_[0-9A-Za-z]{24}\n$/);
+  }, 60_000);
+
   it('Claude Code: `claude mcp list` reports svc connected, with the stored key in the entry', async () => {
     const p = await person();
     await connect(p, '--client', 'claude-code');
