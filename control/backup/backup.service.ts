@@ -25,7 +25,10 @@ export interface BackupResult {
   usage_rows: number;
 }
 
-/** Takes a consistent online copy of the open database into `file` (which must not exist). */
+/**
+ * Takes a consistent online copy of the open database into `file` (which must not exist).
+ * @internal The operator CLI and the scheduled backup job, on the marketplace's own machine.
+ */
 export async function createBackup(sqlite: Sqlite.Database, file: string): Promise<BackupResult> {
   if (existsSync(file)) throw new SvcError('conflict', `backup file ${file} already exists`);
   mkdirSync(dirname(file), { recursive: true });
@@ -67,7 +70,10 @@ export interface BackupCheck {
   ok: boolean;
 }
 
-/** Opens a backup read-only and checks it: SQLite's integrity check, then the whole-books ledger check. */
+/**
+ * Opens a backup read-only and checks it: SQLite's integrity check, then the whole-books ledger check.
+ * @internal The operator CLI, on the marketplace's own machine.
+ */
 export async function verifyBackup(file: string): Promise<BackupCheck> {
   if (!existsSync(file)) throw new SvcError('not_found', `no backup file at ${file}`);
   let sqlite: Sqlite.Database;
@@ -96,6 +102,7 @@ export async function verifyBackup(file: string): Promise<BackupCheck> {
 /**
  * Whether some process has the database open. Every svc process opens the file in WAL mode and so holds a shared
  * lock on it for as long as it runs; a connection in EXCLUSIVE locking mode cannot then take its write lock.
+ * @internal A step of restoreBackup.
  */
 export function databaseInUse(dbFile: string): boolean {
   if (!existsSync(dbFile)) return false;
@@ -118,7 +125,10 @@ export interface RestoreResult {
   check: BackupCheck;
 }
 
-/** Puts a verified backup in place of the data dir's database. The processes using it must be stopped. */
+/**
+ * Puts a verified backup in place of the data dir's database. The processes using it must be stopped.
+ * @internal The operator CLI, on the marketplace's own machine.
+ */
 export async function restoreBackup(file: string, dbFile: string, now: number): Promise<RestoreResult> {
   const check = await verifyBackup(file);
   if (!check.ok)
@@ -148,7 +158,10 @@ export async function restoreBackup(file: string, dbFile: string, now: number): 
 
 const SCHEDULED = /^svc-(\d{8}T\d{6}Z)\.db$/;
 
-/** One scheduled backup into `dir` named by time, then the oldest beyond `keep` removed. */
+/**
+ * One scheduled backup into `dir` named by time, then the oldest beyond `keep` removed.
+ * @internal The scheduled backup job.
+ */
 export async function scheduledBackup(
   sqlite: Sqlite.Database,
   dir: string,
