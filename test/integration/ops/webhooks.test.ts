@@ -323,4 +323,48 @@ describe('webhooks', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(eventsAt('/bystander')).toHaveLength(0);
   });
+
+  it('the dashboard page registers, test-sends and deletes an endpoint and sets alerts, refusing bad forms in place', async () => {
+    const org = await seedOrg(db);
+    const web = new WebClient(h.control.url);
+    web.cookies.set('svc_session', org.session);
+    expect((await web.get('/dashboard/webhooks')).status).toBe(200);
+    const none = await web.submit('/dashboard/webhooks', '/dashboard/webhooks', { url: `${rx.url}/page` });
+    expect(none.status).toBe(400);
+    expect(none.html).toContain('Choose at least one event.');
+    expect(none.html).toContain(`value="${rx.url}/page"`);
+    const page = await web.get('/dashboard/webhooks');
+    const body = new URLSearchParams({ url: `${rx.url}/page`, csrf_token: csrfOf(page.html) });
+    body.append('events', 'balance.low');
+    body.append('events', 'payment.succeeded');
+    const created = await fetch(`${h.control.url}/dashboard/webhooks`, {
+      method: 'POST',
+      body: body.toString(),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: [...web.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      },
+    });
+    expect(created.status).toBe(201);
+    const html = await created.text();
+    const secret = /data-testid="webhook-secret">\s*(whsec_[A-Za-z0-9]+)/.exec(html)?.[1];
+    expect(secret).toBeDefined();
+    rx.secrets.set('/page', secret!);
+    const listed = await call(h.control.url, 'GET', '/v1/webhooks', { token: org.session });
+    expect(listed.body.data[0]).toMatchObject({ events: ['balance.low', 'payment.succeeded'] });
+    const id = listed.body.data[0].id as string;
+    expect((await web.submit('/dashboard/webhooks', `/dashboard/webhooks/${id}/test`, {})).status).toBe(303);
+    await waitFor(() => eventsAt('/page', 'webhook.test').length === 1, 10_000);
+    expect(eventsAt('/page')[0]!.signatureOk).toBe(true);
+    const alerts = await web.submit('/dashboard/webhooks', '/dashboard/webhooks/alerts', { balance_low: '2.50' });
+    expect(alerts.status).toBe(303);
+    expect((await call(h.control.url, 'GET', '/v1/alerts', { token: org.session })).body).toMatchObject({
+      balance_low_cents: 250,
+      email_alerts: false,
+    });
+    const bad = await web.submit('/dashboard/webhooks', '/dashboard/webhooks/alerts', { balance_low: 'lots' });
+    expect(bad.status).toBe(400);
+    expect((await web.submit('/dashboard/webhooks', `/dashboard/webhooks/${id}/delete`, {})).status).toBe(303);
+    expect((await call(h.control.url, 'GET', '/v1/webhooks', { token: org.session })).body.data).toHaveLength(0);
+  });
 });
