@@ -175,7 +175,12 @@ describe('svc, a provider', () => {
     expect((await svc('balance', '--json')).json().data.credit_cents).toBe(before + 500);
 
     const out = await svc('logout', '--json');
-    expect(out.json().data).toEqual({ session_ended: true, key_cleared: false });
+    expect(out.json().data).toEqual({
+      session_ended: true,
+      key_cleared: false,
+      previous_key_cleared: false,
+      key_revoked: null,
+    });
     const after = await svc('whoami', '--json');
     expect(after.code).toBe(1);
     expect(after.json().error.code).toBe('unauthorized');
