@@ -164,7 +164,7 @@ export function wrap(text: string, width: number): string {
   return out.join('\n');
 }
 
-const PAD = 1; // cli-table3's padding on each side of a cell
+const PAD = 0; // no padding inside a cell: the 'middle' separator is the only space between columns
 const GAP = 2; // the 'middle' separator
 
 /** Column widths that fit `total` columns: the widest columns give way first, none below 6. */
@@ -196,7 +196,13 @@ export async function table(rows: Record<string, unknown>[], columns: string[], 
   const { default: Table } = await import('cli-table3');
   const t = new Table({
     head: heads.map((h, i) => wrap(h, widths[i]!)),
-    style: { head: useColor() ? ['cyan'] : [], border: useColor() ? ['grey'] : [], compact: true },
+    style: {
+      head: useColor() ? ['cyan'] : [],
+      border: useColor() ? ['grey'] : [],
+      compact: true,
+      'padding-left': PAD,
+      'padding-right': PAD,
+    },
     chars: {
       top: '',
       'top-mid': '',

@@ -5,6 +5,7 @@ import {
   ListingEndpointsSchema,
   ListingHistorySchema,
   ListingRanksSchema,
+  type ListingSchemaView,
   ListingSchemaViewSchema,
   ListingStatsSchema,
 } from '../../core/schemas/catalog.schemas.js';
@@ -79,10 +80,10 @@ export default svcCommand({
   },
 });
 
-type SchemaView = ReturnType<typeof ListingSchemaViewSchema.parse>;
+type SchemaView = ListingSchemaView;
 
 /** Each endpoint with its price, discounts and the JSON Schemas of its parameters, request and response. */
-function schemaText(r: SchemaView): string {
+export function schemaText(r: SchemaView): string {
   const width = termWidth() - 4;
   const block = (title: string, v: unknown) =>
     v === null || v === undefined

@@ -1,6 +1,6 @@
 /** `svc leaderboard <board>`: one merit board, as a table of its entries. */
 import { BOARDS } from '../../core/enumerations.js';
-import { LeaderboardSchema } from '../../core/schemas/catalog.schemas.js';
+import { type Leaderboard, LeaderboardSchema } from '../../core/schemas/catalog.schemas.js';
 import { valueFlag } from '../args.js';
 import { api } from '../client.js';
 import { svcCommand } from '../command.js';
@@ -21,17 +21,20 @@ export default svcCommand({
     const r = await api('GET', `/v1/leaderboards/${board}`, LeaderboardSchema, {
       query: { category: args.category, limit: args.limit },
     });
-    const rows = r.entries.map((e) => ({
-      rank: e.rank,
-      score: e.score,
-      slug: e.listing.slug,
-      name: e.listing.name,
-      category: e.listing.category,
-      min_price_cents: e.listing.min_price_cents,
-      calls_30d: e.listing.calls_30d,
-      provider: e.listing.provider?.display_name ?? null,
-    }));
-    const head = `${r.board}${r.category ? ` in ${r.category}` : ''} (computed ${relativeTime(r.computed_at)})`;
-    return { data: r, human: async () => `${head}\n${await table(rows, Object.keys(rows[0] ?? { rank: 0 }))}` };
+    return { data: r, human: () => leaderboardText(r) };
   },
 });
+
+/** A board as text: its name and freshness, then one row per entry with the listing's own facts. */
+export async function leaderboardText(r: Leaderboard): Promise<string> {
+  const rows = r.entries.map((e) => ({
+    rank: e.rank,
+    score: e.score,
+    slug: e.listing.slug,
+    name: e.listing.name,
+    min_price_cents: e.listing.min_price_cents,
+    calls_30d: e.listing.calls_30d,
+  }));
+  const head = `${r.board}${r.category ? ` in ${r.category}` : ''} ${r.computed_at ? `(computed ${relativeTime(r.computed_at)})` : '(not computed yet)'}`;
+  return `${head}\n${await table(rows, ['rank', 'score', 'slug', 'name', 'min_price_cents', 'calls_30d'])}`;
+}

@@ -3,26 +3,28 @@ import { ActivityFeedSchema, MarketOverviewSchema } from '../../core/schemas/mar
 import { valueFlag } from '../args.js';
 import { api } from '../client.js';
 import { svcCommand } from '../command.js';
-import { cell, relativeTime, table } from '../output.js';
+import type { MarketOverview } from '../../core/schemas/market.schemas.js';
+import { cell, plural, relativeTime, table } from '../output.js';
+
+/** The overview as text: counts, one row per window, the top categories. */
+export async function overviewText(r: MarketOverview): Promise<string> {
+  const windows = Object.entries(r.windows).map(([window, w]) => ({ window, ...w }));
+  return [
+    `${plural(r.live_listings, 'live listing')} · ${plural(r.providers, 'provider')} · ${plural(r.endpoints, 'endpoint')} (computed ${relativeTime(r.computed_at)})`,
+    '',
+    await table(windows, ['window', 'calls', 'volume_cents', 'active_consumers']),
+    '',
+    'top categories',
+    await table(r.top_categories, ['category', 'listings', 'calls_30d']),
+  ].join('\n');
+}
 
 const overview = svcCommand({
   meta: { name: 'overview', description: 'Market aggregates' },
   examples: ['svc market overview'],
   async run() {
     const r = await api('GET', '/v1/market/overview', MarketOverviewSchema);
-    const windows = Object.entries(r.windows).map(([window, w]) => ({ window, ...w }));
-    return {
-      data: r,
-      human: async () =>
-        [
-          `${r.live_listings} live listings · ${r.providers} providers · ${r.endpoints} endpoints (computed ${relativeTime(r.computed_at)})`,
-          '',
-          await table(windows, ['window', 'calls', 'volume_cents', 'active_consumers']),
-          '',
-          'top categories',
-          await table(r.top_categories, ['category', 'listings', 'calls_30d']),
-        ].join('\n'),
-    };
+    return { data: r, human: () => overviewText(r) };
   },
 });
 

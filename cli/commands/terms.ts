@@ -18,7 +18,7 @@ type Terms = Awaited<ReturnType<typeof fetchTerms>>;
 /** Where a person reads the terms in a browser: the listing's page (the REST route answers 401 in a browser). */
 const pageOf = (slug: string) => `${config().apiUrl}/apis/${encodeURIComponent(slug)}`;
 
-function termsText(t: Terms): string {
+export function termsText(t: Terms): string {
   const d = t.document;
   if (!d) return `${t.slug} has no terms to accept.`;
   const state = t.accepted
