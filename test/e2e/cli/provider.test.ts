@@ -91,6 +91,10 @@ describe('svc, a provider', () => {
       '--json',
     );
     expect(priced.code).toBe(0);
+    // The human views show the endpoints themselves (issue 24: they said "N items" or printed JSON).
+    const view = await svc('provider', 'get', api.api_id);
+    expect(view.stdout).toMatch(/GET\s+\/bytes\s+\$0\.00/);
+    expect(view.stdout).not.toMatch(/\d+ items/);
 
     const noTerms = await svc('provider', 'publish', api.api_id, '--json');
     expect(noTerms.code).toBe(2);
@@ -123,6 +127,10 @@ describe('svc, a provider', () => {
     expect(doc.code).toBe(0);
     const docId = doc.json().data.document_id;
     expect((await svc('provider', 'documents', 'activate', docId, '--json')).code).toBe(0);
+    const shown = await buyer('terms', 'show', api.slug);
+    expect(shown.stdout).toContain('version 1.0.0');
+    expect(shown.stdout).toContain('Be nice.');
+    expect(shown.stdout).not.toContain('{');
     expect((await svc('provider', 'documents', 'list', '--json')).json().data.data[0].document_id).toBe(docId);
     const blocked = await buyer('call', api.slug, 'hello', '--json');
     expect(blocked.code).toBe(1);
