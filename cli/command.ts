@@ -74,3 +74,9 @@ export function str(args: { readonly [name: string]: unknown }, name: string): s
   const v = args[name];
   return typeof v === 'string' ? v : undefined;
 }
+
+/** For commands not yet typed through `Args` (connect): a repeatable flag's values. */
+export function list(args: { readonly [name: string]: unknown }, name: string): string[] {
+  const v = args[name];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : [];
+}

@@ -1,10 +1,11 @@
 /**
  * The CLI's one failure type. `usage` failures (unknown flag, missing argument) exit 2 and never reach the network;
- * every other failure exits 1. `next` is one command a person (or agent) can run to get unstuck. `requestId` is the
- * server's request id (for a support request); `data` is what the command still has to show (the upstream's answer
- * of a `svc call` that exits 1 with `upstream_status`).
+ * a person's Ctrl-C in a prompt (`cancelled`) exits 130 as a shell does for SIGINT; every other failure exits 1.
+ * `next` is one command a person (or agent) can run to get unstuck. `requestId` is the server's request id (for a
+ * support request); `data` is what the command still has to show (the upstream's answer of a `svc call` that exits
+ * 1 with `upstream_status`).
  */
-export type FailureKind = 'usage' | 'api';
+export type FailureKind = 'usage' | 'api' | 'cancelled';
 
 export class CliFailure extends Error {
   constructor(
@@ -23,4 +24,9 @@ export class CliFailure extends Error {
 
 export function usageError(message: string, next: string | null = null): CliFailure {
   return new CliFailure('usage', 'usage_error', message, null, next);
+}
+
+/** Ctrl-C (or Escape) in an interactive prompt: exit 130, no usage line. */
+export function cancelled(): CliFailure {
+  return new CliFailure('cancelled', 'cancelled', 'cancelled');
 }

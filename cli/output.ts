@@ -67,7 +67,7 @@ export function emitFailure(f: CliFailure): void {
     return;
   }
   // A person sees the message, the stable code and the command to run; HTTP statuses stay in --json.
-  process.stderr.write(`${red('error')}: ${f.message}${f.kind === 'usage' ? '' : ` (${f.code})`}\n`);
+  process.stderr.write(`${red('error')}: ${f.message}${f.kind === 'api' ? ` (${f.code})` : ''}\n`);
   if (f.requestId) process.stderr.write(`request id: ${f.requestId}\n`);
   if (f.next) process.stderr.write(`next: ${f.next}\n`);
 }
