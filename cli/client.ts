@@ -107,7 +107,7 @@ export function failureFrom(status: number, text: string, problem: boolean, hint
     next && typeof next === 'object' && 'action' in next && typeof next.action === 'string' ? next.action : null;
   const title = typeof parsed.title === 'string' && parsed.title ? parsed.title : null;
   const detail = typeof parsed.detail === 'string' && parsed.detail ? parsed.detail : null;
-  const message = forPeople(detail, action) || title || `The server refused (${status})`;
+  const message = forPeople(detail) || title || `The server refused (${status})`;
   const requestId = typeof parsed.request_id === 'string' ? parsed.request_id : null;
   return new CliFailure('api', code, message, status, nextCommand(code, action, hint), requestId);
 }

@@ -5,7 +5,8 @@
  * Every `next` is a single command line: no prose, no backticks; `<…>` marks the one value to fill in when the CLI
  * cannot know it (docs/cli.md "Output and exit codes").
  */
-import { type NextAction, restNextStep } from '../core/next-step.js';
+// Type only: core/next-step.js loads zod, which `svc call` (the command agents run in loops) does not need.
+import type { NextAction } from '../core/next-step.js';
 
 export interface NextHint {
   slug?: string;
@@ -72,13 +73,11 @@ const HTTP_DETAIL = /\/v1\/|\b(?:GET|POST|PUT|PATCH|DELETE) \/|Authorization|Bea
  * CLI prints its own `next`), without sentences or parentheses that name routes or headers, header names as the
  * flags that set them. Empty when nothing is left (the caller then uses the problem's title).
  */
-export function forPeople(detail: string | null, action: string | null): string {
+export function forPeople(detail: string | null): string {
   if (!detail) return '';
+  // The REST wording of a next step (core/next-step.ts restNextStep, appended to detail) names a header or a
+  // route in every action but ask_org_admin, whose words suit a person too: the sentence filter below drops it.
   let s = detail;
-  if (isAction(action)) {
-    const rest = restNextStep({ action });
-    if (s.endsWith(rest)) s = s.slice(0, -rest.length);
-  }
   // Parentheses and "; see …" tails that name a route or a header.
   s = s.replace(/\s*\(([^()]*)\)/g, (m, inner: string) => (HTTP_DETAIL.test(inner) ? '' : m));
   s = s.replace(/[;,:]\s*(?:see|with|use)\s+(?:GET|POST|PUT|PATCH|DELETE)\s+\S+/g, '');

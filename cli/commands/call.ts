@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { QuoteSchema } from '../../core/schemas/catalog.schemas.js';
 import { valueFlag } from '../args.js';
 import { config, failureFrom, parseAnswer } from '../client.js';
 import { svcCommand } from '../command.js';
@@ -71,6 +70,8 @@ export default svcCommand({
       const text = (await readAll(res)).toString('utf8');
       const status = res.statusCode ?? 0;
       if (status >= 400) throw failureFrom(status, text, isProblem(res), hint);
+      // Loaded here: zod and the schemas cost a plain call's cold start more than the call itself.
+      const { QuoteSchema } = await import('../../core/schemas/catalog.schemas.js');
       const q = parseAnswer(QuoteSchema, text, status);
       return {
         data: q,

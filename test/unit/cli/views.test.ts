@@ -13,6 +13,7 @@ import { closest, parseStrict } from '../../../cli/args.js';
 import { failureFrom, parseAnswer } from '../../../cli/client.js';
 import { CliFailure } from '../../../cli/failure.js';
 import { forPeople, nextCommand } from '../../../cli/next-step.js';
+import { restNextStep } from '../../../core/next-step.js';
 import { cell, describe as describeData, fitWidths, label, plural, table, wrap } from '../../../cli/output.js';
 import { completionScript } from '../../../cli/completion.js';
 import { leaderboardText } from '../../../cli/commands/leaderboard.js';
@@ -299,16 +300,18 @@ describe('next steps and error wording', () => {
   });
 
   it('drops the REST wording of a next step, routes and header names from what a person reads', () => {
-    expect(
-      forPeople('No credential was sent. Send Authorization: Bearer <svc_live_… key or sess_… token>.', 'authenticate'),
-    ).toBe('No credential was sent.');
-    expect(forPeople('Auto-reload charges a saved card: add one first (POST /v1/billing/setup)', null)).toBe(
+    for (const action of ['authenticate', 'log_in', 'verify_email'] as const)
+      expect(forPeople(`Refused. ${restNextStep({ action })}`)).toBe('Refused.');
+    expect(forPeople('No credential was sent. Send Authorization: Bearer <svc_live_… key or sess_… token>.')).toBe(
+      'No credential was sent.',
+    );
+    expect(forPeople('Auto-reload charges a saved card: add one first (POST /v1/billing/setup)')).toBe(
       'Auto-reload charges a saved card: add one first',
     );
-    expect(forPeople('The current price is 2 cents, above your X-Svc-Max-Price-Cents of 1.', null)).toBe(
+    expect(forPeople('The current price is 2 cents, above your X-Svc-Max-Price-Cents of 1.')).toBe(
       'The current price is 2 cents, above your --max-price of 1.',
     );
-    expect(forPeople('Unknown pack "gold"; see GET /v1/billing/packs', null)).toBe('Unknown pack "gold"');
+    expect(forPeople('Unknown pack "gold"; see GET /v1/billing/packs')).toBe('Unknown pack "gold"');
     const f = failureFrom(
       401,
       JSON.stringify({
