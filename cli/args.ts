@@ -47,18 +47,18 @@ export function closest(typed: string, names: readonly string[]): string | null 
   return best;
 }
 
+/** Levenshtein distance, one row at a time. */
 function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  let row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
+    const next = [i];
     for (let j = 1; j <= b.length; j++) {
-      const cur = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
+      const same = a[i - 1] === b[j - 1] ? 0 : 1;
+      next.push(Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + same));
     }
+    row = next;
   }
-  return row[b.length]!;
+  return row[b.length] ?? 0;
 }
 
 export function parseStrict(argv: string[], def: ArgsDef, multiple: readonly string[] = []): ParsedArgs {

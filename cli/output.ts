@@ -143,6 +143,11 @@ function compactJson(v: unknown): string {
 export function wrap(text: string, width: number): string {
   const out: string[] = [];
   for (const para of text.split('\n')) {
+    // A line that fits is kept as it is (indentation included).
+    if (para.length <= width) {
+      out.push(para);
+      continue;
+    }
     let line = '';
     for (const word of para.split(' ')) {
       let w = word;
@@ -167,19 +172,28 @@ export function wrap(text: string, width: number): string {
 const PAD = 0; // no padding inside a cell: the 'middle' separator is the only space between columns
 const GAP = 2; // the 'middle' separator
 
-/** Column widths that fit `total` columns: the widest columns give way first, none below 6. */
-export function fitWidths(natural: number[], total: number): number[] {
+/**
+ * Column widths that fit `total` columns. Columns of text (`prose`: cells with spaces, which wrap at words) give way
+ * first, down to 12; then the widest of all, down to 6. Ids and paths stay whole while prose can wrap.
+ */
+export function fitWidths(natural: number[], total: number, prose: boolean[] = []): number[] {
   const widths = [...natural];
   const budget = total - widths.length * 2 * PAD - (widths.length - 1) * GAP;
   let sum = widths.reduce((a, b) => a + b, 0);
-  while (sum > budget) {
-    const max = Math.max(...widths);
-    if (max <= 6) break;
-    const i = widths.indexOf(max);
-    const second = Math.max(6, ...widths.filter((_, j) => j !== i));
-    const cut = Math.min(max - Math.max(second, 6), sum - budget) || 1;
-    widths[i] = max - cut;
-    sum -= cut;
+  for (const [floor, may] of [
+    [12, (i: number) => prose[i] === true],
+    [6, () => true],
+  ] as const) {
+    while (sum > budget) {
+      const candidates = widths.map((w, i) => (may(i) && w > floor ? w : -1));
+      const max = Math.max(...candidates);
+      if (max < 0) break;
+      const i = candidates.indexOf(max);
+      const second = Math.max(floor, ...candidates.filter((_, j) => j !== i));
+      const cut = Math.min(max - second, sum - budget) || 1;
+      widths[i] = max - cut;
+      sum -= cut;
+    }
   }
   return widths;
 }
@@ -190,12 +204,13 @@ export async function table(rows: Record<string, unknown>[], columns: string[], 
   const body = rows.map((r) => columns.map((c) => cell(c, valueAt(r, c))));
   const heads = columns.map(label);
   const natural = heads.map((h, i) =>
-    Math.max(h.length, ...body.map((r) => Math.max(...r[i]!.split('\n').map((l) => l.length)))),
+    Math.max(h.length, ...body.map((r) => Math.max(...(r[i] ?? '').split('\n').map((l) => l.length)))),
   );
-  const widths = fitWidths(natural, width);
+  const prose = columns.map((_, i) => body.some((r) => (r[i] ?? '').includes(' ')));
+  const widths = fitWidths(natural, width, prose);
   const { default: Table } = await import('cli-table3');
   const t = new Table({
-    head: heads.map((h, i) => wrap(h, widths[i]!)),
+    head: heads.map((h, i) => wrap(h, widths[i] ?? h.length)),
     style: {
       head: useColor() ? ['cyan'] : [],
       border: useColor() ? ['grey'] : [],
@@ -221,7 +236,7 @@ export async function table(rows: Record<string, unknown>[], columns: string[], 
       middle: ' '.repeat(GAP),
     },
   });
-  for (const r of body) t.push(r.map((c, i) => wrap(c, widths[i]!)));
+  for (const r of body) t.push(r.map((c, i) => wrap(c, widths[i] ?? c.length)));
   return t.toString();
 }
 

@@ -111,7 +111,7 @@ async function _relay(res: IncomingMessage): Promise<boolean> {
   for await (const chunk of res) {
     const buf = chunk as Buffer;
     if (buf.length === 0) continue;
-    last = buf[buf.length - 1]!;
+    last = buf.at(-1) ?? last;
     if (!process.stdout.write(buf)) await new Promise((r) => process.stdout.once('drain', r));
   }
   return last === 0x0a;

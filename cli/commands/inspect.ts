@@ -57,7 +57,11 @@ export default svcCommand({
           { window: 'last 7 days', ...r.last_7d },
           { window: 'last 30 days', ...r.last_30d },
         ];
-        return { data: r, human: () => table(rows, Object.keys(rows[0]!)) };
+        return {
+          data: r,
+          human: () =>
+            table(rows, ['window', 'calls', 'distinct_orgs', 'success_rate', 'p50_latency_ms', 'p95_latency_ms']),
+        };
       }
       case 'history': {
         const r = await api('GET', `${base}/history`, ListingHistorySchema, opts);
