@@ -20,7 +20,7 @@ const show = svcCommand({
   meta: { name: 'show', description: 'Show the alert settings' },
   examples: ['svc alerts show'],
   async run() {
-    const r = AlertSettingsSchema.parse(await api('GET', '/v1/alerts'));
+    const r = await api('GET', '/v1/alerts', AlertSettingsSchema);
     return { data: r, human: human(r) };
   },
 });
@@ -46,7 +46,7 @@ const set = svcCommand({
       body.email_alerts = mail === 'on';
     }
     if (Object.keys(body).length === 0) throw usageError('nothing to set: pass --balance-low or --email-alerts');
-    const r = AlertSettingsSchema.parse(await api('PATCH', '/v1/alerts', { body }));
+    const r = await api('PATCH', '/v1/alerts', AlertSettingsSchema, { body });
     return { data: r, human: human(r) };
   },
 });

@@ -21,11 +21,9 @@ export default svcCommand({
     if (events.length === 0 || bad.length)
       throw usageError(`unknown event ${bad.join(', ') || '(none)'}; choose from ${WEBHOOK_EVENT_TYPES.join(', ')}`);
     const description = str(args, 'description');
-    const r = CreatedWebhookSchema.parse(
-      await api('POST', '/v1/webhooks', {
-        body: { url: str(args, 'url'), events, ...(description ? { description } : {}) },
-      }),
-    );
+    const r = await api('POST', '/v1/webhooks', CreatedWebhookSchema, {
+      body: { url: str(args, 'url'), events, ...(description ? { description } : {}) },
+    });
     return {
       data: r,
       human: [

@@ -1,4 +1,5 @@
 /** `svc webhooks delete <id>`. */
+import { z } from 'zod';
 import { api } from '../../client.js';
 import { str, svcCommand } from '../../command.js';
 import { idArg } from './shared.js';
@@ -9,7 +10,7 @@ export default svcCommand({
   examples: ['svc webhooks delete whe_…'],
   async run({ args }) {
     const id = str(args, 'id') ?? '';
-    await api('DELETE', `/v1/webhooks/${encodeURIComponent(id)}`);
+    await api('DELETE', `/v1/webhooks/${encodeURIComponent(id)}`, z.object({}));
     return { data: { id, deleted: true }, human: `Webhook ${id} deleted.` };
   },
 });

@@ -10,7 +10,7 @@ export default svcCommand({
   examples: ['svc webhooks enable whe_…'],
   async run({ args }) {
     const id = str(args, 'id') ?? '';
-    const r = WebhookEndpointSchema.parse(await api('POST', `/v1/webhooks/${encodeURIComponent(id)}/enable`));
+    const r = await api('POST', `/v1/webhooks/${encodeURIComponent(id)}/enable`, WebhookEndpointSchema);
     return { data: r, human: `Webhook ${r.id} is ${r.status}.` };
   },
 });

@@ -9,9 +9,7 @@ export default svcCommand({
   examples: ['svc webhooks replay whd_…'],
   async run({ args }) {
     const id = str(args, 'id') ?? '';
-    const r = WebhookDeliverySchema.parse(
-      await api('POST', `/v1/webhooks/deliveries/${encodeURIComponent(id)}/replay`),
-    );
+    const r = await api('POST', `/v1/webhooks/deliveries/${encodeURIComponent(id)}/replay`, WebhookDeliverySchema);
     return { data: r, human: `Delivery ${r.id} queued again (event ${r.event_id}).` };
   },
 });

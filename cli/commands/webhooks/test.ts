@@ -10,9 +10,7 @@ export default svcCommand({
   examples: ['svc webhooks test whe_…'],
   async run({ args }) {
     const id = str(args, 'id') ?? '';
-    const r = z
-      .object({ event_id: z.string() })
-      .parse(await api('POST', `/v1/webhooks/${encodeURIComponent(id)}/test`));
+    const r = await api('POST', `/v1/webhooks/${encodeURIComponent(id)}/test`, z.object({ event_id: z.string() }));
     return { data: r, human: `Event ${r.event_id} queued. See how it went: svc webhooks deliveries ${id}` };
   },
 });
