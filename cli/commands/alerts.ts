@@ -1,6 +1,6 @@
 /** `svc alerts show|set`: the low-balance threshold and email alerts of the org (docs/webhooks.md). */
 import { api } from '../client.js';
-import { str, svcCommand } from '../command.js';
+import { svcCommand } from '../command.js';
 import { usageError } from '../failure.js';
 import { dollars } from '../output.js';
 import { AlertSettingsSchema, type AlertSettings } from '../../core/schemas/webhooks.schemas.js';
@@ -34,13 +34,13 @@ const set = svcCommand({
   examples: ['svc alerts set --balance-low 500', 'svc alerts set --email-alerts off'],
   async run({ args }) {
     const body: Record<string, unknown> = {};
-    const low = str(args, 'balance-low');
+    const low = args['balance-low'];
     if (low !== undefined) {
       if (low === 'default') body.balance_low_cents = null;
       else if (/^\d+$/.test(low)) body.balance_low_cents = Number(low);
       else throw usageError(`--balance-low takes cents (e.g. 500) or "default", not ${low}`);
     }
-    const mail = str(args, 'email-alerts');
+    const mail = args['email-alerts'];
     if (mail !== undefined) {
       if (mail !== 'on' && mail !== 'off') throw usageError(`--email-alerts takes on or off, not ${mail}`);
       body.email_alerts = mail === 'on';

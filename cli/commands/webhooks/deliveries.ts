@@ -1,7 +1,7 @@
 /** `svc webhooks deliveries <id>`: the delivery log of an endpoint, newest first. */
 import { valueFlag } from '../../args.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { table } from '../../output.js';
 import { WebhookDeliveryListSchema } from '../../../core/schemas/webhooks.schemas.js';
 import { DELIVERY_COLUMNS, idArg } from './shared.js';
@@ -11,8 +11,8 @@ export default svcCommand({
   args: { ...idArg, limit: valueFlag('integer', 'Rows (1-100, default 20)') },
   examples: ['svc webhooks deliveries whe_… --limit 50'],
   async run({ args }) {
-    const id = str(args, 'id') ?? '';
-    const limit = str(args, 'limit');
+    const id = args.id;
+    const limit = args.limit;
     const r = await api('GET', `/v1/webhooks/${encodeURIComponent(id)}/deliveries`, WebhookDeliveryListSchema, {
       query: { limit },
     });
