@@ -38,6 +38,8 @@ export interface AppContextOptions {
   /** Defaults to the system clock, or SVC_CLOCK_OFFSET_FILE's offset clock in development. */
   clock?: Clock;
   log?: Logger;
+  /** Replaces the mailer built from config (the operator tool, which sends no mail, control/admin/admin-context.ts). */
+  mailer?: Mailer;
 }
 
 /** Opens and migrates the database named by config and builds the rest around it. */
@@ -58,13 +60,15 @@ export async function createAppContext(config: Readonly<Config>, opts: AppContex
     sqlite: handles.sqlite,
     clock,
     log: opts.log ?? createLogger(opts.process ?? 'control', config.logLevel),
-    mailer: createMailer({
-      production: config.isProduction,
-      smtpUrl: config.smtpUrl,
-      from: config.mailFrom,
-      db: handles.db,
-      clock,
-    }),
+    mailer:
+      opts.mailer ??
+      createMailer({
+        production: config.isProduction,
+        smtpUrl: config.smtpUrl,
+        from: config.mailFrom,
+        db: handles.db,
+        clock,
+      }),
     secretKey,
     payments: createPaymentsBackend(config, secretKey),
     limiters: createRateLimiters(config),
