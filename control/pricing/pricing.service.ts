@@ -231,7 +231,11 @@ async function priceActivity(trx: Db, apiId: string, ep: Row<'endpoints'>, price
 export const PRICE_JOB_INTERVAL_MS = 1_000;
 
 export function priceScheduleJob(ctx: AppContext): () => void {
-  return intervalJob(ctx.log, 'price schedule job', PRICE_JOB_INTERVAL_MS, () =>
-    applyDuePriceChanges(ctx.db, ctx.clock.now()),
+  return intervalJob(
+    ctx.log,
+    'price schedule job',
+    PRICE_JOB_INTERVAL_MS,
+    () => applyDuePriceChanges(ctx.db, ctx.clock.now()),
+    { db: ctx.db },
   );
 }
