@@ -6,6 +6,7 @@
 import type Sqlite from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import type { HolderStore } from './store.js';
 import { newId } from '../core/ids.js';
 
 let _host: string | undefined;
@@ -38,7 +39,7 @@ export function holderLiveness(db: Sqlite.Database): (holderId: string) => boole
   return (holderId) => alive.get(holderId) !== undefined;
 }
 
-export class Instances {
+export class Instances implements HolderStore {
   readonly id: string;
   readonly #s: ReturnType<typeof _prepare>;
   readonly #reapTx: (holderId: string, now: number) => number;
