@@ -13,19 +13,24 @@
  *
  * Lock order, everywhere: org rows (`balances`, in org-id order), then holder rows, then lease rows.
  */
-import type postgres from 'postgres';
-
-export type Tx = postgres.TransactionSql<{ int8: number }>;
+import { sql, type Q, type Run } from './connect.js';
 
 export type LeaseScope = { holderId: string } | { ids: string[] };
 
-function scope(sql: Tx, w: LeaseScope) {
+function scope(w: LeaseScope): Q {
   return 'holderId' in w ? sql`holder_id = ${w.holderId}` : sql`id = ANY(${w.ids}::text[])`;
 }
 
 /** Locks the org rows (`balances`) of these orgs in id order: the first lock of every lease transaction. */
-export function lockOrgs(sql: Tx, orgIds: string[]) {
+export function lockOrgs(orgIds: string[]): Q {
   return sql`SELECT 1 FROM balances WHERE org_id = ANY(${[...new Set(orgIds)].sort()}::text[]) ORDER BY org_id FOR UPDATE`;
+}
+
+/** Locks the org rows of a holder's open leases in id order (the reaper's first lock). */
+export function lockOrgsOfHolder(holderId: string): Q {
+  return sql`SELECT 1 FROM balances WHERE org_id IN
+               (SELECT DISTINCT org_id FROM balance_leases WHERE holder_id = ${holderId} AND released_at IS NULL)
+             ORDER BY org_id FOR UPDATE`;
 }
 
 /**
@@ -35,12 +40,12 @@ export function lockOrgs(sql: Tx, orgIds: string[]) {
  * waited for); then the fold reads them in a fresh statement snapshot, which sees their latest committed values
  * and nothing can change them until COMMIT.
  */
-export function foldLeases(sql: Tx, w: LeaseScope, now: number) {
+export function foldLeases(w: LeaseScope, now: number): readonly [Q, Q] {
   return [
-    sql`SELECT 1 FROM balance_leases WHERE ${scope(sql, w)} AND released_at IS NULL ORDER BY id FOR UPDATE`,
+    sql`SELECT 1 FROM balance_leases WHERE ${scope(w)} AND released_at IS NULL ORDER BY id FOR UPDATE`,
     sql`
     WITH f0 AS (SELECT id, org_id, key_id, day, unfolded_cents AS u FROM balance_leases
-                WHERE ${scope(sql, w)} AND released_at IS NULL AND unfolded_cents > 0),
+                WHERE ${scope(w)} AND released_at IS NULL AND unfolded_cents > 0),
     f AS (UPDATE balance_leases l SET unfolded_cents = l.unfolded_cents - f0.u FROM f0 WHERE l.id = f0.id
           RETURNING f0.org_id, f0.key_id, f0.day, f0.u),
     fb AS (UPDATE balances b SET credit_cents = b.credit_cents - s.u, reserved_cents = b.reserved_cents - s.u,
@@ -63,21 +68,21 @@ export function foldLeases(sql: Tx, w: LeaseScope, now: number) {
  * cannot slip a charge in between the fold and the release (it waits, then finds the lease released and rolls
  * back).
  */
-export async function foldAndRelease(sql: Tx, w: LeaseScope, now: number): Promise<number> {
-  await Promise.all(foldLeases(sql, w, now));
-  const [r] = await sql`
-    WITH rel AS (UPDATE balance_leases SET released_at = ${now} WHERE ${scope(sql, w)} AND released_at IS NULL
+export async function foldAndRelease(run: Run, w: LeaseScope, now: number): Promise<number> {
+  for (const q of foldLeases(w, now)) await run(q);
+  const [r] = await run<{ back: number }>(sql`
+    WITH rel AS (UPDATE balance_leases SET released_at = ${now} WHERE ${scope(w)} AND released_at IS NULL
                  RETURNING org_id, amount_cents - spent_cents AS back),
     s AS (SELECT org_id, sum(back)::bigint AS back FROM rel GROUP BY org_id),
     u AS (UPDATE balances b SET reserved_cents = b.reserved_cents - s.back, updated_at = ${now}
           FROM s WHERE b.org_id = s.org_id AND s.back > 0 RETURNING 1)
-    SELECT COALESCE(sum(back), 0)::bigint AS back FROM s`;
-  return (r as { back: number }).back;
+    SELECT COALESCE(sum(back), 0)::bigint AS back FROM s`);
+  return r!.back;
 }
 
 /** Returns `back[i]` cents of lease `ids[i]` (kept open, smaller) to its org. The caller holds the org locks. */
-export async function shrinkLeases(sql: Tx, holderId: string, ids: string[], back: number[], now: number) {
-  await sql`
+export async function shrinkLeases(run: Run, holderId: string, ids: string[], back: number[], now: number) {
+  await run(sql`
     WITH sh AS (UPDATE balance_leases l SET amount_cents = l.amount_cents - v.back
                 FROM unnest(${ids}::text[], ${back}::bigint[]) AS v(id, back)
                 WHERE l.id = v.id AND l.holder_id = ${holderId} AND l.released_at IS NULL
@@ -85,5 +90,5 @@ export async function shrinkLeases(sql: Tx, holderId: string, ids: string[], bac
                 RETURNING l.org_id, v.back),
     s AS (SELECT org_id, sum(back)::bigint AS back FROM sh GROUP BY org_id)
     UPDATE balances b SET reserved_cents = b.reserved_cents - s.back, updated_at = ${now}
-    FROM s WHERE b.org_id = s.org_id`;
+    FROM s WHERE b.org_id = s.org_id`);
 }

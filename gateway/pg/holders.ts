@@ -13,45 +13,49 @@
 import { newId } from '../../core/ids.js';
 import { hostIdentity, pidAlive } from '../instances.js';
 import type { HolderStore } from '../store.js';
-import { DB_NOW_MS, type Pg } from './connect.js';
-import { foldAndRelease } from './fold.js';
+import { DB_NOW_MS, raw, sql, type Pg } from './connect.js';
+import { foldAndRelease, lockOrgsOfHolder } from './fold.js';
 
 export class PgHolders implements HolderStore {
   readonly id: string;
 
   private constructor(
-    private readonly sql: Pg,
+    private readonly db: Pg,
     id: string,
     readonly host: string,
   ) {
     this.id = id;
   }
 
-  static async register(sql: Pg, now: number, host: string = hostIdentity()): Promise<PgHolders> {
+  static async register(db: Pg, now: number, host: string = hostIdentity()): Promise<PgHolders> {
     const id = newId('gw', now);
-    await sql.unsafe(
-      `INSERT INTO gateway_instances (id, pid, host, started_at, heartbeat_at) VALUES ($1, $2, $3, ${DB_NOW_MS}, ${DB_NOW_MS})`,
-      [id, process.pid, host],
+    await db.rows(
+      raw(
+        `INSERT INTO gateway_instances (id, pid, host, started_at, heartbeat_at) VALUES ($1, $2, $3, ${DB_NOW_MS}, ${DB_NOW_MS})`,
+        [id, process.pid, host],
+      ),
     );
-    return new PgHolders(sql, id, host);
+    return new PgHolders(db, id, host);
   }
 
   /** A heartbeat needs no durability: losing the last one in a crash only makes the holder look older. */
   async heartbeat(): Promise<boolean> {
-    const [, r] = await this.sql.begin((sql) => [
+    const [, r] = await this.db.pipeline([
       sql`SET LOCAL synchronous_commit = off`,
-      sql.unsafe(
+      raw(
         `UPDATE gateway_instances SET heartbeat_at = ${DB_NOW_MS} WHERE id = $1 AND stopped_at IS NULL RETURNING id`,
         [this.id],
       ),
     ]);
-    return (r as unknown[]).length === 1;
+    return r!.length === 1;
   }
 
   /** The number of live holders fleet-wide (lease sizing divides each org's headroom among them). */
   async liveCount(): Promise<number> {
-    const [r] = await this.sql`SELECT count(*) AS n FROM gateway_instances WHERE stopped_at IS NULL`;
-    return Math.max(1, (r as { n: number }).n);
+    const [r] = await this.db.rows<{ n: number }>(
+      sql`SELECT count(*) AS n FROM gateway_instances WHERE stopped_at IS NULL`,
+    );
+    return Math.max(1, r!.n);
   }
 
   /**
@@ -59,11 +63,13 @@ export class PgHolders implements HolderStore {
    * is gone; returns the cents their released leases gave back. `now` is used only for `released_at`.
    */
   async reapDead(now: number, staleMs: number): Promise<number> {
-    const candidates = (await this.sql.unsafe(
-      `SELECT id, pid, host, heartbeat_at < ${DB_NOW_MS} - $2 AS stale FROM gateway_instances
-       WHERE stopped_at IS NULL AND id <> $1`,
-      [this.id, staleMs],
-    )) as unknown as { id: string; pid: number; host: string; stale: boolean }[];
+    const candidates = await this.db.rows<{ id: string; pid: number; host: string; stale: boolean }>(
+      raw(
+        `SELECT id, pid, host, heartbeat_at < ${DB_NOW_MS} - $2 AS stale FROM gateway_instances
+         WHERE stopped_at IS NULL AND id <> $1`,
+        [this.id, staleMs],
+      ),
+    );
     const dead = candidates.filter((h) => h.stale || (h.host === this.host && !pidAlive(h.pid)));
     let back = 0;
     for (const h of dead) back += await this.#reapOne(h.id, h.stale ? staleMs : null, now);
@@ -71,32 +77,30 @@ export class PgHolders implements HolderStore {
   }
 
   async #reapOne(holderId: string, staleMs: number | null, now: number): Promise<number> {
-    return this.sql.begin(async (sql) => {
+    return this.db.transaction(async (run) => {
       // Org rows first, in id order (the lease transactions' order), then the holder row: no deadlock cycle.
-      await sql`SELECT 1 FROM balances WHERE org_id IN
-                  (SELECT DISTINCT org_id FROM balance_leases WHERE holder_id = ${holderId} AND released_at IS NULL)
-                ORDER BY org_id FOR UPDATE`;
+      await run(lockOrgsOfHolder(holderId));
       // Checked again under the lock: a holder that heartbeat meanwhile is not dead after all.
       const stale = staleMs === null ? 'true' : `heartbeat_at < ${DB_NOW_MS} - $2`;
-      const hit = await sql.unsafe(
-        `UPDATE gateway_instances SET stopped_at = ${DB_NOW_MS}
-         WHERE id IN (SELECT id FROM gateway_instances WHERE id = $1 AND stopped_at IS NULL AND ${stale}
-                      FOR UPDATE SKIP LOCKED)
-         RETURNING id`,
-        staleMs === null ? [holderId] : [holderId, staleMs],
+      const hit = await run(
+        raw(
+          `UPDATE gateway_instances SET stopped_at = ${DB_NOW_MS}
+           WHERE id IN (SELECT id FROM gateway_instances WHERE id = $1 AND stopped_at IS NULL AND ${stale}
+                        FOR UPDATE SKIP LOCKED)
+           RETURNING id`,
+          staleMs === null ? [holderId] : [holderId, staleMs],
+        ),
       );
       if (hit.length !== 1) return 0;
-      const back = await foldAndRelease(sql, { holderId }, now);
-      await sql`DELETE FROM idempotency_records WHERE holder_id = ${holderId} AND state = 'in_flight'`;
+      const back = await foldAndRelease(run, { holderId }, now);
+      await run(sql`DELETE FROM idempotency_records WHERE holder_id = ${holderId} AND state = 'in_flight'`);
       return back;
     });
   }
 
   async markStopped(): Promise<void> {
-    await this.sql.begin((sql) => [
-      sql.unsafe(`UPDATE gateway_instances SET stopped_at = ${DB_NOW_MS} WHERE id = $1 AND stopped_at IS NULL`, [
-        this.id,
-      ]),
+    await this.db.pipeline([
+      raw(`UPDATE gateway_instances SET stopped_at = ${DB_NOW_MS} WHERE id = $1 AND stopped_at IS NULL`, [this.id]),
       sql`DELETE FROM idempotency_records WHERE holder_id = ${this.id} AND state = 'in_flight'`,
     ]);
   }

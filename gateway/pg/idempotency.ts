@@ -11,7 +11,7 @@
 import type { ClaimOutcome } from '../idempotency.js';
 import { HolderReapedError } from '../settle-writer.js';
 import type { ClaimStore } from '../store.js';
-import { DB_NOW_MS, type Pg } from './connect.js';
+import { DB_NOW_MS, raw, sql, type Pg } from './connect.js';
 
 interface IdemRow {
   request_hash: string;
@@ -24,7 +24,7 @@ interface IdemRow {
 
 export class PgIdempotency implements ClaimStore {
   constructor(
-    private readonly sql: Pg,
+    private readonly db: Pg,
     private readonly holderId: string,
     private readonly ttlMs: number,
     private readonly onBackgroundError: (e: unknown) => void,
@@ -36,8 +36,9 @@ export class PgIdempotency implements ClaimStore {
     for (let attempt = 0; ; attempt++) {
       const out = await this.#claimOnce(orgId, key, hash, requestId, now() - Date.now());
       if (out) return out;
-      const [live] = await this
-        .sql`SELECT 1 AS ok FROM gateway_instances WHERE id = ${this.holderId} AND stopped_at IS NULL`;
+      const [live] = await this.db.rows(
+        sql`SELECT 1 AS ok FROM gateway_instances WHERE id = ${this.holderId} AND stopped_at IS NULL`,
+      );
       if (!live) throw new HolderReapedError('this gateway holder is stopped; it takes no new Idempotency-Key claim');
       if (attempt >= 3) return { kind: 'in_flight' };
     }
@@ -51,8 +52,9 @@ export class PgIdempotency implements ClaimStore {
     offset: number,
   ): Promise<ClaimOutcome | null> {
     const t = `(${DB_NOW_MS} + $7::bigint)`;
-    const won = await this.sql.unsafe(
-      `INSERT INTO idempotency_records (org_id, idem_key, request_hash, request_id, state, holder_id, created_at, expires_at)
+    const won = await this.db.rows(
+      raw(
+        `INSERT INTO idempotency_records (org_id, idem_key, request_hash, request_id, state, holder_id, created_at, expires_at)
        SELECT $1, $2, $3, $4, 'in_flight', $5, ${t}, ${t} + $6::bigint
        FROM gateway_instances WHERE id = $5 AND stopped_at IS NULL FOR SHARE
        ON CONFLICT (org_id, idem_key) DO UPDATE SET request_hash = excluded.request_hash,
@@ -61,12 +63,13 @@ export class PgIdempotency implements ClaimStore {
          response_status = NULL, response_headers_json = NULL, response_body = NULL
        WHERE idempotency_records.state = 'done' AND idempotency_records.expires_at <= ${t}
        RETURNING request_id`,
-      [orgId, key, hash, requestId, this.holderId, this.ttlMs, offset],
+        [orgId, key, hash, requestId, this.holderId, this.ttlMs, offset],
+      ),
     );
     if (won.length === 1) return { kind: 'new' };
-    const [row] = (await this.sql`
+    const [row] = await this.db.rows<IdemRow>(sql`
       SELECT request_hash, request_id, state, response_status, response_headers_json, response_body
-      FROM idempotency_records WHERE org_id = ${orgId} AND idem_key = ${key}`) as unknown as IdemRow[];
+      FROM idempotency_records WHERE org_id = ${orgId} AND idem_key = ${key}`);
     if (!row) return null;
     if (row.request_hash !== hash) return { kind: 'conflict' };
     if (row.state === 'in_flight') return { kind: 'in_flight' };
@@ -80,10 +83,14 @@ export class PgIdempotency implements ClaimStore {
   }
 
   abandon(orgId: string, key: string, requestId: string): void {
-    this.sql`DELETE FROM idempotency_records WHERE org_id = ${orgId} AND idem_key = ${key}
-             AND request_id = ${requestId} AND state = 'in_flight'`.then(
-      () => {},
-      (e: unknown) => this.onBackgroundError(e),
-    );
+    this.db
+      .rows(
+        sql`DELETE FROM idempotency_records WHERE org_id = ${orgId} AND idem_key = ${key}
+            AND request_id = ${requestId} AND state = 'in_flight'`,
+      )
+      .then(
+        () => {},
+        (e: unknown) => this.onBackgroundError(e),
+      );
   }
 }

@@ -17,8 +17,8 @@ import type { KeyRecord } from '../cache/key-cache.js';
 import { INF, LeaseBook, type CapCode, type Lease, type ReserveOutcome } from '../leases.js';
 import { HolderReapedError } from '../settle-writer.js';
 import type { LeaseStore, PeekOutcome } from '../store.js';
-import type { Pg } from './connect.js';
-import { foldAndRelease, foldLeases, lockOrgs, shrinkLeases, type Tx } from './fold.js';
+import { sql, type Pg } from './connect.js';
+import { foldAndRelease, foldLeases, lockOrgs, shrinkLeases } from './fold.js';
 
 export interface PgLeaseOptions {
   /** Live holders fleet-wide (cached by the worker, refreshed every few seconds). */
@@ -45,7 +45,7 @@ export class PgLeaseManager implements LeaseStore {
   acquisitions = 0;
 
   constructor(
-    private readonly sql: Pg,
+    private readonly db: Pg,
     readonly holderId: string,
     private readonly opts: PgLeaseOptions,
   ) {}
@@ -91,9 +91,9 @@ export class PgLeaseManager implements LeaseStore {
     const newLeaseId = newId('lease', now);
     const h = this.holderId;
     const holders = Math.max(1, this.opts.liveHolders());
-    const [, , , rows] = await this.sql.begin((sql) => [
-      lockOrgs(sql, [key.orgId]),
-      ...foldLeases(sql, { ids: cur ? [cur.id] : [] }, now),
+    const [, , , rows] = await this.db.pipeline([
+      lockOrgs([key.orgId]),
+      ...foldLeases({ ids: cur ? [cur.id] : [] }, now),
       sql`
       WITH live AS (SELECT count(*)::int AS n FROM
                       (SELECT 1 FROM gateway_instances WHERE id = ${h} AND stopped_at IS NULL FOR SHARE) x),
@@ -162,7 +162,7 @@ export class PgLeaseManager implements LeaseStore {
 
   async peek(key: KeyRecord, day: number, price: number): Promise<PeekOutcome> {
     const localFree = LeaseBook.free(this.#book.current(key.keyId, day));
-    const [row] = (await this.sql`
+    const [row] = await this.db.rows<{ avail: number; head_key: number; head_day: number }>(sql`
       WITH k AS (SELECT budget_cents, daily_cap_cents, spent_cents FROM api_keys WHERE id = ${key.keyId}),
       o AS (SELECT COALESCE(sum(amount_cents - spent_cents + unfolded_cents), 0)::bigint AS open,
                    COALESCE(sum(amount_cents - spent_cents + unfolded_cents) FILTER (WHERE day = ${day}), 0)::bigint AS open_day
@@ -172,7 +172,7 @@ export class PgLeaseManager implements LeaseStore {
         CASE WHEN k.daily_cap_cents IS NULL THEN ${INF}::bigint ELSE k.daily_cap_cents
           - COALESCE((SELECT spent_cents FROM key_daily_spend WHERE key_id = ${key.keyId} AND day = ${day}), 0)
           - o.open_day END AS head_day
-      FROM k, o`) as unknown as { avail: number; head_key: number; head_day: number }[];
+      FROM k, o`);
     const avail = row?.avail ?? 0;
     const headKey = row?.head_key ?? 0;
     const headDay = row?.head_day ?? 0;
@@ -193,15 +193,12 @@ export class PgLeaseManager implements LeaseStore {
     if (hit.length === 0) return;
     const full = hit.filter((l) => l.spent + l.inflight === 0);
     const part = hit.filter((l) => l.spent + l.inflight > 0);
-    await this.sql.begin(async (sql) => {
-      await lockOrgs(
-        sql,
-        hit.map((l) => l.orgId),
-      );
-      if (full.length) await foldAndRelease(sql, { ids: full.map((l) => l.id) }, now);
+    await this.db.transaction(async (run) => {
+      await run(lockOrgs(hit.map((l) => l.orgId)));
+      if (full.length) await foldAndRelease(run, { ids: full.map((l) => l.id) }, now);
       if (part.length)
         await shrinkLeases(
-          sql,
+          run,
           this.holderId,
           part.map((l) => l.id),
           part.map((l) => l.amount - l.spent - l.inflight),
@@ -227,22 +224,16 @@ export class PgLeaseManager implements LeaseStore {
   async foldOpen(now: number): Promise<number> {
     const orgs = [...new Set(this.#book.all().map((l) => l.orgId))];
     if (orgs.length === 0) return 0;
-    const [, , r] = await this.sql.begin((sql: Tx) => [
-      lockOrgs(sql, orgs),
-      ...foldLeases(sql, { holderId: this.holderId }, now),
-    ]);
-    return (r as unknown as { folded: number }[])[0]?.folded ?? 0;
+    const [, , r] = await this.db.pipeline([lockOrgs(orgs), ...foldLeases({ holderId: this.holderId }, now)]);
+    return (r as { folded: number }[])[0]?.folded ?? 0;
   }
 
   async #release(leases: Lease[], now: number): Promise<void> {
     if (leases.length === 0) return;
-    await this.sql.begin(async (sql) => {
-      await lockOrgs(
-        sql,
-        leases.map((l) => l.orgId),
-      );
+    await this.db.transaction(async (run) => {
+      await run(lockOrgs(leases.map((l) => l.orgId)));
       // A lease already released by a reaper (we were presumed dead) is skipped: never returned twice.
-      await foldAndRelease(sql, { ids: leases.map((l) => l.id) }, now);
+      await foldAndRelease(run, { ids: leases.map((l) => l.id) }, now);
     });
     for (const l of leases) this.#book.forget(l);
   }

@@ -1,7 +1,7 @@
 /**
  * The group commit on PostgreSQL. Settles queue in memory; a batch is written when the oldest queued settle is
  * `flushMs` old (default 5 ms) or `maxBatch` are queued, one batch in flight at a time (the next one collects
- * meanwhile). Each batch is ONE transaction sent in one flight (postgres.js pipelines `sql.begin(sql => [...])`):
+ * meanwhile). Each batch is ONE transaction sent in one flight (`pg`'s pipeline mode, connect.ts):
  *   1. fencing: this holder's row `FOR SHARE` (a reaped holder's batch divides by zero and rolls back);
  *   2. usage rows, one per call, in one `INSERT … SELECT FROM unnest(…)`;
  *   3. one `call_charge` ledger entry per key and one provider earning per (provider, API), both by unnest;
@@ -20,7 +20,7 @@ import { fastId } from '../fast-id.js';
 import { splitPlatformFee } from '../../core/platform-fee.js';
 import { HolderReapedError, type SettleRecord } from '../settle-writer.js';
 import type { SettleStore } from '../store.js';
-import { isConnectionLoss, type Pg } from './connect.js';
+import { isConnectionLoss, sql, type Pg, type Q } from './connect.js';
 
 export interface PgSettleWriterOptions {
   holderId: string;
@@ -58,7 +58,7 @@ export class PgSettleWriter implements SettleStore {
   readonly #maxBatch: number;
 
   constructor(
-    private readonly sql: Pg,
+    private readonly db: Pg,
     private readonly opts: PgSettleWriterOptions,
   ) {
     this.#flushMs = opts.flushMs ?? 5;
@@ -136,9 +136,7 @@ export class PgSettleWriter implements SettleStore {
   async #resolveUnknown(): Promise<void> {
     const recs = this.#unknown;
     const ids = recs.map((r) => r.requestId);
-    const rows = (await this.sql`SELECT id FROM usage_events WHERE id = ANY(${ids}::text[])`) as unknown as {
-      id: string;
-    }[];
+    const rows = await this.db.rows<{ id: string }>(sql`SELECT id FROM usage_events WHERE id = ANY(${ids}::text[])`);
     this.#unknown = [];
     const found = new Set(rows.map((r) => r.id));
     const late = recs.filter((r) => found.has(r.requestId));
@@ -205,53 +203,54 @@ export class PgSettleWriter implements SettleStore {
     const le = [...leases.entries()];
     const orgs = [...new Set(records.map((r) => r.orgId))];
     const h = this.opts.holderId;
-    const results = await this.sql.begin((sql) => {
-      const q = [
-        sql`SELECT 1 / count(*)::int AS live FROM
+    const results = await this.db.pipeline(
+      ((): Q[] => {
+        const q = [
+          sql`SELECT 1 / count(*)::int AS live FROM
               (SELECT 1 FROM gateway_instances WHERE id = ${h} AND stopped_at IS NULL FOR SHARE) x`,
-        sql`INSERT INTO usage_events (id, org_id, key_id, api_id, endpoint_id, provider_org_id, method, status,
+          sql`INSERT INTO usage_events (id, org_id, key_id, api_id, endpoint_id, provider_org_id, method, status,
               latency_ms, price_cents, charged_cents, error_code, created_at)
             SELECT * FROM unnest(${u.id}::text[], ${u.org}::text[], ${u.key}::text[], ${u.api}::text[],
               ${u.endpoint}::text[], ${u.provider}::text[], ${u.method}::text[], ${u.status}::int[],
               ${u.latency}::bigint[], ${u.price}::bigint[], ${u.charged}::bigint[], ${u.error}::text[],
               ${u.created}::bigint[])`,
-      ];
-      if (ch.length) {
-        q.push(sql`INSERT INTO ledger_entries (id, org_id, key_id, kind, status, amount_cents, reason, ref_type, ref_id,
+        ];
+        if (ch.length) {
+          q.push(sql`INSERT INTO ledger_entries (id, org_id, key_id, kind, status, amount_cents, reason, ref_type, ref_id,
               idempotency_key, created_at)
             SELECT * FROM unnest(${ch.map(() => fastId('txn', now))}::text[], ${ch.map(([, c]) => c.orgId)}::text[],
               ${ch.map(([k]) => k)}::text[], ${ch.map(() => 'call_charge')}::text[], ${ch.map(() => 'settled')}::text[],
               ${ch.map(([, c]) => -c.cents)}::bigint[], ${ch.map(([, c]) => `${c.calls} ${c.calls === 1 ? 'call' : 'calls'}`)}::text[],
               ${ch.map(() => 'usage_batch')}::text[], ${ch.map(() => batchId)}::text[],
               ${ch.map(([k]) => `calls:${batchId}:${k}`)}::text[], ${ch.map(() => now)}::bigint[])`);
-        q.push(sql`INSERT INTO provider_earnings (id, provider_org_id, api_id, kind, gross_cents, fee_cents, net_cents,
+          q.push(sql`INSERT INTO provider_earnings (id, provider_org_id, api_id, kind, gross_cents, fee_cents, net_cents,
               ref_id, idempotency_key, created_at)
             SELECT * FROM unnest(${ea.map(() => fastId('txn', now))}::text[], ${ea.map((e) => e.providerOrgId)}::text[],
               ${ea.map((e) => e.apiId)}::text[], ${ea.map(() => 'earning')}::text[], ${ea.map((e) => e.gross)}::bigint[],
               ${ea.map((e) => e.fee)}::bigint[], ${ea.map((e) => e.gross - e.fee)}::bigint[], ${ea.map(() => batchId)}::text[],
               ${ea.map((e) => `earn:${batchId}:${e.providerOrgId}:${e.apiId}`)}::text[], ${ea.map(() => now)}::bigint[])`);
-        // Every lease of the batch must take its charge: a count short of the leases aborts the transaction.
-        q.push(sql`WITH s AS (UPDATE balance_leases l SET spent_cents = l.spent_cents + v.c, unfolded_cents = l.unfolded_cents + v.c
+          // Every lease of the batch must take its charge: a count short of the leases aborts the transaction.
+          q.push(sql`WITH s AS (UPDATE balance_leases l SET spent_cents = l.spent_cents + v.c, unfolded_cents = l.unfolded_cents + v.c
                      FROM unnest(${le.map(([id]) => id)}::text[], ${le.map(([, c]) => c)}::bigint[]) AS v(id, c)
                      WHERE l.id = v.id AND l.holder_id = ${h} AND l.released_at IS NULL
                        AND l.spent_cents + v.c <= l.amount_cents
                      RETURNING 1)
                    SELECT 1 / (CASE WHEN count(*) = ${le.length} THEN 1 ELSE 0 END) AS ok FROM s`);
-      }
-      for (const r of idem) {
-        const i = r.idempotency!;
-        q.push(sql`UPDATE idempotency_records SET state = 'done', response_status = ${i.status},
+        }
+        for (const r of idem) {
+          const i = r.idempotency!;
+          q.push(sql`UPDATE idempotency_records SET state = 'done', response_status = ${i.status},
                      response_headers_json = ${i.headersJson}, response_body = ${i.body}
                    WHERE org_id = ${i.orgId} AND idem_key = ${i.idemKey} AND request_id = ${r.requestId}`);
-      }
-      q.push(sql`SELECT b.org_id, (b.credit_cents - COALESCE((SELECT sum(l.unfolded_cents) FROM balance_leases l
+        }
+        q.push(sql`SELECT b.org_id, (b.credit_cents - COALESCE((SELECT sum(l.unfolded_cents) FROM balance_leases l
                    WHERE l.org_id = b.org_id AND l.released_at IS NULL), 0))::bigint AS credit
                  FROM balances b WHERE b.org_id = ANY(${orgs}::text[])`);
-      return q;
-    });
+        return q;
+      })(),
+    );
     const credit = new Map<string, number>();
-    for (const r of results[results.length - 1] as unknown as { org_id: string; credit: number }[])
-      credit.set(r.org_id, r.credit);
+    for (const r of results[results.length - 1] as { org_id: string; credit: number }[]) credit.set(r.org_id, r.credit);
     // Each caller learns its org's credit right after its own call: the final credit plus later calls' charges.
     const out = new Array<number>(records.length);
     for (let i = records.length - 1; i >= 0; i--) {

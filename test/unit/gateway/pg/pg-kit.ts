@@ -1,80 +1,18 @@
 /**
- * A throwaway PostgreSQL 15 for the gateway's PostgreSQL store tests (Debian's binaries, initdb as the `postgres`
- * user in a temp dir, a free loopback port; scale-out-notes §3). Skips with a reason when not root or the
- * binaries are missing.
+ * Fixtures for the gateway's PostgreSQL store tests (the cluster itself: test/helpers/postgres.ts).
  *
  * Schema: the gateway's tables as the PostgreSQL store uses them (migrations 0001/0005/0021 in PostgreSQL types:
  * bigint ms and cents). Until pg-a's migrations run on PostgreSQL (test/helpers/postgres.ts on branch pg-a),
  * this DDL stands in for them; once they land, `createGatewaySchema` should run `migrateToLatest` instead.
  */
-import { execFileSync, execSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Pg } from '../../../../gateway/pg/connect.js';
-
-export const PGBIN = '/usr/lib/postgresql/15/bin';
+import { postgresAvailable } from '../../../helpers/postgres.js';
+import { raw, sql, type Pg } from '../../../../gateway/pg/connect.js';
 
 /** Why the PostgreSQL tests cannot run here, or null. */
 export function pgUnavailable(): string | null {
-  if (!existsSync(join(PGBIN, 'initdb'))) return `PostgreSQL 15 binaries not found in ${PGBIN} (Debian postgresql-15)`;
-  if (process.getuid?.() !== 0) return 'needs root (initdb runs as the postgres user via su)';
-  return null;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const asPostgres = (cmd: string) => execFileSync('su', ['postgres', '-s', '/bin/sh', '-c', cmd], { stdio: 'pipe' });
-
-export interface TestPg {
-  url: string;
-  port: number;
-  dir: string;
-  /** A crash restart (`pg_ctl -m immediate restart`). */
-  crashRestart(): void;
-  stop(): void;
-}
-
-export async function startPg(): Promise<TestPg> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
-  chownSync(dir, Number(execSync('id -u postgres').toString()), Number(execSync('id -g postgres').toString()));
-  const port = await freePort();
-  asPostgres(`${PGBIN}/initdb -D ${dir}/data -U postgres --auth=trust -E UTF8 >${dir}/initdb.log 2>&1`);
-  const opts = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} -c fsync=on`;
-  asPostgres(`${PGBIN}/pg_ctl -D ${dir}/data -l ${dir}/pg.log -w -o '${opts}' start >/dev/null`);
-  execFileSync(`${PGBIN}/psql`, [
-    '-h',
-    '127.0.0.1',
-    '-p',
-    String(port),
-    '-U',
-    'postgres',
-    '-qc',
-    'CREATE DATABASE svc',
-  ]);
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/svc`,
-    port,
-    dir,
-    crashRestart: () => asPostgres(`${PGBIN}/pg_ctl -D ${dir}/data -m immediate -w -o '${opts}' restart >/dev/null`),
-    stop: () => {
-      try {
-        asPostgres(`${PGBIN}/pg_ctl -D ${dir}/data -m immediate -w stop >/dev/null`);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
-  };
+  return postgresAvailable()
+    ? null
+    : 'PostgreSQL 15 binaries not found (Debian postgresql-15; test/helpers/postgres.ts)';
 }
 
 const DDL = [
@@ -121,8 +59,8 @@ const DDL = [
      expires_at BIGINT NOT NULL, PRIMARY KEY (org_id, idem_key))`,
 ];
 
-export async function createGatewaySchema(sql: Pg): Promise<void> {
-  for (const d of DDL) await sql.unsafe(d);
+export async function createGatewaySchema(db: Pg): Promise<void> {
+  for (const d of DDL) await db.rows(raw(d));
 }
 
 export interface Parties {
@@ -135,7 +73,7 @@ export interface Parties {
 let n = 0;
 /** A consumer org holding `credit` cents (one settled purchase entry), its key, and a provider org. */
 export async function seedParties(
-  sql: Pg,
+  db: Pg,
   credit: number,
   key: { budgetCents?: number | null; dailyCapCents?: number | null } = {},
 ): Promise<Parties> {
@@ -145,27 +83,27 @@ export async function seedParties(
   const providerOrgId = `org_p${i}`;
   const keyId = `key_${i}`;
   const keyHash = `hash_${i}`;
-  await sql.begin((s) => [
-    s`INSERT INTO orgs (id, name, origin, created_at) VALUES (${orgId}, 'c', 'admin', ${now}), (${providerOrgId}, 'p', 'admin', ${now})`,
-    s`INSERT INTO api_keys (id, org_id, name, key_hash, scopes, budget_cents, daily_cap_cents, created_at)
+  await db.pipeline([
+    sql`INSERT INTO orgs (id, name, origin, created_at) VALUES (${orgId}, 'c', 'admin', ${now}), (${providerOrgId}, 'p', 'admin', ${now})`,
+    sql`INSERT INTO api_keys (id, org_id, name, key_hash, scopes, budget_cents, daily_cap_cents, created_at)
       VALUES (${keyId}, ${orgId}, 'k', ${keyHash}, 'proxy:call', ${key.budgetCents ?? null}, ${key.dailyCapCents ?? null}, ${now})`,
-    s`INSERT INTO balances (org_id, credit_cents, updated_at) VALUES (${orgId}, ${credit}, ${now}), (${providerOrgId}, 0, ${now})`,
-    s`INSERT INTO ledger_entries (id, org_id, kind, status, amount_cents, idempotency_key, created_at)
+    sql`INSERT INTO balances (org_id, credit_cents, updated_at) VALUES (${orgId}, ${credit}, ${now}), (${providerOrgId}, 0, ${now})`,
+    sql`INSERT INTO ledger_entries (id, org_id, kind, status, amount_cents, idempotency_key, created_at)
       VALUES (${`txn_seed${i}`}, ${orgId}, 'purchase', 'settled', ${credit}, ${`seed:${i}`}, ${now})`,
   ]);
   return { orgId, keyId, keyHash, providerOrgId };
 }
 
 /** The money invariants of gateway/README.md in their PostgreSQL form (fold.ts); [] when all hold. */
-export async function moneyProblems(sql: Pg): Promise<string[]> {
-  const rows = (await sql`
+export async function moneyProblems(db: Pg): Promise<string[]> {
+  const rows = (await db.rows(sql`
     SELECT b.org_id, b.credit_cents, b.reserved_cents,
       COALESCE((SELECT sum(amount_cents) FROM ledger_entries e WHERE e.org_id = b.org_id AND e.status = 'settled'), 0)::bigint AS ledger,
       COALESCE((SELECT sum(unfolded_cents) FROM balance_leases l WHERE l.org_id = b.org_id AND l.released_at IS NULL), 0)::bigint AS unfolded,
       COALESCE((SELECT sum(amount_cents - spent_cents + unfolded_cents) FROM balance_leases l WHERE l.org_id = b.org_id AND l.released_at IS NULL), 0)::bigint AS open,
       COALESCE((SELECT sum(charged_cents) FROM usage_events u WHERE u.org_id = b.org_id), 0)::bigint AS usage,
       COALESCE((SELECT sum(amount_cents) FROM ledger_entries e WHERE e.org_id = b.org_id AND e.kind = 'call_charge'), 0)::bigint AS charges
-    FROM balances b`) as unknown as {
+    FROM balances b`)) as {
     org_id: string;
     credit_cents: number;
     reserved_cents: number;
@@ -182,9 +120,9 @@ export async function moneyProblems(sql: Pg): Promise<string[]> {
     if (r.reserved_cents !== r.open) out.push(`${r.org_id}: reserved ${r.reserved_cents} != open slices ${r.open}`);
     if (-r.charges !== r.usage) out.push(`${r.org_id}: charges ${-r.charges} != usage ${r.usage}`);
   }
-  const [e] = (await sql`
+  const [e] = (await db.rows(sql`
     SELECT COALESCE((SELECT sum(gross_cents) FROM provider_earnings WHERE kind = 'earning'), 0)::bigint AS gross,
-           COALESCE((SELECT sum(charged_cents) FROM usage_events), 0)::bigint AS usage`) as unknown as {
+           COALESCE((SELECT sum(charged_cents) FROM usage_events), 0)::bigint AS usage`)) as {
     gross: number;
     usage: number;
   }[];

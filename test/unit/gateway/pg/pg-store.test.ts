@@ -4,7 +4,8 @@
  * concurrency across three holders, each on its own connections as three gateway hosts would be.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectPg, type Pg } from '../../../../gateway/pg/connect.js';
+import { Pg, sql } from '../../../../gateway/pg/connect.js';
+import { startPostgres, type PgCluster } from '../../../helpers/postgres.js';
 import { PgHolders } from '../../../../gateway/pg/holders.js';
 import { PgLeaseManager } from '../../../../gateway/pg/leases.js';
 import { PgSettleWriter } from '../../../../gateway/pg/settle-writer.js';
@@ -12,56 +13,50 @@ import { PgIdempotency } from '../../../../gateway/pg/idempotency.js';
 import { HolderReapedError, type SettleRecord } from '../../../../gateway/settle-writer.js';
 import type { KeyRecord } from '../../../../gateway/cache/key-cache.js';
 import { utcDay } from '../../../../core/clock.js';
-import {
-  createGatewaySchema,
-  moneyProblems,
-  pgUnavailable,
-  seedParties,
-  startPg,
-  type Parties,
-  type TestPg,
-} from './pg-kit.js';
+import { createGatewaySchema, moneyProblems, pgUnavailable, seedParties, type Parties } from './pg-kit.js';
 
 const why = pgUnavailable();
-let pg: TestPg;
+let pg: PgCluster;
+let url: string;
 let admin: Pg;
 const pools: Pg[] = [];
 
 beforeAll(async () => {
   if (why) return;
-  pg = await startPg();
-  admin = connectPg(pg.url, { max: 2 });
+  pg = await startPostgres();
+  url = await pg.createDatabase();
+  admin = new Pg(url, { max: 2 });
   await createGatewaySchema(admin);
 }, 60_000);
 
 afterAll(async () => {
   if (why) return;
-  await Promise.all(pools.map((p) => p.end({ timeout: 1 })));
-  await admin.end({ timeout: 1 });
-  pg.stop();
+  await Promise.all(pools.map((p) => p.end()));
+  await admin.end();
+  await pg.stop();
 });
 
 /** One gateway "node": its own connections, holder row, leases, writer and claims. */
 async function node(opts: { host?: string; maxChunkCents?: number; holders?: () => number } = {}) {
-  const sql = connectPg(pg.url, { max: 3 });
-  pools.push(sql);
+  const db = new Pg(url, { max: 3 });
+  pools.push(db);
   const now = Date.now();
-  const holder = await PgHolders.register(sql, now, opts.host);
-  const leases = new PgLeaseManager(sql, holder.id, {
+  const holder = await PgHolders.register(db, now, opts.host);
+  const leases = new PgLeaseManager(db, holder.id, {
     liveHolders: opts.holders ?? (() => 1),
     maxChunkCents: opts.maxChunkCents ?? 20,
     idleMs: 60_000,
   });
-  const writer = new PgSettleWriter(sql, {
+  const writer = new PgSettleWriter(db, {
     holderId: holder.id,
     platformFeeBps: 2000,
     onCommitted: (rs) =>
       rs.forEach((r) => r.leaseId && r.chargedCents > 0 && leases.committed(r.leaseId, r.chargedCents)),
   });
-  const idem = new PgIdempotency(sql, holder.id, 60_000, (e) => {
+  const idem = new PgIdempotency(db, holder.id, 60_000, (e) => {
     throw e;
   });
-  return { sql, holder, leases, writer, idem };
+  return { db, holder, leases, writer, idem };
 }
 
 function keyOf(p: Parties, caps: Partial<KeyRecord> = {}): KeyRecord {
@@ -123,7 +118,7 @@ async function paidCall(n: Node, others: Node[], p: Parties, price: number): Pro
 }
 
 async function bal(p: Parties) {
-  const [b] = (await admin`SELECT credit_cents, reserved_cents FROM balances WHERE org_id = ${p.orgId}`) as unknown as {
+  const [b] = (await admin.rows(sql`SELECT credit_cents, reserved_cents FROM balances WHERE org_id = ${p.orgId}`)) as {
     credit_cents: number;
     reserved_cents: number;
   }[];
@@ -154,7 +149,7 @@ describe.skipIf(why)(`gateway PostgreSQL store${why ? ` (skipped: ${why})` : ''}
     expect(await moneyProblems(admin)).toEqual([]);
     expect(await a.leases.foldOpen(Date.now())).toBe(10);
     expect(await bal(p)).toEqual({ credit_cents: 390, reserved_cents: 10 });
-    const [k] = await admin`SELECT spent_cents FROM api_keys WHERE id = ${p.keyId}`;
+    const [k] = await admin.rows(sql`SELECT spent_cents FROM api_keys WHERE id = ${p.keyId}`);
     expect(k!.spent_cents).toBe(10);
     await a.writer.settle(rec(p, r1.lease.id, 0, { status: 502, errorCode: 'upstream_error' })); // free row
     await a.leases.releaseAll(Date.now());
@@ -172,8 +167,9 @@ describe.skipIf(why)(`gateway PostgreSQL store${why ? ` (skipped: ${why})` : ''}
     expect(ra.ok).toBe(true);
     const rb = await b.leases.reserve(key, day, 10, Date.now());
     expect(rb.ok).toBe(true);
-    const [o] =
-      await admin`SELECT sum(amount_cents)::bigint AS s FROM balance_leases WHERE key_id = ${p.keyId} AND released_at IS NULL`;
+    const [o] = await admin.rows(
+      sql`SELECT sum(amount_cents)::bigint AS s FROM balance_leases WHERE key_id = ${p.keyId} AND released_at IS NULL`,
+    );
     expect(o!.s).toBeLessThanOrEqual(30);
     const rc = await b.leases.reserve(key, day, 25, Date.now());
     expect(rc).toMatchObject({ ok: false, code: 'budget_exceeded' });
@@ -189,7 +185,7 @@ describe.skipIf(why)(`gateway PostgreSQL store${why ? ` (skipped: ${why})` : ''}
     if (!r.ok) throw new Error('no lease');
     await a.writer.settle(rec(p, r.lease.id, 5));
     // a stalls: its heartbeat ages past the stale bound on the database's clock.
-    await admin`UPDATE gateway_instances SET heartbeat_at = heartbeat_at - 120000 WHERE id = ${a.holder.id}`;
+    await admin.rows(sql`UPDATE gateway_instances SET heartbeat_at = heartbeat_at - 120000 WHERE id = ${a.holder.id}`);
     expect(await b.holder.reapDead(Date.now(), 30_000)).toBe(15); // 20 reserved, 5 spent
     expect(await bal(p)).toEqual({ credit_cents: 395, reserved_cents: 0 }); // its spend folded at the reap
     await expect(a.writer.settle(rec(p, r.lease.id, 5))).rejects.toBeInstanceOf(HolderReapedError);
@@ -205,11 +201,11 @@ describe.skipIf(why)(`gateway PostgreSQL store${why ? ` (skipped: ${why})` : ''}
     const here = await node();
     const r = await remote.leases.reserve(keyOf(p), utcDay(Date.now()), 5, Date.now());
     expect(r.ok).toBe(true);
-    await admin`UPDATE gateway_instances SET pid = 4194305 WHERE id = ${remote.holder.id}`; // no such pid here
+    await admin.rows(sql`UPDATE gateway_instances SET pid = 4194305 WHERE id = ${remote.holder.id}`); // no such pid here
     // A host clock far ahead changes nothing: staleness is judged on the database's clock.
     expect(await here.holder.reapDead(Date.now() + 3_600_000, 30_000)).toBe(0);
     expect((await bal(p)).reserved_cents).toBe(20);
-    await admin`UPDATE gateway_instances SET host = ${here.holder.host} WHERE id = ${remote.holder.id}`;
+    await admin.rows(sql`UPDATE gateway_instances SET host = ${here.holder.host} WHERE id = ${remote.holder.id}`);
     expect(await here.holder.reapDead(Date.now(), 30_000)).toBe(20);
     expect((await bal(p)).reserved_cents).toBe(0);
   });
@@ -224,8 +220,9 @@ describe.skipIf(why)(`gateway PostgreSQL store${why ? ` (skipped: ${why})` : ''}
     );
     expect(outs.filter((o) => o.kind === 'new')).toHaveLength(1);
     expect(outs.filter((o) => o.kind === 'in_flight')).toHaveLength(8);
-    const [row] =
-      await admin`SELECT request_id, holder_id FROM idempotency_records WHERE org_id = ${p.orgId} AND idem_key = 'idem-1'`;
+    const [row] = await admin.rows(
+      sql`SELECT request_id, holder_id FROM idempotency_records WHERE org_id = ${p.orgId} AND idem_key = 'idem-1'`,
+    );
     const winner = nodes.find((n) => n.holder.id === row!.holder_id)!;
     const lease = await winner.leases.reserve(keyOf(p), utcDay(Date.now()), 5, Date.now());
     if (!lease.ok) throw new Error('no lease');
@@ -267,8 +264,9 @@ describe.skipIf(why)(`gateway PostgreSQL store${why ? ` (skipped: ${why})` : ''}
     expect(await moneyProblems(admin)).toEqual([]);
     for (const n of nodes) await n.leases.releaseAll(Date.now());
     expect(await bal(p)).toEqual({ credit_cents: 0, reserved_cents: 0 });
-    const [u] =
-      await admin`SELECT count(*) AS n, sum(charged_cents)::bigint AS c FROM usage_events WHERE org_id = ${p.orgId}`;
+    const [u] = await admin.rows(
+      sql`SELECT count(*) AS n, sum(charged_cents)::bigint AS c FROM usage_events WHERE org_id = ${p.orgId}`,
+    );
     expect(u).toEqual({ n: 400, c: 400 });
     expect(await moneyProblems(admin)).toEqual([]);
   }, 60_000);
