@@ -96,7 +96,7 @@ export class Pg {
    * A failing statement aborts the transaction (the COMMIT then answers ROLLBACK) and its error is thrown.
    */
   async pipeline(qs: readonly Q[]): Promise<unknown[][]> {
-    const c = await this.pool.connect();
+    const c = await this.#checkout();
     let lost: unknown = undefined;
     try {
       const sent = [c.query('BEGIN'), ...qs.map((q) => c.query(q.text, q.values as unknown[])), c.query('COMMIT')];
@@ -112,13 +112,13 @@ export class Pg {
       if (commit.value.command !== 'COMMIT') throw new Error('the transaction was rolled back');
       return got.slice(1, -1).map((r) => (r as PromiseFulfilledResult<pg.QueryResult>).value.rows);
     } finally {
-      c.release(lost instanceof Error ? lost : undefined);
+      this.#checkin(c, lost instanceof Error ? lost : undefined);
     }
   }
 
   /** An interactive transaction (round trip per statement): for the rare paths that decide between statements. */
   async transaction<T>(fn: (run: Run) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
+    const c = await this.#checkout();
     let broken: Error | undefined;
     try {
       await c.query('BEGIN');
@@ -130,14 +130,31 @@ export class Pg {
       else await c.query('ROLLBACK').catch(() => {});
       throw e;
     } finally {
-      c.release(broken);
+      this.#checkin(c, broken);
     }
+  }
+
+  /**
+   * A client of our own for a transaction. Its socket dying while checked out is reported on the client (a
+   * listener is required, or the process would crash); its queries fail with the error, which is all we need.
+   */
+  async #checkout(): Promise<pg.PoolClient> {
+    const c = await this.pool.connect();
+    c.on('error', ignore);
+    return c;
+  }
+
+  #checkin(c: pg.PoolClient, broken: Error | undefined): void {
+    c.off('error', ignore);
+    c.release(broken);
   }
 
   end(): Promise<void> {
     return this.pool.end();
   }
 }
+
+function ignore(): void {}
 
 /** The database's clock in epoch ms: the one clock every host agrees on (heartbeats, staleness, claim expiry). */
 export const DB_NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
