@@ -74,7 +74,7 @@ export class Instances implements HolderStore {
   reapDead(now: number, staleMs: number): number {
     let returned = 0;
     for (const h of this.#s.live.all(this.id)) {
-      const dead = h.heartbeat_at < now - staleMs || (h.host === this.host && !_pidAlive(h.pid));
+      const dead = h.heartbeat_at < now - staleMs || (h.host === this.host && !pidAlive(h.pid));
       if (dead) returned += this.#reapTx(h.id, now);
     }
     return returned;
@@ -104,7 +104,8 @@ export class Instances implements HolderStore {
   }
 }
 
-function _pidAlive(pid: number): boolean {
+/** Whether a process with this pid exists on this host (EPERM: it exists, owned by someone else). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

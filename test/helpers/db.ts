@@ -4,7 +4,10 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { openDatabase, type DbHandles } from '../../core/db/database.js';
+import { openDatabase, type Db, type DbHandles } from '../../core/db/database.js';
+
+/** What the seeding helpers need: a kysely handle on either store (SQLite or PostgreSQL). */
+export type StoreDb = { db: Db };
 import { newId } from '../../core/ids.js';
 import { mintApiKey, mintSessionToken } from '../../core/key-format.js';
 import { ALL_SCOPES, formatScopes, type Scope } from '../../core/scopes.js';
@@ -56,7 +59,7 @@ export interface SeededOrg {
 }
 
 export async function seedOrg(
-  h: DbHandles,
+  h: StoreDb,
   opts: { email?: string; role?: 'owner' | 'admin'; scopes?: Scope[] } = {},
 ): Promise<SeededOrg> {
   const now = Date.now();
@@ -107,7 +110,7 @@ export async function seedOrg(
 }
 
 export async function seedKey(
-  h: DbHandles,
+  h: StoreDb,
   orgId: string,
   opts: {
     scopes?: Scope[];
@@ -147,7 +150,7 @@ export async function seedKey(
   return { key: minted.plaintext, keyId };
 }
 
-export async function grantCredits(h: DbHandles, orgId: string, cents: number, reason = 'test grant'): Promise<void> {
+export async function grantCredits(h: StoreDb, orgId: string, cents: number, reason = 'test grant'): Promise<void> {
   await h.db
     .transaction()
     .execute((trx) =>
@@ -160,7 +163,7 @@ export async function grantCredits(h: DbHandles, orgId: string, cents: number, r
 }
 
 /** The whole books (`svc-admin ledger check`): balances = entries, call charges and earnings = usage, payouts booked. */
-export async function expectLedgerConsistent(h: DbHandles): Promise<void> {
+export async function expectLedgerConsistent(h: StoreDb): Promise<void> {
   const report = await checkBooks(h.db);
   if (!report.ok) throw new Error(`books inconsistent: ${JSON.stringify(report)}`);
 }
@@ -212,7 +215,7 @@ export interface SeedEndpoint {
  * `secret` is encrypted with the data dir's key exactly as the provider routes do.
  */
 export async function seedListing(
-  h: DbHandles,
+  h: StoreDb,
   opts: {
     orgId: string;
     slug: string;
