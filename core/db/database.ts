@@ -366,6 +366,8 @@ export interface ProviderEarningsTable {
 export interface GatewayInstancesTable {
   id: string;
   pid: number;
+  /** Host identity (hostname and boot id, gateway/instances.ts): pids are only compared on the same host. */
+  host: Generated<string>;
   started_at: Ms;
   heartbeat_at: Ms;
   stopped_at: Ms | null;
@@ -379,6 +381,8 @@ export interface BalanceLeasesTable {
   day: number;
   amount_cents: number;
   spent_cents: Generated<number>;
+  /** Settled spend not yet folded into balances/api_keys/key_daily_spend (PostgreSQL store; 0 on SQLite). */
+  unfolded_cents: Generated<number>;
   created_at: Ms;
   expires_at: Ms;
   released_at: Ms | null;

@@ -150,7 +150,7 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
       await psql(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     },
     async restart(mode = 'immediate') {
-      await _pgRun('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'restart']);
+      await _pgRun('pg_ctl', ['-D', data, '-l', logFile, '-m', mode, '-w', '-t', '60', 'restart']);
     },
     async stop() {
       if (stopped) return;
