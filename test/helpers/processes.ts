@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { databaseUrlFor, pgTestMode } from './postgres.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -40,6 +41,8 @@ export function baseEnv(dataDir: string, extra: Record<string, string> = {}): Re
     SVC_GATEWAY_PORT: '0',
     SVC_MCP_PORT: '0',
     SVC_DEMO_UPSTREAM_PORT: '0',
+    // The PostgreSQL pass (vitest.pg.config.ts): the data dir's processes share a database of its own.
+    ...(pgTestMode() ? { SVC_DATABASE_URL: databaseUrlFor(dataDir) } : {}),
     ...extra,
   };
 }

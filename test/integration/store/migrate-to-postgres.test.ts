@@ -6,11 +6,12 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgres, type DbHandles } from '../../../core/db/database.js';
+import { join } from 'node:path';
+import { openDatabase, openPostgres, type DbHandles } from '../../../core/db/database.js';
 import { migrateToLatest } from '../../../core/db/migrate.js';
 import { recordChange } from '../../../core/db/changes.js';
 import { compareStores } from '../../../control/admin/migrate-to-postgres.js';
-import { chargeLikeGateway, grantCredits, openTestDb, seedListing, seedOrg } from '../../helpers/db.js';
+import { chargeLikeGateway, grantCredits, seedListing, seedOrg } from '../../helpers/db.js';
 import { baseEnv, tempDataDir } from '../../helpers/processes.js';
 import { databaseName, postgresAvailable, usePostgresDatabase } from '../../helpers/postgres.js';
 import { runAdmin } from '../billing/admin-cli.js';
@@ -23,7 +24,7 @@ describe.skipIf(!postgresAvailable())('migrate-to-postgres', () => {
   let provider: Awaited<ReturnType<typeof seedOrg>>;
 
   beforeAll(async () => {
-    lite = openTestDb(data.dir);
+    lite = openDatabase(join(data.dir, 'svc.db')); // the source is SQLite in either pass
     await migrateToLatest(lite.db);
     payer = await seedOrg(lite);
     provider = await seedOrg(lite);
