@@ -53,7 +53,8 @@ export async function startProcess(
   env: Record<string, string>,
   opts: { timeoutMs?: number; execArgv?: string[] } = {},
 ): Promise<RunningProcess> {
-  const timeoutMs = opts.timeoutMs ?? 20_000;
+  // The PostgreSQL pass migrates a fresh database at each start (transactional DDL): give it longer on a busy box.
+  const timeoutMs = opts.timeoutMs ?? (pgTestMode() ? 60_000 : 20_000);
   const child = spawn(process.execPath, [...(opts.execArgv ?? []), join(ROOT, 'dist', entry)], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
