@@ -43,6 +43,7 @@ export function baseEnv(dataDir: string, extra: Record<string, string> = {}): Re
     SVC_DEMO_UPSTREAM_PORT: '0',
     // The PostgreSQL pass (vitest.pg.config.ts): the data dir's processes share a database of its own.
     ...(pgTestMode() ? { SVC_DATABASE_URL: databaseUrlFor(dataDir) } : {}),
+    SVC_METRICS_PORT: '0',
     ...extra,
   };
 }
