@@ -9,6 +9,7 @@
  */
 import type Sqlite from 'better-sqlite3';
 import { noWait, whenUnlocked, type NoWait } from './no-wait.js';
+import type { ClaimStore } from './store.js';
 import type { SettleWriter } from './settle-writer.js';
 
 export type ClaimOutcome =
@@ -27,7 +28,7 @@ interface IdemRow {
   expires_at: number;
 }
 
-export class IdempotencyStore {
+export class IdempotencyStore implements ClaimStore {
   readonly #s: ReturnType<typeof _prepare>;
   readonly #noWait: NoWait;
 

@@ -11,9 +11,10 @@ import { utcDay } from '../core/clock.js';
 import type { GatewayConfig } from './config.js';
 import type { KeyCache, KeyRecord } from './cache/key-cache.js';
 import type { ListingCache } from './cache/listing-cache.js';
-import type { LeaseManager, Lease, ReserveOutcome } from './leases.js';
-import type { SettleRecord, SettleWriter } from './settle-writer.js';
-import type { ClaimOutcome, IdempotencyStore } from './idempotency.js';
+import type { Lease, ReserveOutcome } from './leases.js';
+import type { SettleRecord } from './settle-writer.js';
+import type { ClaimOutcome } from './idempotency.js';
+import type { ClaimStore, LeaseStore, SettleStore } from './store.js';
 import type { KeyRateLimiter } from './rate-limiter.js';
 import type { ClientSink, Headers } from './respond.js';
 import { authenticate } from './steps/authenticate.js';
@@ -42,9 +43,9 @@ export interface PipelineDeps {
   clock: Clock;
   keys: KeyCache;
   listings: ListingCache;
-  leases: LeaseManager;
-  writer: SettleWriter;
-  idem: IdempotencyStore;
+  leases: LeaseStore;
+  writer: SettleStore;
+  idem: ClaimStore;
   limiter: KeyRateLimiter;
   upstream: UpstreamPool;
   /** Ask other processes to hand back this org's unused lease slices (writes a 'org' change). */
