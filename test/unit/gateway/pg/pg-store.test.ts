@@ -26,7 +26,7 @@ beforeAll(async () => {
   pg = await startPostgres();
   url = await pg.createDatabase();
   admin = new Pg(url, { max: 2 });
-  await createGatewaySchema(admin);
+  await createGatewaySchema(url);
 }, 60_000);
 
 afterAll(async () => {
