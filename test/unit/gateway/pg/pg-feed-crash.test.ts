@@ -4,7 +4,7 @@
  * load: no answered call without its row, every charge exactly once, the books exact, and the node serving paid
  * calls again by itself.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Pg, sql } from '../../../../gateway/pg/connect.js';
 import { PgHolders } from '../../../../gateway/pg/holders.js';
 import { PgLeaseManager } from '../../../../gateway/pg/leases.js';
@@ -13,26 +13,16 @@ import { PgChangeFeed, recordChange } from '../../../../gateway/pg/change-feed.j
 import type { SettleRecord } from '../../../../gateway/settle-writer.js';
 import type { ChangeRow } from '../../../../core/db/change-feed.js';
 import { utcDay } from '../../../../core/clock.js';
-import { startPostgres, type PgCluster } from '../../../helpers/postgres.js';
-import { createGatewaySchema, moneyProblems, pgUnavailable, seedParties } from './pg-kit.js';
+import { moneyProblems, pgUnavailable, useGatewayPg, seedParties } from './pg-kit.js';
 
 const why = pgUnavailable();
-let pg: PgCluster;
+const env = useGatewayPg();
 let url: string;
 let admin: Pg;
 
-beforeAll(async () => {
-  if (why) return;
-  pg = await startPostgres();
-  url = await pg.createDatabase();
-  admin = new Pg(url, { max: 2 });
-  await createGatewaySchema(url);
-}, 60_000);
-
-afterAll(async () => {
-  if (why) return;
-  await admin.end();
-  await pg.stop();
+beforeAll(() => {
+  url = env.url();
+  admin = env.admin();
 });
 
 async function until(cond: () => boolean | Promise<boolean>, ms: number): Promise<number> {
@@ -144,7 +134,7 @@ describe.skipIf(why)(`gateway PostgreSQL store under failures${why ? ` (skipped:
     });
     await new Promise((r) => setTimeout(r, 1_500));
     const before = answered.length;
-    await pg.restart('immediate');
+    await env.cluster().restart('immediate');
     await Promise.all(loops);
     expect(before).toBeGreaterThan(0);
     expect(failed.length).toBeGreaterThan(0); // the outage was felt

@@ -2,8 +2,9 @@
  * Fixtures for the gateway's PostgreSQL store tests (the cluster itself: test/helpers/postgres.ts).
  *
  */
-import { postgresAvailable } from '../../../helpers/postgres.js';
-import { sql, type Pg } from '../../../../gateway/pg/connect.js';
+import { afterAll, beforeAll } from 'vitest';
+import { postgresAvailable, startPostgres, type PgCluster } from '../../../helpers/postgres.js';
+import { Pg, sql } from '../../../../gateway/pg/connect.js';
 import { openPostgres } from '../../../../core/db/database.js';
 import { migrateToLatest } from '../../../../core/db/migrate.js';
 
@@ -12,6 +13,28 @@ export function pgUnavailable(): string | null {
   return postgresAvailable()
     ? null
     : 'PostgreSQL 15 binaries not found (Debian postgresql-15; test/helpers/postgres.ts)';
+}
+
+/**
+ * A PostgreSQL cluster of this test file's own (it may crash-restart it), one migrated database, and an admin pool;
+ * stopped in afterAll. Nothing starts when PostgreSQL is unavailable (the suite skips).
+ */
+export function useGatewayPg(): { url(): string; admin(): Pg; cluster(): PgCluster } {
+  let cluster: PgCluster | undefined;
+  let url = '';
+  let admin: Pg | undefined;
+  beforeAll(async () => {
+    if (pgUnavailable()) return;
+    cluster = await startPostgres();
+    url = await cluster.createDatabase();
+    admin = new Pg(url, { max: 2 });
+    await createGatewaySchema(url);
+  }, 60_000);
+  afterAll(async () => {
+    await admin?.end();
+    await cluster?.stop();
+  });
+  return { url: () => url, admin: () => admin!, cluster: () => cluster! };
 }
 
 /** The real schema: the project's migrations on PostgreSQL (pg/0001_baseline, then 0014+ including 0021). */
