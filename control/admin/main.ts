@@ -15,6 +15,7 @@ const main = defineCommand({
     outbox: () => import('./commands/outbox.js').then((m) => m.outboxCommand),
     ledger: () => import('./commands/ledger.js').then((m) => m.ledgerCommand),
     payouts: () => import('./commands/payouts.js').then((m) => m.payoutsCommand),
+    'migrate-to-postgres': () => import('./commands/migrate-to-postgres.js').then((m) => m.migrateToPostgresCommand),
   },
 });
 

@@ -1,4 +1,10 @@
-/** A background timer that never overlaps itself: a slow run makes later ticks skip, not stack. Returns a stopper. */
+/**
+ * A background timer that never overlaps itself: a slow run makes later ticks skip, not stack. Returns a stopper.
+ * With `db`, a run is also single across nodes: on PostgreSQL (several control planes on one database) it takes
+ * the job's advisory lock and a node that finds it held skips the tick (core/db/dialect.ts runAsSingleRunner).
+ */
+import type { Db } from '../../core/db/database.js';
+import { runAsSingleRunner } from '../../core/db/dialect.js';
 import type { Logger } from '../../core/log.js';
 
 export function intervalJob(
@@ -6,13 +12,19 @@ export function intervalJob(
   name: string,
   everyMs: number,
   run: () => Promise<unknown>,
-  opts: { firstAfterMs?: number } = {},
+  opts: { firstAfterMs?: number; db?: Db } = {},
 ): () => void {
+  const once = opts.db
+    ? (
+        (db: Db) => () =>
+          runAsSingleRunner(db, name, run)
+      )(opts.db)
+    : run;
   let running = false;
   const tick = (): void => {
     if (running) return;
     running = true;
-    run()
+    once()
       .catch((e: unknown) => log.error(`${name} failed`, { err: e instanceof Error ? e : String(e) }))
       .finally(() => {
         running = false;

@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { openDatabase, type Db, type DbHandles } from '../../core/db/database.js';
+import { openDatabase, openPostgres, type Db, type DbHandles } from '../../core/db/database.js';
+import { databaseUrlFor, pgTestMode } from './postgres.js';
 
 /** What the seeding helpers need: a kysely handle on either store (SQLite or PostgreSQL). */
 export type StoreDb = { db: Db };
@@ -18,8 +19,22 @@ import { utcDay } from '../../core/clock.js';
 import { migrateToLatest } from '../../core/db/migrate.js';
 import { tempDataDir } from './processes.js';
 
+/**
+ * The data dir's database. In the PostgreSQL pass (vitest.pg.config.ts) `db` is the data dir's PostgreSQL database
+ * (the one its processes use) and `sqlite` the unused file: tests that read `sqlite` directly are SQLite-only.
+ */
 export function openTestDb(dataDir: string): DbHandles {
-  return openDatabase(join(dataDir, 'svc.db'));
+  const lite = openDatabase(join(dataDir, 'svc.db'));
+  if (!pgTestMode()) return lite;
+  const pg = openPostgres(databaseUrlFor(dataDir));
+  return {
+    db: pg.db,
+    sqlite: lite.sqlite,
+    async close() {
+      await pg.close();
+      await lite.close();
+    },
+  };
 }
 
 /** A migrated database in a fresh temp data dir, for tests that use the domain code without a process. */

@@ -9,7 +9,7 @@
  *   PG vitest project's global setup started (`SVC_TEST_PG_ADMIN_URL`), else a cluster of the file's own, stopped
  *   in afterAll.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { appendFileSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -254,4 +254,36 @@ export function usePostgresDatabase(): { get(): string; cluster(): PgCluster } {
       return cluster;
     },
   };
+}
+
+// ---- the two-store pass (vitest.pg.config.ts): every test data dir gets its own PostgreSQL database
+
+/** True in the PostgreSQL pass: processes and test handles of a data dir use a database of their own. */
+export function pgTestMode(): boolean {
+  return process.env.SVC_TEST_STORE === 'postgres' && !!process.env.SVC_TEST_PG_ADMIN_URL;
+}
+
+const dataDirDatabases = new Map<string, string>();
+
+/**
+ * The PostgreSQL database standing for test data dir `dataDir` in the PG pass, created on first use (synchronously:
+ * `baseEnv` is synchronous), on the run's cluster (SVC_TEST_PG_ADMIN_URL).
+ */
+export function databaseUrlFor(dataDir: string): string {
+  const known = dataDirDatabases.get(dataDir);
+  if (known) return known;
+  const admin = process.env.SVC_TEST_PG_ADMIN_URL;
+  if (!admin) throw new Error('databaseUrlFor: no test cluster (SVC_TEST_PG_ADMIN_URL)');
+  const name = `svc_${process.pid}_${++dbCounter}_${Date.now() % 1e6}`;
+  execFileSync(
+    join(PG_BIN, 'psql'),
+    ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', admin, '-c', `CREATE DATABASE "${name}"`],
+    {
+      timeout: 60_000,
+    },
+  );
+  const u = new URL(admin);
+  u.pathname = `/${name}`;
+  dataDirDatabases.set(dataDir, u.toString());
+  return u.toString();
 }
