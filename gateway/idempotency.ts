@@ -18,7 +18,7 @@ export type ClaimOutcome =
   | { kind: 'conflict' }
   | { kind: 'in_flight' };
 
-interface IdemRow {
+export interface IdemRow {
   request_hash: string;
   request_id: string;
   state: 'in_flight' | 'done';
@@ -74,16 +74,21 @@ export class IdempotencyStore implements ClaimStore {
       s.insert.run(orgId, key, hash, requestId, this.holderId, now, now + this.ttlMs);
       return { kind: 'new' };
     }
-    if (row.request_hash !== hash) return { kind: 'conflict' };
-    if (row.state === 'in_flight') return { kind: 'in_flight' };
-    return {
-      kind: 'replay',
-      requestId: row.request_id,
-      status: row.response_status ?? 200,
-      headers: row.response_headers_json ? (JSON.parse(row.response_headers_json) as [string, string][]) : [],
-      body: row.response_body ?? Buffer.alloc(0),
-    };
+    return existingClaim(row, hash);
   }
+}
+
+/** What an existing record answers a claim of `hash`: 409 for another request, wait while in flight, or replay. */
+export function existingClaim(row: Omit<IdemRow, 'expires_at'>, hash: string): ClaimOutcome {
+  if (row.request_hash !== hash) return { kind: 'conflict' };
+  if (row.state === 'in_flight') return { kind: 'in_flight' };
+  return {
+    kind: 'replay',
+    requestId: row.request_id,
+    status: row.response_status ?? 200,
+    headers: row.response_headers_json ? (JSON.parse(row.response_headers_json) as [string, string][]) : [],
+    body: row.response_body ?? Buffer.alloc(0),
+  };
 }
 
 function _prepare(db: Sqlite.Database) {

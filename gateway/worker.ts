@@ -34,6 +34,12 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     log.error('uWebSockets.js native binary not loaded (JS fallback); refusing to start');
     process.exit(1);
   }
+  // The PostgreSQL stores exist (gateway/pg/, docs/scale-out.md) but this worker is not wired to them yet: never
+  // serve from the SQLite file while the control plane writes PostgreSQL, which would split the books in two.
+  if (base.databaseUrl) {
+    log.error('SVC_DATABASE_URL is set but the gateway does not run on PostgreSQL yet; refusing to start');
+    process.exit(1);
+  }
   const handles = openDatabase(base.dbFile);
   await migrateToLatest(handles.db);
   const sqlite = handles.sqlite;

@@ -8,19 +8,10 @@
  * judged on the database's clock (plus the dev clock's offset, which tests move), never a host's own clock.
  * The claim commits on its own before the call is forwarded; the record completes in the call's settle batch.
  */
-import type { ClaimOutcome } from '../idempotency.js';
+import { existingClaim, type ClaimOutcome, type IdemRow } from '../idempotency.js';
 import { HolderReapedError } from '../settle-writer.js';
 import type { ClaimStore } from '../store.js';
 import { DB_NOW_MS, raw, sql, type Pg } from './connect.js';
-
-interface IdemRow {
-  request_hash: string;
-  request_id: string;
-  state: 'in_flight' | 'done';
-  response_status: number | null;
-  response_headers_json: string | null;
-  response_body: Buffer | null;
-}
 
 export class PgIdempotency implements ClaimStore {
   constructor(
@@ -67,19 +58,10 @@ export class PgIdempotency implements ClaimStore {
       ),
     );
     if (won.length === 1) return { kind: 'new' };
-    const [row] = await this.db.rows<IdemRow>(sql`
+    const [row] = await this.db.rows<Omit<IdemRow, 'expires_at'>>(sql`
       SELECT request_hash, request_id, state, response_status, response_headers_json, response_body
       FROM idempotency_records WHERE org_id = ${orgId} AND idem_key = ${key}`);
-    if (!row) return null;
-    if (row.request_hash !== hash) return { kind: 'conflict' };
-    if (row.state === 'in_flight') return { kind: 'in_flight' };
-    return {
-      kind: 'replay',
-      requestId: row.request_id,
-      status: row.response_status ?? 200,
-      headers: row.response_headers_json ? (JSON.parse(row.response_headers_json) as [string, string][]) : [],
-      body: row.response_body ?? Buffer.alloc(0),
-    };
+    return row ? existingClaim(row, hash) : null;
   }
 
   abandon(orgId: string, key: string, requestId: string): void {

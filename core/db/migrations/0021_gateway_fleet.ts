@@ -8,16 +8,20 @@
  *   lease row and folds at extend, release and reap (docs/scale-out.md). SQLite's writer folds in every batch, so
  *   it stays 0 there. Invariants: credit = Σ settled ledger − Σ open unfolded; reserved = Σ open (amount − spent +
  *   unfolded).
- * Plain ADD COLUMN with a constant default: the same statement on SQLite and PostgreSQL.
+ * - `balance_leases_org`: open slices by org (the other holders' unspent slices when a call is refused, the
+ *   estimated credit each PostgreSQL batch reads).
+ * Plain ADD COLUMN with a constant default and a partial index: the same statements on SQLite and PostgreSQL.
  */
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE gateway_instances ADD COLUMN host TEXT NOT NULL DEFAULT ''`.execute(db);
   await sql`ALTER TABLE balance_leases ADD COLUMN unfolded_cents BIGINT NOT NULL DEFAULT 0`.execute(db);
+  await sql`CREATE INDEX balance_leases_org ON balance_leases(org_id) WHERE released_at IS NULL`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`DROP INDEX IF EXISTS balance_leases_org`.execute(db);
   await sql`ALTER TABLE balance_leases DROP COLUMN unfolded_cents`.execute(db);
   await sql`ALTER TABLE gateway_instances DROP COLUMN host`.execute(db);
 }

@@ -1,12 +1,12 @@
 /**
  * Fixtures for the gateway's PostgreSQL store tests (the cluster itself: test/helpers/postgres.ts).
  *
- * Schema: the gateway's tables as the PostgreSQL store uses them (migrations 0001/0005/0021 in PostgreSQL types:
- * bigint ms and cents). Until pg-a's migrations run on PostgreSQL (test/helpers/postgres.ts on branch pg-a),
- * this DDL stands in for them; once they land, `createGatewaySchema` should run `migrateToLatest` instead.
  */
-import { postgresAvailable } from '../../../helpers/postgres.js';
-import { raw, sql, type Pg } from '../../../../gateway/pg/connect.js';
+import { afterAll, beforeAll } from 'vitest';
+import { postgresAvailable, startPostgres, type PgCluster } from '../../../helpers/postgres.js';
+import { Pg, sql } from '../../../../gateway/pg/connect.js';
+import { openPostgres } from '../../../../core/db/database.js';
+import { migrateToLatest } from '../../../../core/db/migrate.js';
 
 /** Why the PostgreSQL tests cannot run here, or null. */
 export function pgUnavailable(): string | null {
@@ -15,52 +15,36 @@ export function pgUnavailable(): string | null {
     : 'PostgreSQL 15 binaries not found (Debian postgresql-15; test/helpers/postgres.ts)';
 }
 
-const DDL = [
-  `CREATE TABLE orgs (id TEXT PRIMARY KEY, name TEXT NOT NULL, origin TEXT NOT NULL,
-     status TEXT NOT NULL DEFAULT 'active', email_verified_at BIGINT, created_at BIGINT NOT NULL)`,
-  `CREATE TABLE api_keys (id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), name TEXT NOT NULL,
-     key_hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, approval_mode TEXT NOT NULL DEFAULT 'auto',
-     budget_cents BIGINT CHECK (budget_cents >= 0), per_call_max_cents BIGINT, daily_cap_cents BIGINT CHECK (daily_cap_cents >= 0),
-     rate_limit_per_min BIGINT, spent_cents BIGINT NOT NULL DEFAULT 0 CHECK (spent_cents >= 0),
-     created_at BIGINT NOT NULL, revoked_at BIGINT, last_used_at BIGINT)`,
-  `CREATE TABLE key_daily_spend (key_id TEXT NOT NULL REFERENCES api_keys(id), day BIGINT NOT NULL,
-     spent_cents BIGINT NOT NULL DEFAULT 0 CHECK (spent_cents >= 0), PRIMARY KEY (key_id, day))`,
-  `CREATE TABLE changes (seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-     entity TEXT NOT NULL CHECK (entity IN ('key','org','api','terms')), entity_id TEXT NOT NULL, created_at BIGINT NOT NULL)`,
-  `CREATE TABLE ledger_entries (id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), key_id TEXT,
-     kind TEXT NOT NULL, status TEXT NOT NULL CHECK (status IN ('settled','pending')), amount_cents BIGINT NOT NULL,
-     reason TEXT, ref_type TEXT, ref_id TEXT, idempotency_key TEXT NOT NULL, created_at BIGINT NOT NULL)`,
-  `CREATE TABLE balances (org_id TEXT PRIMARY KEY REFERENCES orgs(id),
-     credit_cents BIGINT NOT NULL DEFAULT 0 CHECK (credit_cents >= 0),
-     pending_cents BIGINT NOT NULL DEFAULT 0 CHECK (pending_cents >= 0),
-     reserved_cents BIGINT NOT NULL DEFAULT 0 CHECK (reserved_cents >= 0 AND reserved_cents <= credit_cents),
-     updated_at BIGINT NOT NULL)`,
-  `CREATE TABLE usage_events (id TEXT PRIMARY KEY, org_id TEXT NOT NULL, key_id TEXT NOT NULL, api_id TEXT NOT NULL,
-     endpoint_id TEXT NOT NULL, provider_org_id TEXT NOT NULL, method TEXT NOT NULL, status INTEGER NOT NULL,
-     latency_ms BIGINT NOT NULL, price_cents BIGINT NOT NULL, charged_cents BIGINT NOT NULL, error_code TEXT,
-     created_at BIGINT NOT NULL)`,
-  `CREATE INDEX usage_org ON usage_events(org_id, created_at)`,
-  `CREATE TABLE provider_earnings (id TEXT PRIMARY KEY, provider_org_id TEXT NOT NULL, api_id TEXT, kind TEXT NOT NULL,
-     gross_cents BIGINT NOT NULL, fee_cents BIGINT NOT NULL, net_cents BIGINT NOT NULL, ref_id TEXT,
-     idempotency_key TEXT NOT NULL, created_at BIGINT NOT NULL)`,
-  `CREATE TABLE gateway_instances (id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL DEFAULT '',
-     started_at BIGINT NOT NULL, heartbeat_at BIGINT NOT NULL, stopped_at BIGINT)`,
-  `CREATE TABLE balance_leases (id TEXT PRIMARY KEY, holder_id TEXT NOT NULL, org_id TEXT NOT NULL REFERENCES orgs(id),
-     key_id TEXT NOT NULL REFERENCES api_keys(id), day BIGINT NOT NULL, amount_cents BIGINT NOT NULL CHECK (amount_cents > 0),
-     spent_cents BIGINT NOT NULL DEFAULT 0 CHECK (spent_cents >= 0 AND spent_cents <= amount_cents),
-     unfolded_cents BIGINT NOT NULL DEFAULT 0 CHECK (unfolded_cents >= 0 AND unfolded_cents <= spent_cents),
-     created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, released_at BIGINT)`,
-  `CREATE INDEX balance_leases_open ON balance_leases(holder_id) WHERE released_at IS NULL`,
-  `CREATE INDEX balance_leases_key ON balance_leases(key_id, day) WHERE released_at IS NULL`,
-  `CREATE INDEX balance_leases_org ON balance_leases(org_id) WHERE released_at IS NULL`,
-  `CREATE TABLE idempotency_records (org_id TEXT NOT NULL, idem_key TEXT NOT NULL, request_hash TEXT NOT NULL,
-     request_id TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('in_flight','done')), holder_id TEXT NOT NULL,
-     response_status INTEGER, response_headers_json TEXT, response_body BYTEA, created_at BIGINT NOT NULL,
-     expires_at BIGINT NOT NULL, PRIMARY KEY (org_id, idem_key))`,
-];
+/**
+ * A PostgreSQL cluster of this test file's own (it may crash-restart it), one migrated database, and an admin pool;
+ * stopped in afterAll. Nothing starts when PostgreSQL is unavailable (the suite skips).
+ */
+export function useGatewayPg(): { url(): string; admin(): Pg; cluster(): PgCluster } {
+  let cluster: PgCluster | undefined;
+  let url = '';
+  let admin: Pg | undefined;
+  beforeAll(async () => {
+    if (pgUnavailable()) return;
+    cluster = await startPostgres();
+    url = await cluster.createDatabase();
+    admin = new Pg(url, { max: 2 });
+    await createGatewaySchema(url);
+  }, 60_000);
+  afterAll(async () => {
+    await admin?.end();
+    await cluster?.stop();
+  });
+  return { url: () => url, admin: () => admin!, cluster: () => cluster! };
+}
 
-export async function createGatewaySchema(db: Pg): Promise<void> {
-  for (const d of DDL) await db.rows(raw(d));
+/** The real schema: the project's migrations on PostgreSQL (pg/0001_baseline, then 0014+ including 0021). */
+export async function createGatewaySchema(url: string): Promise<void> {
+  const h = openPostgres(url, { max: 1 });
+  try {
+    await migrateToLatest(h.db);
+  } finally {
+    await h.close();
+  }
 }
 
 export interface Parties {
@@ -85,8 +69,9 @@ export async function seedParties(
   const keyHash = `hash_${i}`;
   await db.pipeline([
     sql`INSERT INTO orgs (id, name, origin, created_at) VALUES (${orgId}, 'c', 'admin', ${now}), (${providerOrgId}, 'p', 'admin', ${now})`,
-    sql`INSERT INTO api_keys (id, org_id, name, key_hash, scopes, budget_cents, daily_cap_cents, created_at)
-      VALUES (${keyId}, ${orgId}, 'k', ${keyHash}, 'proxy:call', ${key.budgetCents ?? null}, ${key.dailyCapCents ?? null}, ${now})`,
+    sql`INSERT INTO api_keys (id, org_id, name, key_hash, start, scopes, origin, budget_cents, daily_cap_cents, created_at, updated_at)
+      VALUES (${keyId}, ${orgId}, 'k', ${keyHash}, 'svc_live_x', 'proxy:call', 'admin', ${key.budgetCents ?? null},
+              ${key.dailyCapCents ?? null}, ${now}, ${now})`,
     sql`INSERT INTO balances (org_id, credit_cents, updated_at) VALUES (${orgId}, ${credit}, ${now}), (${providerOrgId}, 0, ${now})`,
     sql`INSERT INTO ledger_entries (id, org_id, kind, status, amount_cents, idempotency_key, created_at)
       VALUES (${`txn_seed${i}`}, ${orgId}, 'purchase', 'settled', ${credit}, ${`seed:${i}`}, ${now})`,

@@ -5,7 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Pg, sql } from '../../../../gateway/pg/connect.js';
-import { startPostgres, type PgCluster } from '../../../helpers/postgres.js';
 import { PgHolders } from '../../../../gateway/pg/holders.js';
 import { PgLeaseManager } from '../../../../gateway/pg/leases.js';
 import { PgSettleWriter } from '../../../../gateway/pg/settle-writer.js';
@@ -13,27 +12,21 @@ import { PgIdempotency } from '../../../../gateway/pg/idempotency.js';
 import { HolderReapedError, type SettleRecord } from '../../../../gateway/settle-writer.js';
 import type { KeyRecord } from '../../../../gateway/cache/key-cache.js';
 import { utcDay } from '../../../../core/clock.js';
-import { createGatewaySchema, moneyProblems, pgUnavailable, seedParties, type Parties } from './pg-kit.js';
+import { moneyProblems, pgUnavailable, useGatewayPg, seedParties, type Parties } from './pg-kit.js';
 
 const why = pgUnavailable();
-let pg: PgCluster;
+const env = useGatewayPg();
 let url: string;
 let admin: Pg;
 const pools: Pg[] = [];
 
-beforeAll(async () => {
-  if (why) return;
-  pg = await startPostgres();
-  url = await pg.createDatabase();
-  admin = new Pg(url, { max: 2 });
-  await createGatewaySchema(admin);
-}, 60_000);
+beforeAll(() => {
+  url = env.url();
+  admin = env.admin();
+});
 
 afterAll(async () => {
-  if (why) return;
   await Promise.all(pools.map((p) => p.end()));
-  await admin.end();
-  await pg.stop();
 });
 
 /** One gateway "node": its own connections, holder row, leases, writer and claims. */
