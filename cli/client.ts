@@ -102,12 +102,9 @@ export function failureFrom(status: number, text: string, problem: boolean, hint
     /* not JSON */
   }
   const code = problem && typeof parsed.code === 'string' ? parsed.code : `http_${status}`;
-  const next = parsed.next;
-  const action =
-    next && typeof next === 'object' && 'action' in next && typeof next.action === 'string' ? next.action : null;
   const title = typeof parsed.title === 'string' && parsed.title ? parsed.title : null;
   const detail = typeof parsed.detail === 'string' && parsed.detail ? parsed.detail : null;
   const message = forPeople(detail) || title || `The server refused (${status})`;
   const requestId = typeof parsed.request_id === 'string' ? parsed.request_id : null;
-  return new CliFailure('api', code, message, status, nextCommand(code, action, hint), requestId);
+  return new CliFailure('api', code, message, status, nextCommand(code, parsed.next, hint), requestId);
 }

@@ -56,16 +56,17 @@ export async function createAppContext(config: Readonly<Config>, opts: AppContex
   }
   const clock = opts.clock ?? offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
   const secretKey = loadSecretKey(config);
+  const log = opts.log ?? createLogger(opts.process ?? 'control', config.logLevel);
   // The in-memory index's base is read from FTS5 (SQLite only); on PostgreSQL search ranks in the database.
   const detachSearchIndex =
-    config.searchIndex && handles.dialect !== 'postgres' ? attachSearchIndex(handles.db, handles.sqlite) : () => {};
+    config.searchIndex && handles.dialect !== 'postgres' ? attachSearchIndex(handles.db, handles.sqlite, log) : () => {};
   return {
     config,
     db: handles.db,
     sqlite: handles.dialect === 'postgres' ? null : handles.sqlite,
     store: handles,
     clock,
-    log: opts.log ?? createLogger(opts.process ?? 'control', config.logLevel),
+    log,
     mailer:
       opts.mailer ??
       createMailer({
