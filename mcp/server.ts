@@ -68,8 +68,7 @@ const REGISTRATIONS: readonly Registration[] = TOOLS.map((tool) => ({
   tool,
   input: withJsonSchemaOnce(tool.input),
   output: withJsonSchemaOnce(tool.output),
-  handler: (args, ctx) =>
-    tool.run(args as Record<string, unknown>, toolEnvOf(ctx.http?.authInfo?.extra), ctx.mcpReq.id),
+  handler: (args, ctx) => tool.run(args, toolEnvOf(ctx.http?.authInfo?.extra), ctx.mcpReq.id),
 }));
 
 /** Each tool's prebuilt parts by name: the fast path (mcp/fast-tool-call.ts) validates with the very same schemas. */

@@ -12,10 +12,28 @@ import {
   ListingDetailSchema,
   ListingSchemaViewSchema,
 } from '../../core/schemas/catalog.schemas.js';
-import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
+import { defineTool, READ, WRITE, type ToolEnv } from '../tool-kit.js';
 import { MarketOverviewSchema } from '../../core/schemas/market.schemas.js';
+import { assertScope, type Principal } from '../../control/auth/principal.js';
+import { discoverListings } from '../../control/catalog/discover.service.js';
+import { categoriesWithCounts, searchCatalog } from '../../control/catalog/search.service.js';
+import { marketOverview, leaderboard } from '../../control/market/market.service.js';
+import { recordCatalogRequest } from '../../control/catalog/catalog-requests.service.js';
+import { getVisibleListing } from '../../control/catalog/listings.repo.js';
+import { listingDetail, listingSchema } from '../../control/catalog/inspect.service.js';
+import { PAGE_DEFAULT_LIMIT } from '../../core/schemas/common.schemas.js';
+
+/** Catalog reads are public; a credential that is sent must carry catalog:read (as on REST). */
+function viewer(env: ToolEnv): Principal | undefined {
+  return env.caller.principal ? assertScope(env.caller.principal, 'catalog:read') : undefined;
+}
+
+/** A live listing, or the caller's own draft. */
+const visible = (env: ToolEnv, slug: string) => getVisibleListing(env.ctx.db, slug, viewer(env)?.orgId ?? null);
 
 const Slug = z.string().min(1).max(80).describe('Listing slug, e.g. demo-weather (from discover_tools/search_apis)');
+/** LeaderboardQuerySchema's default. */
+const LEADERBOARD_LIMIT = 20;
 const Category = z.string().max(40).optional().describe('Category name from get_categories');
 
 export const catalogTools = [
@@ -27,7 +45,10 @@ export const catalogTools = [
     input: DiscoverInputSchema,
     output: DiscoverResultSchema,
     annotations: READ,
-    run: async (a, env) => answer('discover_tools', env, await rest(env, 'GET', '/v1/catalog/discover', { query: a })),
+    run: async (a, env) => {
+      viewer(env);
+      return discoverListings(env.ctx.db, a);
+    },
   }),
   defineTool({
     name: 'search_apis',
@@ -47,7 +68,10 @@ export const catalogTools = [
     }),
     output: CatalogSearchResultSchema,
     annotations: READ,
-    run: async (a, env) => answer('search_apis', env, await rest(env, 'GET', '/v1/catalog/search', { query: a })),
+    run: async (a, env) => {
+      viewer(env);
+      return searchCatalog(env.ctx.db, { ...a, limit: PAGE_DEFAULT_LIMIT, offset: 0 });
+    },
   }),
   defineTool({
     name: 'get_categories',
@@ -57,7 +81,10 @@ export const catalogTools = [
     input: z.object({}),
     output: CategoryListSchema,
     annotations: READ,
-    run: async (_a, env) => answer('get_categories', env, await rest(env, 'GET', '/v1/catalog/categories')),
+    run: async (_a, env) => {
+      viewer(env);
+      return { data: await categoriesWithCounts(env.ctx.db) };
+    },
   }),
   defineTool({
     name: 'get_market_overview',
@@ -66,7 +93,7 @@ export const catalogTools = [
     input: z.object({}),
     output: MarketOverviewSchema,
     annotations: READ,
-    run: async (_a, env) => answer('get_market_overview', env, await rest(env, 'GET', '/v1/market/overview')),
+    run: async (_a, env) => marketOverview(env.ctx.db, env.ctx.clock.now()),
   }),
   defineTool({
     name: 'get_leaderboard',
@@ -75,12 +102,10 @@ export const catalogTools = [
     input: z.object({ board: z.enum(BOARDS), category: Category }),
     output: LeaderboardSchema,
     annotations: READ,
-    run: async (a, env) =>
-      answer(
-        'get_leaderboard',
-        env,
-        await rest(env, 'GET', `/v1/leaderboards/${seg(a.board)}`, { query: { category: a.category } }),
-      ),
+    run: async (a, env) => {
+      viewer(env);
+      return leaderboard(env.ctx.db, a.board, a.category ?? '', LEADERBOARD_LIMIT);
+    },
   }),
   defineTool({
     name: 'request_api',
@@ -90,7 +115,10 @@ export const catalogTools = [
     input: CatalogRequestInputSchema,
     output: CatalogRequestSchema,
     annotations: WRITE,
-    run: async (a, env) => answer('request_api', env, await rest(env, 'POST', '/v1/catalog/requests', { body: a })),
+    run: async (a, env) => {
+      const p = viewer(env);
+      return recordCatalogRequest(env.ctx, p ? { orgId: p.orgId } : { ip: env.ip }, a);
+    },
   }),
   defineTool({
     name: 'get_api_details',
@@ -100,7 +128,7 @@ export const catalogTools = [
     input: z.object({ slug: Slug }),
     output: ListingDetailSchema,
     annotations: READ,
-    run: async (a, env) => answer('get_api_details', env, await rest(env, 'GET', `/v1/apis/${seg(a.slug)}`)),
+    run: async (a, env) => listingDetail(env.ctx.db, await visible(env, a.slug)),
   }),
   defineTool({
     name: 'get_schema',
@@ -110,6 +138,6 @@ export const catalogTools = [
     input: z.object({ slug: Slug }),
     output: ListingSchemaViewSchema,
     annotations: READ,
-    run: async (a, env) => answer('get_schema', env, await rest(env, 'GET', `/v1/apis/${seg(a.slug)}/schema`)),
+    run: async (a, env) => listingSchema(env.ctx.db, await visible(env, a.slug)),
   }),
 ];

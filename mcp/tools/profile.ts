@@ -1,6 +1,15 @@
 /** Profile tools: the public provider directory, and your own provider profile (provider:write). */
 import { z } from 'zod';
-import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
+import { defineTool, READ, WRITE } from '../tool-kit.js';
+import { assertScope } from '../../control/auth/principal.js';
+import {
+  getMyProfile,
+  listProviders,
+  providerPage,
+  toProfile,
+  updateMyProfile,
+} from '../../control/providers/profile.service.js';
+import { PAGE_DEFAULT_LIMIT } from '../../core/schemas/common.schemas.js';
 import {
   ProviderDirectorySchema,
   ProviderPageSchema,
@@ -20,7 +29,8 @@ export const profileTools = [
     }),
     output: ProviderDirectorySchema,
     annotations: READ,
-    run: async (a, env) => answer('list_providers', env, await rest(env, 'GET', '/v1/providers', { query: a })),
+    run: async (a, env) =>
+      listProviders(env.ctx.db, { query: a.query, limit: a.limit ?? PAGE_DEFAULT_LIMIT, offset: a.offset ?? 0 }),
   }),
   defineTool({
     name: 'get_provider_profile',
@@ -29,7 +39,7 @@ export const profileTools = [
     input: z.object({ slug: z.string().min(1).max(80) }),
     output: ProviderPageSchema,
     annotations: READ,
-    run: async (a, env) => answer('get_provider_profile', env, await rest(env, 'GET', `/v1/providers/${seg(a.slug)}`)),
+    run: async (a, env) => providerPage(env.ctx.db, a.slug),
   }),
   defineTool({
     name: 'get_my_profile',
@@ -39,7 +49,10 @@ export const profileTools = [
     output: ProviderProfileSchema,
     annotations: READ,
     scope: 'provider:write',
-    run: async (_a, env) => answer('get_my_profile', env, await rest(env, 'GET', '/v1/provider/profile')),
+    run: async (_a, env) => {
+      const p = assertScope(env.caller.principal, 'provider:write');
+      return toProfile(await getMyProfile(env.ctx, p.orgId));
+    },
   }),
   defineTool({
     name: 'update_my_profile',
@@ -49,7 +62,9 @@ export const profileTools = [
     output: ProviderProfileSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: 'provider:write',
-    run: async (a, env) =>
-      answer('update_my_profile', env, await rest(env, 'PATCH', '/v1/provider/profile', { body: a })),
+    run: async (a, env) => {
+      const p = assertScope(env.caller.principal, 'provider:write');
+      return toProfile(await updateMyProfile(env.ctx, p.orgId, a));
+    },
   }),
 ];

@@ -1,9 +1,24 @@
 /** Provider tools (provider:write): import, price, verify and publish an API; payouts onboarding and analytics. */
 import { z } from 'zod';
-import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
+import { defineTool, noted, READ, WRITE, type ToolEnv } from '../tool-kit.js';
+import { assertScope, type Principal } from '../../control/auth/principal.js';
+import { takeImport } from '../../control/auth/abuse-limits.js';
+import { DAY_MS } from '../../core/clock.js';
+import { SvcError } from '../../core/errors.js';
+import { cancelPendingPricing, setPricing } from '../../control/pricing/pricing.service.js';
+import { getOwnedApi } from '../../control/providers/apis.repo.js';
+import { listOwnedApis, ownedApiDetail } from '../../control/providers/provider-apis.service.js';
+import { iso, toProviderApi } from '../../control/providers/apis.serialize.js';
+import { importedApiResponse } from '../../control/providers/imported-api.service.js';
+import { createApi, patchApi, setCredentials } from '../../control/providers/apis.service.js';
+import { publishApi, unpublishApi, verifyApi } from '../../control/providers/publish.service.js';
+import { providerAnalytics } from '../../control/providers/analytics.service.js';
+import { connectOnboard, toConnectResource } from '../../control/billing/connect.service.js';
+import { PAGE_DEFAULT_LIMIT } from '../../core/schemas/common.schemas.js';
 import {
   ApiImportInputSchema,
   ApiPatchInputSchema,
+  ImportedApiSchema,
   CancelledPriceChangeSchema,
   CredentialsInputSchema,
   CredentialsResultSchema,
@@ -19,6 +34,8 @@ import {
 
 const ApiId = z.string().min(1).max(64).describe('Your API id (api_…), from provider_list_apis');
 const P = 'provider:write' as const;
+/** The provider acting: provider:write. */
+const provider = (env: ToolEnv): Principal => assertScope(env.caller.principal, P);
 const HUMAN = 'A person must open this URL in a browser to finish identity verification; payouts start after that.';
 
 export const providerTools = [
@@ -30,7 +47,7 @@ export const providerTools = [
     output: ProviderApiListSchema,
     annotations: READ,
     scope: P,
-    run: async (_a, env) => answer('provider_list_apis', env, await rest(env, 'GET', '/v1/provider/apis')),
+    run: async (_a, env) => listOwnedApis(env.ctx.db, provider(env).orgId, PAGE_DEFAULT_LIMIT, 0),
   }),
   defineTool({
     name: 'provider_get_api',
@@ -40,8 +57,7 @@ export const providerTools = [
     output: ProviderApiDetailSchema,
     annotations: READ,
     scope: P,
-    run: async (a, env) =>
-      answer('provider_get_api', env, await rest(env, 'GET', `/v1/provider/apis/${seg(a.api_id)}`)),
+    run: async (a, env) => ownedApiDetail(env.ctx.db, provider(env).orgId, a.api_id),
   }),
   defineTool({
     name: 'provider_create_api',
@@ -49,11 +65,15 @@ export const providerTools = [
     description:
       'Creates a draft listing from an OpenAPI document: `openapi_url`, a marketplace export `rapidapi_url`, or the document itself as `body`. Next: provider_set_credentials, provider_set_pricing, provider_verify, provider_publish.',
     input: ApiImportInputSchema,
-    output: ProviderApiDetailSchema,
+    output: ImportedApiSchema,
     annotations: { ...WRITE, openWorldHint: true },
     scope: P,
-    run: async (a, env) =>
-      answer('provider_create_api', env, await rest(env, 'POST', '/v1/provider/apis', { body: a })),
+    run: async (a, env) => {
+      const { orgId } = provider(env);
+      takeImport(env.ctx, orgId);
+      const { apiId, warnings } = await createApi(env.ctx, orgId, a);
+      return { ...(await importedApiResponse(env.ctx.db, orgId, apiId)), warnings };
+    },
   }),
   defineTool({
     name: 'provider_update_api',
@@ -64,25 +84,26 @@ export const providerTools = [
     output: ProviderApiDetailSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
-    run: async ({ api_id, ...patch }, env) =>
-      answer('provider_update_api', env, await rest(env, 'PATCH', `/v1/provider/apis/${seg(api_id)}`, { body: patch })),
+    run: async ({ api_id, ...patch }, env) => {
+      const { orgId } = provider(env);
+      await patchApi(env.ctx, orgId, api_id, patch);
+      return ownedApiDetail(env.ctx.db, orgId, api_id);
+    },
   }),
   defineTool({
     name: 'provider_set_credentials',
     title: 'Store the upstream secret',
     description:
-      'Stores the secret the gateway injects into calls to your upstream (encrypted at rest, never shown again). `injection` bearer (default: Authorization: Bearer <secret>); header or query injection needs a parameter name, which only REST (`injection_name`) and the CLI (`--injection-name`) take.',
-    // The spec's table has no injection_name, so header/query injection (which needs one) is REST/CLI-only.
-    input: CredentialsInputSchema.omit({ injection_name: true }).extend({ api_id: ApiId }),
+      'Stores the secret the gateway injects into calls to your upstream (encrypted at rest, never shown again). `injection`: bearer (default, Authorization: Bearer <secret>), header or query, the last two with `injection_name` (the header or query parameter name).',
+    input: CredentialsInputSchema.extend({ api_id: ApiId }),
     output: CredentialsResultSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
-    run: async ({ api_id, ...body }, env) =>
-      answer(
-        'provider_set_credentials',
-        env,
-        await rest(env, 'PUT', `/v1/provider/apis/${seg(api_id)}/credentials`, { body }),
-      ),
+    run: async ({ api_id, ...body }, env) => {
+      const { orgId } = provider(env);
+      await setCredentials(env.ctx, orgId, api_id, body);
+      return { api_id, credentials: toProviderApi(await getOwnedApi(env.ctx.db, orgId, api_id)).credentials };
+    },
   }),
   defineTool({
     name: 'provider_set_pricing',
@@ -93,12 +114,14 @@ export const providerTools = [
     output: PricingResultSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
-    run: async ({ api_id, endpoints }, env) =>
-      answer(
-        'provider_set_pricing',
-        env,
-        await rest(env, 'PUT', `/v1/provider/apis/${seg(api_id)}/pricing`, { body: { endpoints } }),
-      ),
+    run: async ({ api_id, endpoints }, env) => {
+      const { orgId } = provider(env);
+      const out = await setPricing(env.ctx, orgId, api_id, endpoints);
+      return {
+        results: out.map((o) => ({ ...o, effective_at: iso(o.effective_at) })),
+        api: await ownedApiDetail(env.ctx.db, orgId, api_id),
+      };
+    },
   }),
   defineTool({
     name: 'provider_verify',
@@ -109,8 +132,7 @@ export const providerTools = [
     output: VerifyResultSchema,
     annotations: { ...WRITE, openWorldHint: true },
     scope: P,
-    run: async (a, env) =>
-      answer('provider_verify', env, await rest(env, 'POST', `/v1/provider/apis/${seg(a.api_id)}/verify`)),
+    run: async (a, env) => verifyApi(env.ctx, provider(env).orgId, a.api_id),
   }),
   defineTool({
     name: 'provider_publish',
@@ -121,8 +143,11 @@ export const providerTools = [
     output: PublishResultSchema,
     annotations: { ...WRITE, idempotentHint: true, openWorldHint: true },
     scope: P,
-    run: async ({ api_id, ...body }, env) =>
-      answer('provider_publish', env, await rest(env, 'POST', `/v1/provider/apis/${seg(api_id)}/publish`, { body })),
+    run: async ({ api_id, ...body }, env) => {
+      const { orgId } = provider(env);
+      const r = await publishApi(env.ctx, orgId, api_id, body);
+      return { ...(await ownedApiDetail(env.ctx.db, orgId, api_id)), verify: r.verify };
+    },
   }),
   defineTool({
     name: 'provider_unpublish',
@@ -133,8 +158,11 @@ export const providerTools = [
     output: ProviderApiDetailSchema,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     scope: P,
-    run: async (a, env) =>
-      answer('provider_unpublish', env, await rest(env, 'POST', `/v1/provider/apis/${seg(a.api_id)}/unpublish`)),
+    run: async (a, env) => {
+      const { orgId } = provider(env);
+      await unpublishApi(env.ctx, orgId, a.api_id);
+      return ownedApiDetail(env.ctx.db, orgId, a.api_id);
+    },
   }),
   defineTool({
     name: 'provider_cancel_pending_pricing',
@@ -144,12 +172,17 @@ export const providerTools = [
     output: CancelledPriceChangeSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
-    run: async (a, env) =>
-      answer(
-        'provider_cancel_pending_pricing',
-        env,
-        await rest(env, 'DELETE', `/v1/provider/apis/${seg(a.api_id)}/pricing/${seg(a.endpoint_id)}/pending`),
-      ),
+    run: async (a, env) => {
+      const pc = await cancelPendingPricing(env.ctx, provider(env).orgId, a.api_id, a.endpoint_id);
+      return {
+        change_id: pc.id,
+        endpoint_id: a.endpoint_id,
+        status: pc.status,
+        new_price_cents: pc.new_price_cents,
+        effective_at: iso(pc.effective_at),
+        cancelled_at: iso(pc.cancelled_at),
+      };
+    },
   }),
   defineTool({
     name: 'provider_analytics',
@@ -159,7 +192,10 @@ export const providerTools = [
     output: ProviderAnalyticsSchema,
     annotations: READ,
     scope: P,
-    run: async (_a, env) => answer('provider_analytics', env, await rest(env, 'GET', '/v1/provider/analytics')),
+    run: async (_a, env) => {
+      const to = env.ctx.clock.now();
+      return providerAnalytics(env.ctx.db, provider(env).orgId, to - 30 * DAY_MS, to);
+    },
   }),
   defineTool({
     name: 'provider_connect_onboard',
@@ -169,13 +205,11 @@ export const providerTools = [
     output: z.looseObject({ onboarding_url: z.string(), human_action_required: z.literal(true) }),
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
-    run: async (_a, env) =>
-      answer(
-        'provider_connect_onboard',
-        env,
-        await rest(env, 'POST', '/v1/provider/connect'),
-        (b) => ({ ...b, human_action_required: true }),
-        HUMAN,
-      ),
+    run: async (_a, env) => {
+      const r = await connectOnboard(env.ctx, provider(env).orgId, env.config.urls.control.replace(/\/+$/, ''));
+      const account = toConnectResource(r.account);
+      if (!account) throw new SvcError('internal', 'The connected account was not stored');
+      return noted({ onboarding_url: r.url, created: r.created, account, human_action_required: true as const }, HUMAN);
+    },
   }),
 ];
