@@ -154,6 +154,7 @@ describe('MCP 2025-11-25 sessions (v1 SDK client)', () => {
       status: 200,
       charged_cents: 0,
       idempotent_replay: true,
+      balance_cents: 7, // the balance now, as a fresh call reports it (issue 24: it was null)
     });
     const bal = await rawPost(
       f.endpoint,
