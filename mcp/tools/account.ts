@@ -59,7 +59,7 @@ export const accountTools = [
     name: 'svc_register',
     title: 'Register an agent key',
     description:
-      'Creates an org and an API key with 0 credits (POST /v1/register). Free endpoints work at once; paid ones need verify_email, then credits (create_checkout). In a session the key is bound to it. A client that already acts as a key is refused unless `replace: true`.',
+      'Creates an org and API key, 0 credits. Free. In a session the key is bound to it; stateless, send it as the bearer. Refused when this client already acts as a key, unless `replace: true`. Next: discover_tools; for paid APIs, verify_email.',
     input: z.object({
       replace: z
         .boolean()
@@ -84,7 +84,7 @@ export const accountTools = [
     name: 'verify_email',
     title: 'Verify an email for this org',
     description:
-      "Step 1 `email`: mails a verification token to that address (ask the person for theirs). Step 2 `token`: the token from that mail verifies the email; this org's keys then gain billing:write and provider:write (buying credits, providing APIs). Free.",
+      "Step 1 `email` (ask the person for it): mails them a token. Step 2 `token`: verifies it; this org's keys gain billing:write and provider:write. Free. Next: create_checkout.",
     input: z.object({
       email: EmailSchema.optional(),
       token: z.string().min(1).max(200).optional(),
@@ -121,8 +121,7 @@ export const accountTools = [
   defineTool({
     name: 'get_balance',
     title: 'Balance',
-    description:
-      "The org's credits in cents: settled, pending (awaiting email verification), reserved for in-flight calls, available; card and auto-reload state. Free.",
+    description: "The org's credits in cents (settled, pending, reserved, available), card and auto-reload. Free.",
     input: z.object({}),
     output: BalanceSchema,
     annotations: READ,
@@ -131,7 +130,8 @@ export const accountTools = [
   defineTool({
     name: 'create_checkout',
     title: 'Buy credits',
-    description: `Starts a checkout for a credit pack (\`pack\`) or a custom \`amount_cents\`; needs billing:write (verify_email first). ${HUMAN}`,
+    description:
+      'A checkout URL for a credit `pack` or `amount_cents`; needs billing:write (verify_email). Free. A person pays in a browser; then get_balance.',
     input: CheckoutInputSchema,
     output: CheckoutResultSchema.extend(human),
     annotations: WRITE,
@@ -154,7 +154,7 @@ export const accountTools = [
   defineTool({
     name: 'billing_portal',
     title: 'Billing portal',
-    description: `A billing portal URL for the org (cards, invoices); needs billing:write. ${HUMAN}`,
+    description: 'A billing portal URL (cards, invoices); needs billing:write. Free. A person opens it.',
     input: z.object({}),
     output: PortalResultSchema.extend(human),
     annotations: WRITE,
@@ -168,7 +168,8 @@ export const accountTools = [
   defineTool({
     name: 'billing_setup',
     title: 'Add a card',
-    description: `Starts a card setup; a person confirms the card, after which paid calls and auto-reload can use it; needs billing:write. ${HUMAN}`,
+    description:
+      'A card setup URL: a saved card pays calls and auto-reload; needs billing:write. Free. A person confirms it; then get_balance.',
     input: z.object({}),
     output: CardSetupResultSchema.extend(human),
     annotations: WRITE,
@@ -189,7 +190,7 @@ export const accountTools = [
     name: 'get_usage',
     title: 'Usage',
     description:
-      'Usage of the org: totals, per API, per key, per day, and the latest calls with price and charge. `from` inclusive, `to` exclusive (ISO dates, UTC); default the last 30 days. Free.',
+      'Usage: totals, per API, per key, per day, latest calls with charges. `from` inclusive, `to` exclusive (ISO, UTC); default 30 days. Free.',
     input: UsageQuerySchema.pick({ from: true, to: true }),
     output: UsageSummarySchema,
     annotations: READ,
@@ -202,7 +203,7 @@ export const accountTools = [
     name: 'set_budget',
     title: 'Set spend caps',
     description:
-      "Sets a key's caps in cents: lifetime `budget_cents`, `per_call_max_cents`, `daily_cap_cents` (null clears one). Defaults to the key this client acts as. A capped key may only lower caps; a person raises them on the web.",
+      "Sets a key's caps in cents (null clears one); default the key this client acts as. Free. A capped key may only lower caps: a person raises them on the web.",
     input: z.object({
       key_id: KeyIdSchema.optional(),
       budget_cents: KeyCapsSchema.shape.budget_cents,
@@ -226,7 +227,7 @@ export const accountTools = [
     name: 'provision_access',
     title: 'Ensure a key',
     description:
-      'Makes sure this client has an API key: returns the key it acts as, or registers one (0 credits) and binds it to the session. With `slug`, also says whether that API needs terms accepted first.',
+      "The key this client acts as, or a new one (0 credits) bound to the session; with `slug`, that API's terms status. Free. Next: call_api.",
     input: z.object({ slug: z.string().min(1).max(80).optional() }),
     output: Registered.extend({ provisioned: z.boolean(), terms: ListingTermsSchema.nullable() }),
     annotations: { ...WRITE, idempotentHint: true },

@@ -125,7 +125,7 @@ export const callTools = [
     name: 'call_api',
     title: 'Call an API',
     description:
-      "Calls a listed API through the metered gateway with this client's key and charges the endpoint's price (see get_schema; free endpoints cost 0). A client retry of the same request is not charged twice. Answers the upstream status, key headers, body (text or base64, first 64 KiB), charged cents and balance left. 402 → create_checkout or set_budget; 428 → a person accepts the terms.",
+      "Calls an API through the metered gateway and charges the endpoint's price (get_schema; 0 = free); a retry of the same request is not charged twice. Answers status, headers, body (first 64 KiB), charged cents, balance. A refusal names its next step.",
     input: z.object({
       slug: Slug,
       endpoint: Endpoint,
@@ -147,7 +147,7 @@ export const callTools = [
     name: 'run_probe',
     title: 'Probe an endpoint (GET)',
     description:
-      'A GET test call through the gateway, metered like call_api (the GET price applies). Use it to check that an API answers before relying on it.',
+      'A GET test call, metered and charged like call_api: checks that an API answers before you rely on it.',
     input: z.object({ slug: Slug, endpoint: Endpoint, input: Input, max_price_cents: MaxPrice }),
     output: CallResult,
     annotations: { readOnlyHint: true, openWorldHint: true },

@@ -41,7 +41,7 @@ export const catalogTools = [
     name: 'discover_tools',
     title: 'Discover APIs (compact)',
     description:
-      'Compact catalog search for agents: the best matching live APIs with their endpoints and prices in cents (0 = free). Free to call. Next: get_schema for the inputs, then call_api.',
+      'Best-matching live APIs with their endpoints and prices in cents (0 = free). Free. Next: get_schema, then call_api.',
     input: DiscoverInputSchema,
     output: DiscoverResultSchema,
     annotations: READ,
@@ -54,7 +54,7 @@ export const catalogTools = [
     name: 'search_apis',
     title: 'Search the catalog',
     description:
-      'Full catalog search with filters and sorts (relevance, price, popularity, reliability, newest); answers one page of listings. Free. Next: get_api_details or get_schema.',
+      'Catalog search with filters and sorts; one page of listings. Free. Next: get_api_details or get_schema.',
     input: z.object({
       query: z.string().max(200).describe('Search words'),
       category: Category,
@@ -76,8 +76,7 @@ export const catalogTools = [
   defineTool({
     name: 'get_categories',
     title: 'Categories',
-    description:
-      'Catalog categories with the number of live listings in each. Free. Use a name as `category` elsewhere.',
+    description: 'Categories with their number of live listings. Free. Next: discover_tools with `category`.',
     input: z.object({}),
     output: CategoryListSchema,
     annotations: READ,
@@ -89,7 +88,7 @@ export const catalogTools = [
   defineTool({
     name: 'get_market_overview',
     title: 'Market overview',
-    description: 'Market aggregates: listings, providers, call volume and top categories. Free.',
+    description: 'Market aggregates: listings, providers, call volume, top categories. Free.',
     input: z.object({}),
     output: MarketOverviewSchema,
     annotations: READ,
@@ -98,7 +97,7 @@ export const catalogTools = [
   defineTool({
     name: 'get_leaderboard',
     title: 'Leaderboard',
-    description: `A merit board of listings (${BOARDS.join(', ')}), optionally in one category. Free.`,
+    description: 'A merit board of listings, optionally in one category. Free. Next: get_api_details.',
     input: z.object({ board: z.enum(BOARDS), category: Category }),
     output: LeaderboardSchema,
     annotations: READ,
@@ -110,8 +109,7 @@ export const catalogTools = [
   defineTool({
     name: 'request_api',
     title: 'Request a missing API',
-    description:
-      'Tell the marketplace an API you need is missing (recorded for providers; nothing is charged). Give an email to hear when it lands.',
+    description: 'Reports an API you need that is missing (providers see it); `email` to hear when it lands. Free.',
     input: CatalogRequestInputSchema,
     output: CatalogRequestSchema,
     annotations: WRITE,
@@ -124,7 +122,7 @@ export const catalogTools = [
     name: 'get_api_details',
     title: 'Listing detail',
     description:
-      'One listing: provider, description, endpoints with prices, stats and terms requirement. Free. Next: get_schema.',
+      'One listing: provider, description, endpoints with prices, stats, terms requirement. Free. Next: get_schema.',
     input: z.object({ slug: Slug }),
     output: ListingDetailSchema,
     annotations: READ,
@@ -134,7 +132,7 @@ export const catalogTools = [
     name: 'get_schema',
     title: 'Endpoints and schemas',
     description:
-      "A listing's endpoints: method, path, parameters, request and response schemas, price in cents and any scheduled price increase. Free. Next: call_api with `endpoint` set to a path.",
+      "A listing's endpoints: method, path, parameters, schemas, price in cents, scheduled increases. Free. Next: call_api with `endpoint` set to a path.",
     input: z.object({ slug: Slug }),
     output: ListingSchemaViewSchema,
     annotations: READ,

@@ -21,7 +21,7 @@ export const profileTools = [
   defineTool({
     name: 'list_providers',
     title: 'Provider directory',
-    description: 'Public directory of providers with their live listings. Free.',
+    description: 'The public provider directory with live listings. Free. Next: get_provider_profile.',
     input: z.object({
       query: z.string().max(200).optional(),
       limit: z.number().int().min(1).max(100).optional().describe('Default 20'),
@@ -44,7 +44,7 @@ export const profileTools = [
   defineTool({
     name: 'get_my_profile',
     title: 'My provider profile',
-    description: "Your org's provider profile (created on first use).",
+    description: "Your org's provider profile; none until update_my_profile or a first publish. Free.",
     input: z.object({}),
     output: ProviderProfileSchema,
     annotations: READ,
@@ -57,7 +57,7 @@ export const profileTools = [
   defineTool({
     name: 'update_my_profile',
     title: 'Edit my provider profile',
-    description: 'Changes your public provider profile: slug, display_name, bio, website, logo_url (null clears).',
+    description: 'Edits your public provider profile: slug, display_name, bio, website, logo_url (null clears). Free.',
     input: ProfileUpdateInputSchema,
     output: ProviderProfileSchema,
     annotations: { ...WRITE, idempotentHint: true },

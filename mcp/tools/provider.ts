@@ -42,7 +42,7 @@ export const providerTools = [
   defineTool({
     name: 'provider_list_apis',
     title: 'My APIs',
-    description: 'Your draft and live APIs. Next: provider_get_api for one.',
+    description: 'Your draft and live APIs. Free. Next: provider_get_api.',
     input: z.object({}),
     output: ProviderApiListSchema,
     annotations: READ,
@@ -52,7 +52,7 @@ export const providerTools = [
   defineTool({
     name: 'provider_get_api',
     title: 'My API in detail',
-    description: 'One of your APIs: metadata, endpoints with prices and discounts, pending price increases, state.',
+    description: 'One of your APIs: metadata, endpoints, prices, discounts, pending increases, state. Free.',
     input: z.object({ api_id: ApiId }),
     output: ProviderApiDetailSchema,
     annotations: READ,
@@ -63,7 +63,7 @@ export const providerTools = [
     name: 'provider_create_api',
     title: 'Create / import an API',
     description:
-      'Creates a draft listing from an OpenAPI document: `openapi_url`, a marketplace export `rapidapi_url`, or the document itself as `body`. Next: provider_set_credentials, provider_set_pricing, provider_verify, provider_publish.',
+      'A draft listing from an OpenAPI document (`openapi_url`, `rapidapi_url` or `body`). Free. Next: provider_set_credentials, provider_set_pricing, provider_publish.',
     input: ApiImportInputSchema,
     output: ImportedApiSchema,
     annotations: { ...WRITE, openWorldHint: true },
@@ -78,8 +78,7 @@ export const providerTools = [
   defineTool({
     name: 'provider_update_api',
     title: 'Edit listing metadata',
-    description:
-      'Changes name, slug, summary, description, category, tags, base_url, docs_url, logo_url or health_path.',
+    description: 'Edits listing metadata: name, slug, summary, description, category, tags, URLs, health_path. Free.',
     input: ApiPatchInputSchema.extend({ api_id: ApiId }),
     output: ProviderApiDetailSchema,
     annotations: { ...WRITE, idempotentHint: true },
@@ -94,7 +93,7 @@ export const providerTools = [
     name: 'provider_set_credentials',
     title: 'Store the upstream secret',
     description:
-      'Stores the secret the gateway injects into calls to your upstream (encrypted at rest, never shown again). `injection`: bearer (default, Authorization: Bearer <secret>), header or query, the last two with `injection_name` (the header or query parameter name).',
+      'Stores the upstream secret (encrypted, never shown again). `injection`: bearer (default), or header or query named by `injection_name`. Free. Next: provider_verify.',
     input: CredentialsInputSchema.extend({ api_id: ApiId }),
     output: CredentialsResultSchema,
     annotations: { ...WRITE, idempotentHint: true },
@@ -109,7 +108,7 @@ export const providerTools = [
     name: 'provider_set_pricing',
     title: 'Set prices',
     description:
-      'Sets per-endpoint prices in cents (0 = free) and volume discounts. A price increase on a live listing is scheduled after the notice period (cancel with provider_cancel_pending_pricing).',
+      'Sets endpoint prices in cents (0 = free) and volume discounts; an increase on a live listing waits out the notice period. Free. Next: provider_publish.',
     input: PricingInputSchema.extend({ api_id: ApiId }),
     output: PricingResultSchema,
     annotations: { ...WRITE, idempotentHint: true },
@@ -127,7 +126,7 @@ export const providerTools = [
     name: 'provider_verify',
     title: 'Smoke-test the upstream',
     description:
-      'Calls your upstream (parameterless GET endpoints or health_path) with the stored secret and reports each check.',
+      'Calls your upstream with the stored secret (parameterless GETs or health_path) and reports each check. Free.',
     input: z.object({ api_id: ApiId }),
     output: VerifyResultSchema,
     annotations: { ...WRITE, openWorldHint: true },
@@ -137,8 +136,7 @@ export const providerTools = [
   defineTool({
     name: 'provider_publish',
     title: 'Publish (draft → live)',
-    description:
-      'Makes the listing live in the catalog. `accept_terms: true` is required (the marketplace provider terms); verification runs first unless `skip_verify`.',
+    description: 'Makes the listing live; needs `accept_terms: true`; verifies first unless `skip_verify`. Free.',
     input: PublishInputSchema.extend({ api_id: ApiId }),
     output: PublishResultSchema,
     annotations: { ...WRITE, idempotentHint: true, openWorldHint: true },
@@ -152,8 +150,7 @@ export const providerTools = [
   defineTool({
     name: 'provider_unpublish',
     title: 'Unpublish (live → draft)',
-    description:
-      'Takes the listing out of the catalog; calls to it are refused from then on. Publish again to restore.',
+    description: 'Takes the listing out of the catalog; calls are refused until it is published again. Free.',
     input: z.object({ api_id: ApiId }),
     output: ProviderApiDetailSchema,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -167,7 +164,7 @@ export const providerTools = [
   defineTool({
     name: 'provider_cancel_pending_pricing',
     title: 'Cancel a scheduled price increase',
-    description: "Cancels an endpoint's scheduled price increase; the current price stays.",
+    description: "Cancels an endpoint's scheduled price increase; the current price stays. Free.",
     input: z.object({ api_id: ApiId, endpoint_id: z.string().min(1).max(64) }),
     output: CancelledPriceChangeSchema,
     annotations: { ...WRITE, idempotentHint: true },
@@ -187,7 +184,7 @@ export const providerTools = [
   defineTool({
     name: 'provider_analytics',
     title: 'Provider analytics',
-    description: 'Gross volume, calls, platform fees, net earnings and payouts of your APIs.',
+    description: 'Gross volume, calls, fees, net earnings and payouts of your APIs, last 30 days. Free.',
     input: z.object({}),
     output: ProviderAnalyticsSchema,
     annotations: READ,
@@ -200,7 +197,7 @@ export const providerTools = [
   defineTool({
     name: 'provider_connect_onboard',
     title: 'Payout onboarding',
-    description: `Returns the connected-account onboarding URL for payouts. ${HUMAN}`,
+    description: 'A payout onboarding URL: a person verifies their identity there, then payouts start. Free.',
     input: z.object({}),
     output: z.looseObject({ onboarding_url: z.string(), human_action_required: z.literal(true) }),
     annotations: { ...WRITE, idempotentHint: true },
