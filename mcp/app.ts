@@ -23,7 +23,7 @@ import {
   type McpHttpRequest,
 } from './request-gate.js';
 import { SvcError } from '../core/errors.js';
-import { buildServer, serverFactory } from './server.js';
+import { buildServer, carrying, serverFactory } from './server.js';
 import type { ToolEnv } from './tool-kit.js';
 
 export type { McpAppDeps } from './request-gate.js';
@@ -39,7 +39,7 @@ export function authInfoOf(env: ToolEnv): AuthInfo {
     token: caller.key ?? '',
     clientId: caller.kind,
     scopes: caller.principal ? [...caller.principal.scopes] : [],
-    extra: { toolEnv: env },
+    extra: carrying(env),
   };
 }
 

@@ -24,9 +24,21 @@ const OPTIONS = {
   cacheHints: { 'tools/list': { ttlMs: 300_000, cacheScope: 'public' as const } },
 };
 
-/** The per-request ToolEnv travels in `authInfo.extra` (the SDK passes it through untouched). */
+/**
+ * The per-request ToolEnv travels with `authInfo.extra` (the SDK passes that object through untouched): the object
+ * is the key of this map, so the handler gets the env back typed, without a cast.
+ */
+const envs = new WeakMap<object, ToolEnv>();
+
+/** The `authInfo.extra` object that carries `env` to the tool handlers. */
+export function carrying(env: ToolEnv): Record<string, unknown> {
+  const extra = {};
+  envs.set(extra, env);
+  return extra;
+}
+
 export function toolEnvOf(extra: Record<string, unknown> | undefined): ToolEnv {
-  const env = extra?.toolEnv as ToolEnv | undefined;
+  const env = extra ? envs.get(extra) : undefined;
   if (!env) throw new Error('MCP request reached the server without a ToolEnv');
   return env;
 }
