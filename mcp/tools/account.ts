@@ -14,11 +14,11 @@ import { EmailVerifiedSchema, EmailSchema, type Registration } from '../../core/
 import { ListingTermsSchema } from '../../core/schemas/terms.schemas.js';
 import { PAGE_DEFAULT_LIMIT } from '../../core/schemas/common.schemas.js';
 import { SvcError } from '../../core/errors.js';
-import { assertAuthenticated, assertScope, principalFromToken } from '../../control/auth/principal.js';
+import { assertAuthenticated, principalFromToken } from '../../control/auth/principal.js';
 import { takeAbuseLimit } from '../../control/auth/abuse-limits.js';
 import { registerAnonymous, requestOrgEmail, verifyEmail } from '../../control/orgs/orgs.service.js';
 import { describeMe } from '../../control/orgs/me.service.js';
-import { billingStatus } from '../../control/billing/billing.views.js';
+import { billingStatus } from '../../control/billing/account.service.js';
 import { startCheckout } from '../../control/billing/checkout.service.js';
 import { openPortal, startCardSetup } from '../../control/billing/cards.service.js';
 import { usageForWindow } from '../../control/usage/usage.service.js';
@@ -109,8 +109,7 @@ export const accountTools = [
           verified,
         };
       }
-      const p = assertScope(env.caller.principal, 'keys:write');
-      await requestOrgEmail(env.ctx, p.orgId, email);
+      await requestOrgEmail(env.ctx, env.caller.principal, email);
       return {
         status: 'verification_sent' as const,
         message: `A token was mailed to ${email}. Ask the person for it, then call verify_email with token.`,
@@ -125,7 +124,7 @@ export const accountTools = [
     input: z.object({}),
     output: BalanceSchema,
     annotations: READ,
-    run: async (_a, env) => billingStatus(env.ctx, assertAuthenticated(env.caller.principal).orgId),
+    run: async (_a, env) => billingStatus(env.ctx, env.caller.principal),
   }),
   defineTool({
     name: 'create_checkout',
@@ -137,8 +136,7 @@ export const accountTools = [
     annotations: WRITE,
     scope: 'billing:write',
     run: async (a, env) => {
-      const p = assertScope(env.caller.principal, 'billing:write');
-      const r = await startCheckout(env.ctx, p.orgId, a, baseOf(env));
+      const r = await startCheckout(env.ctx, env.caller.principal, a, baseOf(env));
       const data = {
         payment_id: r.payment.id,
         checkout_url: r.url,
@@ -160,8 +158,7 @@ export const accountTools = [
     annotations: WRITE,
     scope: 'billing:write',
     run: async (_a, env) => {
-      const p = assertScope(env.caller.principal, 'billing:write');
-      const r = await openPortal(env.ctx, p.orgId, baseOf(env));
+      const r = await openPortal(env.ctx, env.caller.principal, baseOf(env));
       return noted({ portal_url: r.url, mode: env.ctx.payments.kind, human_action_required: true as const }, HUMAN);
     },
   }),
@@ -175,8 +172,7 @@ export const accountTools = [
     annotations: WRITE,
     scope: 'billing:write',
     run: async (_a, env) => {
-      const p = assertScope(env.caller.principal, 'billing:write');
-      const r = await startCardSetup(env.ctx, p.orgId, baseOf(env));
+      const r = await startCardSetup(env.ctx, env.caller.principal, baseOf(env));
       const data = {
         setup_id: r.payment.id,
         setup_url: r.url,
@@ -195,8 +191,7 @@ export const accountTools = [
     output: UsageSummarySchema,
     annotations: READ,
     run: async (a, env) => {
-      const p = assertScope(env.caller.principal, 'usage:read');
-      return usageForWindow(env.ctx, p.orgId, { ...a, limit: PAGE_DEFAULT_LIMIT, offset: 0 });
+      return usageForWindow(env.ctx, env.caller.principal, { ...a, limit: PAGE_DEFAULT_LIMIT, offset: 0 });
     },
   }),
   defineTool({
@@ -213,7 +208,8 @@ export const accountTools = [
     output: KeyResourceSchema,
     annotations: { ...WRITE, idempotentHint: true },
     run: async ({ key_id, ...caps }, env) => {
-      const p = assertScope(env.caller.principal, 'keys:write');
+      // The default needs to know who is calling; the service checks what that caller may do.
+      const p = assertAuthenticated(env.caller.principal);
       const id = key_id ?? p.keyId;
       if (!id) {
         throw new SvcError('validation_failed', 'key_id: this caller acts as no key; give key_id', {
@@ -249,7 +245,7 @@ export const accountTools = [
         out = { ...(await register(env)), provisioned: true };
       }
       const p = env.caller.principal;
-      const terms = a.slug && p ? await listingTerms(env.ctx.db, p.orgId, a.slug) : null;
+      const terms = a.slug && p ? await listingTerms(env.ctx.db, p, a.slug) : null;
       const note = out.provisioned ? registerNote(out.bound_to_session) : 'This client already acts as a key.';
       return noted({ ...out, terms }, note);
     },

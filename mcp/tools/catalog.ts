@@ -14,22 +14,15 @@ import {
 } from '../../core/schemas/catalog.schemas.js';
 import { defineTool, READ, WRITE, type ToolEnv } from '../tool-kit.js';
 import { MarketOverviewSchema } from '../../core/schemas/market.schemas.js';
-import { assertScope, type Principal } from '../../control/auth/principal.js';
 import { discoverListings } from '../../control/catalog/discover.service.js';
 import { categoriesWithCounts, searchCatalog } from '../../control/catalog/search.service.js';
 import { marketOverview, leaderboard } from '../../control/market/market.service.js';
 import { recordCatalogRequest } from '../../control/catalog/catalog-requests.service.js';
-import { getVisibleListing } from '../../control/catalog/listings.repo.js';
-import { listingDetail, listingSchema } from '../../control/catalog/inspect.service.js';
+import { listingDetail, listingSchema, visibleListing } from '../../control/catalog/inspect.service.js';
 import { PAGE_DEFAULT_LIMIT } from '../../core/schemas/common.schemas.js';
 
-/** Catalog reads are public; a credential that is sent must carry catalog:read (as on REST). */
-function viewer(env: ToolEnv): Principal | undefined {
-  return env.caller.principal ? assertScope(env.caller.principal, 'catalog:read') : undefined;
-}
-
-/** A live listing, or the caller's own draft. */
-const visible = (env: ToolEnv, slug: string) => getVisibleListing(env.ctx.db, slug, viewer(env)?.orgId ?? null);
+/** A live listing, or the caller's own draft (the service checks a sent credential's catalog:read). */
+const visible = (env: ToolEnv, slug: string) => visibleListing(env.ctx.db, env.caller.principal, slug);
 
 const Slug = z.string().min(1).max(80).describe('Listing slug, e.g. demo-weather (from discover_tools/search_apis)');
 /** LeaderboardQuerySchema's default. */
@@ -46,8 +39,7 @@ export const catalogTools = [
     output: DiscoverResultSchema,
     annotations: READ,
     run: async (a, env) => {
-      viewer(env);
-      return discoverListings(env.ctx.db, a);
+      return discoverListings(env.ctx.db, env.caller.principal, a);
     },
   }),
   defineTool({
@@ -69,8 +61,7 @@ export const catalogTools = [
     output: CatalogSearchResultSchema,
     annotations: READ,
     run: async (a, env) => {
-      viewer(env);
-      return searchCatalog(env.ctx.db, { ...a, limit: PAGE_DEFAULT_LIMIT, offset: 0 });
+      return searchCatalog(env.ctx.db, env.caller.principal, { ...a, limit: PAGE_DEFAULT_LIMIT, offset: 0 });
     },
   }),
   defineTool({
@@ -81,8 +72,7 @@ export const catalogTools = [
     output: CategoryListSchema,
     annotations: READ,
     run: async (_a, env) => {
-      viewer(env);
-      return { data: await categoriesWithCounts(env.ctx.db) };
+      return { data: await categoriesWithCounts(env.ctx.db, env.caller.principal) };
     },
   }),
   defineTool({
@@ -92,7 +82,7 @@ export const catalogTools = [
     input: z.object({}),
     output: MarketOverviewSchema,
     annotations: READ,
-    run: async (_a, env) => marketOverview(env.ctx.db, env.ctx.clock.now()),
+    run: async (_a, env) => marketOverview(env.ctx.db, env.caller.principal, env.ctx.clock.now()),
   }),
   defineTool({
     name: 'get_leaderboard',
@@ -102,8 +92,7 @@ export const catalogTools = [
     output: LeaderboardSchema,
     annotations: READ,
     run: async (a, env) => {
-      viewer(env);
-      return leaderboard(env.ctx.db, a.board, a.category ?? '', LEADERBOARD_LIMIT);
+      return leaderboard(env.ctx.db, env.caller.principal, a.board, a.category ?? '', LEADERBOARD_LIMIT);
     },
   }),
   defineTool({
@@ -114,8 +103,7 @@ export const catalogTools = [
     output: CatalogRequestSchema,
     annotations: WRITE,
     run: async (a, env) => {
-      const p = viewer(env);
-      return recordCatalogRequest(env.ctx, p ? { orgId: p.orgId } : { ip: env.ip }, a);
+      return recordCatalogRequest(env.ctx, env.caller.principal, env.ip, a);
     },
   }),
   defineTool({

@@ -1,7 +1,6 @@
 /** Profile tools: the public provider directory, and your own provider profile (provider:write). */
 import { z } from 'zod';
 import { defineTool, READ, WRITE } from '../tool-kit.js';
-import { assertScope } from '../../control/auth/principal.js';
 import {
   getMyProfile,
   listProviders,
@@ -30,7 +29,11 @@ export const profileTools = [
     output: ProviderDirectorySchema,
     annotations: READ,
     run: async (a, env) =>
-      listProviders(env.ctx.db, { query: a.query, limit: a.limit ?? PAGE_DEFAULT_LIMIT, offset: a.offset ?? 0 }),
+      listProviders(env.ctx.db, env.caller.principal, {
+        query: a.query,
+        limit: a.limit ?? PAGE_DEFAULT_LIMIT,
+        offset: a.offset ?? 0,
+      }),
   }),
   defineTool({
     name: 'get_provider_profile',
@@ -39,7 +42,7 @@ export const profileTools = [
     input: z.object({ slug: z.string().min(1).max(80) }),
     output: ProviderPageSchema,
     annotations: READ,
-    run: async (a, env) => providerPage(env.ctx.db, a.slug),
+    run: async (a, env) => providerPage(env.ctx.db, env.caller.principal, a.slug),
   }),
   defineTool({
     name: 'get_my_profile',
@@ -50,8 +53,7 @@ export const profileTools = [
     annotations: READ,
     scope: 'provider:write',
     run: async (_a, env) => {
-      const p = assertScope(env.caller.principal, 'provider:write');
-      return toProfile(await getMyProfile(env.ctx, p.orgId));
+      return toProfile(await getMyProfile(env.ctx, env.caller.principal));
     },
   }),
   defineTool({
@@ -63,8 +65,7 @@ export const profileTools = [
     annotations: { ...WRITE, idempotentHint: true },
     scope: 'provider:write',
     run: async (a, env) => {
-      const p = assertScope(env.caller.principal, 'provider:write');
-      return toProfile(await updateMyProfile(env.ctx, p.orgId, a));
+      return toProfile(await updateMyProfile(env.ctx, env.caller.principal, a));
     },
   }),
 ];

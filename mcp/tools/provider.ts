@@ -1,14 +1,11 @@
 /** Provider tools (provider:write): import, price, verify and publish an API; payouts onboarding and analytics. */
 import { z } from 'zod';
-import { defineTool, noted, READ, WRITE, type ToolEnv } from '../tool-kit.js';
-import { assertScope, type Principal } from '../../control/auth/principal.js';
-import { takeImport } from '../../control/auth/abuse-limits.js';
+import { defineTool, noted, READ, WRITE } from '../tool-kit.js';
 import { DAY_MS } from '../../core/clock.js';
 import { SvcError } from '../../core/errors.js';
 import { cancelPendingPricing, setPricing } from '../../control/pricing/pricing.service.js';
-import { getOwnedApi } from '../../control/providers/apis.repo.js';
 import { listOwnedApis, ownedApiDetail } from '../../control/providers/provider-apis.service.js';
-import { iso, toProviderApi } from '../../control/providers/apis.serialize.js';
+import { iso } from '../../control/providers/apis.serialize.js';
 import { importedApiResponse } from '../../control/providers/imported-api.service.js';
 import { createApi, patchApi, setCredentials } from '../../control/providers/apis.service.js';
 import { publishApi, unpublishApi, verifyApi } from '../../control/providers/publish.service.js';
@@ -34,8 +31,6 @@ import {
 
 const ApiId = z.string().min(1).max(64).describe('Your API id (api_…), from provider_list_apis');
 const P = 'provider:write' as const;
-/** The provider acting: provider:write. */
-const provider = (env: ToolEnv): Principal => assertScope(env.caller.principal, P);
 const HUMAN = 'A person must open this URL in a browser to finish identity verification; payouts start after that.';
 
 export const providerTools = [
@@ -47,7 +42,7 @@ export const providerTools = [
     output: ProviderApiListSchema,
     annotations: READ,
     scope: P,
-    run: async (_a, env) => listOwnedApis(env.ctx.db, provider(env).orgId, PAGE_DEFAULT_LIMIT, 0),
+    run: async (_a, env) => listOwnedApis(env.ctx.db, env.caller.principal, PAGE_DEFAULT_LIMIT, 0),
   }),
   defineTool({
     name: 'provider_get_api',
@@ -57,7 +52,7 @@ export const providerTools = [
     output: ProviderApiDetailSchema,
     annotations: READ,
     scope: P,
-    run: async (a, env) => ownedApiDetail(env.ctx.db, provider(env).orgId, a.api_id),
+    run: async (a, env) => ownedApiDetail(env.ctx.db, env.caller.principal, a.api_id),
   }),
   defineTool({
     name: 'provider_create_api',
@@ -69,10 +64,9 @@ export const providerTools = [
     annotations: { ...WRITE, openWorldHint: true },
     scope: P,
     run: async (a, env) => {
-      const { orgId } = provider(env);
-      takeImport(env.ctx, orgId);
-      const { apiId, warnings } = await createApi(env.ctx, orgId, a);
-      return { ...(await importedApiResponse(env.ctx.db, orgId, apiId)), warnings };
+      const p = env.caller.principal;
+      const { apiId, warnings } = await createApi(env.ctx, p, a);
+      return { ...(await importedApiResponse(env.ctx.db, p, apiId)), warnings };
     },
   }),
   defineTool({
@@ -84,9 +78,9 @@ export const providerTools = [
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
     run: async ({ api_id, ...patch }, env) => {
-      const { orgId } = provider(env);
-      await patchApi(env.ctx, orgId, api_id, patch);
-      return ownedApiDetail(env.ctx.db, orgId, api_id);
+      const p = env.caller.principal;
+      await patchApi(env.ctx, p, api_id, patch);
+      return ownedApiDetail(env.ctx.db, p, api_id);
     },
   }),
   defineTool({
@@ -98,11 +92,10 @@ export const providerTools = [
     output: CredentialsResultSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
-    run: async ({ api_id, ...body }, env) => {
-      const { orgId } = provider(env);
-      await setCredentials(env.ctx, orgId, api_id, body);
-      return { api_id, credentials: toProviderApi(await getOwnedApi(env.ctx.db, orgId, api_id)).credentials };
-    },
+    run: async ({ api_id, ...body }, env) => ({
+      api_id,
+      credentials: await setCredentials(env.ctx, env.caller.principal, api_id, body),
+    }),
   }),
   defineTool({
     name: 'provider_set_pricing',
@@ -114,11 +107,11 @@ export const providerTools = [
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
     run: async ({ api_id, endpoints }, env) => {
-      const { orgId } = provider(env);
-      const out = await setPricing(env.ctx, orgId, api_id, endpoints);
+      const p = env.caller.principal;
+      const out = await setPricing(env.ctx, p, api_id, endpoints);
       return {
         results: out.map((o) => ({ ...o, effective_at: iso(o.effective_at) })),
-        api: await ownedApiDetail(env.ctx.db, orgId, api_id),
+        api: await ownedApiDetail(env.ctx.db, p, api_id),
       };
     },
   }),
@@ -131,7 +124,7 @@ export const providerTools = [
     output: VerifyResultSchema,
     annotations: { ...WRITE, openWorldHint: true },
     scope: P,
-    run: async (a, env) => verifyApi(env.ctx, provider(env).orgId, a.api_id),
+    run: async (a, env) => verifyApi(env.ctx, env.caller.principal, a.api_id),
   }),
   defineTool({
     name: 'provider_publish',
@@ -142,9 +135,9 @@ export const providerTools = [
     annotations: { ...WRITE, idempotentHint: true, openWorldHint: true },
     scope: P,
     run: async ({ api_id, ...body }, env) => {
-      const { orgId } = provider(env);
-      const r = await publishApi(env.ctx, orgId, api_id, body);
-      return { ...(await ownedApiDetail(env.ctx.db, orgId, api_id)), verify: r.verify };
+      const p = env.caller.principal;
+      const r = await publishApi(env.ctx, p, api_id, body);
+      return { ...(await ownedApiDetail(env.ctx.db, p, api_id)), verify: r.verify };
     },
   }),
   defineTool({
@@ -156,9 +149,9 @@ export const providerTools = [
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     scope: P,
     run: async (a, env) => {
-      const { orgId } = provider(env);
-      await unpublishApi(env.ctx, orgId, a.api_id);
-      return ownedApiDetail(env.ctx.db, orgId, a.api_id);
+      const p = env.caller.principal;
+      await unpublishApi(env.ctx, p, a.api_id);
+      return ownedApiDetail(env.ctx.db, p, a.api_id);
     },
   }),
   defineTool({
@@ -170,7 +163,7 @@ export const providerTools = [
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
     run: async (a, env) => {
-      const pc = await cancelPendingPricing(env.ctx, provider(env).orgId, a.api_id, a.endpoint_id);
+      const pc = await cancelPendingPricing(env.ctx, env.caller.principal, a.api_id, a.endpoint_id);
       return {
         change_id: pc.id,
         endpoint_id: a.endpoint_id,
@@ -191,7 +184,7 @@ export const providerTools = [
     scope: P,
     run: async (_a, env) => {
       const to = env.ctx.clock.now();
-      return providerAnalytics(env.ctx.db, provider(env).orgId, to - 30 * DAY_MS, to);
+      return providerAnalytics(env.ctx.db, env.caller.principal, to - 30 * DAY_MS, to);
     },
   }),
   defineTool({
@@ -203,7 +196,7 @@ export const providerTools = [
     annotations: { ...WRITE, idempotentHint: true },
     scope: P,
     run: async (_a, env) => {
-      const r = await connectOnboard(env.ctx, provider(env).orgId, env.config.urls.control.replace(/\/+$/, ''));
+      const r = await connectOnboard(env.ctx, env.caller.principal, env.config.urls.control.replace(/\/+$/, ''));
       const account = toConnectResource(r.account);
       if (!account) throw new SvcError('internal', 'The connected account was not stored');
       return noted({ onboarding_url: r.url, created: r.created, account, human_action_required: true as const }, HUMAN);
