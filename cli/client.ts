@@ -76,7 +76,5 @@ export function failureFrom(status: number, text: string, problem: boolean, hint
     (typeof parsed.detail === 'string' && parsed.detail) ||
     (typeof parsed.title === 'string' && parsed.title) ||
     `HTTP ${status}`;
-  const next = parsed.next as { action?: unknown } | undefined;
-  const action = next && typeof next.action === 'string' ? next.action : null;
-  return new CliFailure('api', code, message, status, nextCommand(code, action, hint));
+  return new CliFailure('api', code, message, status, nextCommand(code, parsed.next, hint));
 }

@@ -1,24 +1,59 @@
 /**
- * Maps a server refusal (its stable `code`, or a `next.action` when the server sends one) to the command that
+ * Maps a server refusal (its `next` step when the server sends one, else its stable `code`) to the command that
  * resolves it. The CLI words the next step as a command, as the REST surface words it as a path.
  */
-import type { NextAction } from '../core/next-step.js';
+import { assertNever, NextStepSchema, type NextStep } from '../core/next-step.js';
 
 export interface NextHint {
   slug?: string;
   apiId?: string;
   email?: string;
+  /** The command line that was refused (`svc call …`): what retry_later runs again. */
+  command?: string;
 }
 
-/** Every action the server can send (core/next-step.ts), worded as a command; null falls back to the code's. */
-const BY_ACTION: Record<NextAction, ((h: NextHint) => string) | null> = {
-  authenticate: () => 'svc login   (or `svc register` for an anonymous agent key)',
-  log_in: (h) => (h.email ? `svc login --email ${h.email}` : 'svc login'),
-  verify_email: (h) =>
-    `svc verify --email ${h.email ?? '<your email>'}   (then svc verify --token <token from the mail>)`,
-  ask_org_admin: () => 'svc whoami   (shows your role; an org owner or admin must run this)',
-};
+const CAP_FLAG = {
+  budget: '--budget',
+  per_call: '--per-call-max',
+  daily: '--daily-cap',
+  approval_mode: '--approval-mode',
+} as const;
 
+/** Every action the server can send (core/next-step.ts), worded as a command: one exhaustive switch. */
+export function cliNextStep(next: NextStep, h: NextHint = {}): string {
+  switch (next.action) {
+    case 'authenticate':
+      return 'svc login   (or `svc register` for an anonymous agent key)';
+    case 'log_in':
+      return h.email ? `svc login --email ${h.email}` : 'svc login';
+    case 'verify_email':
+      return `svc verify --email ${h.email ?? '<your email>'}   (then svc verify --token <token from the mail>)`;
+    case 'ask_org_admin':
+      return 'svc whoami   (shows your role; an org owner or admin must run this)';
+    case 'get_key':
+      return 'svc login   (then `svc keys create` for a new key)';
+    case 'buy_credits':
+      return 'svc billing checkout --pack starter';
+    case 'add_card':
+      return 'svc billing setup';
+    case 'raise_cap':
+      return `svc budget set ${CAP_FLAG[next.cap]} <value>   (signed in with svc login: a capped key cannot raise itself)`;
+    case 'accept_terms':
+      return `svc terms accept ${next.slug}`;
+    case 'check_price':
+      return `svc inspect ${next.slug} --schema`;
+    case 'find_listing':
+      return 'svc search <query>';
+    case 'list_endpoints':
+      return `svc inspect ${next.slug} --endpoints`;
+    case 'retry_later':
+      return h.command ?? 'svc whoami   (then run the same command again after the delay)';
+    default:
+      return assertNever(next);
+  }
+}
+
+/** Failures the server sends no step for (and the CLI's own, like connection_failed): worded by their code. */
 const BY_CODE: Record<string, (h: NextHint) => string> = {
   unauthorized: () => 'svc login   (or `svc register` for an anonymous agent key)',
   session_required: () => 'svc login',
@@ -44,9 +79,13 @@ const BY_CODE: Record<string, (h: NextHint) => string> = {
   connection_failed: () => 'npm start   (or set SVC_API_URL / SVC_GATEWAY_URL)',
 };
 
-export function nextCommand(code: string, action: string | null, hint: NextHint = {}): string | null {
-  const byAction = action && action in BY_ACTION ? BY_ACTION[action as NextAction] : null;
-  if (byAction) return byAction(hint);
+/**
+ * The command for a refusal: the server's `next` step when it sent one (parsed with the shared schema; the CLI never
+ * replaces it with a guess), else the code's own command.
+ */
+export function nextCommand(code: string, next: unknown, hint: NextHint = {}): string | null {
+  const parsed = NextStepSchema.safeParse(next);
+  if (parsed.success) return cliNextStep(parsed.data, hint);
   const byCode = BY_CODE[code];
   return byCode ? byCode(hint) : null;
 }

@@ -24,7 +24,6 @@ const paint = (code: number, stream?: NodeJS.WriteStream) => (s: string) =>
   useColor(stream) ? `\u001B[${code}m${s}\u001B[39m` : s;
 export const red = paint(31, process.stderr);
 export const dim = (s: string) => (useColor() ? `\u001B[2m${s}\u001B[22m` : s);
-export const bold = (s: string) => (useColor() ? `\u001B[1m${s}\u001B[22m` : s);
 
 export function stripAnsi(s: string): string {
   // biome-ignore lint: the ESC character is the point of this pattern

@@ -51,13 +51,14 @@ export async function createAppContext(config: Readonly<Config>, opts: AppContex
   }
   const clock = opts.clock ?? offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
   const secretKey = loadSecretKey(config);
-  const detachSearchIndex = config.searchIndex ? attachSearchIndex(handles.db, handles.sqlite) : () => {};
+  const log = opts.log ?? createLogger(opts.process ?? 'control', config.logLevel);
+  const detachSearchIndex = config.searchIndex ? attachSearchIndex(handles.db, handles.sqlite, log) : () => {};
   return {
     config,
     db: handles.db,
     sqlite: handles.sqlite,
     clock,
-    log: opts.log ?? createLogger(opts.process ?? 'control', config.logLevel),
+    log,
     mailer: createMailer({
       production: config.isProduction,
       smtpUrl: config.smtpUrl,

@@ -18,7 +18,7 @@ import type { KeyRateLimiter } from './rate-limiter.js';
 import type { ClientSink, Headers } from './respond.js';
 import { authenticate } from './steps/authenticate.js';
 import { checkCall, monthStartOf, parseMaxPrice, priceOf, resolveListing, type Resolved } from './steps/checks.js';
-import { SMALL_BODY, capDetail, header, responseHeaders } from './steps/relay-util.js';
+import { SMALL_BODY, capDetail, header, refusalNext, responseHeaders } from './steps/relay-util.js';
 import { passThrough } from './steps/pass-through.js';
 import { forward, type ForwardRequest } from './steps/forward.js';
 import { quote } from './steps/quote.js';
@@ -87,14 +87,19 @@ export class Pipeline {
       sink.problem(new SvcError(code, detail, opts), p.requestId, ids);
 
     const auth = authenticate(header(p.headers, 'authorization'), header(p.headers, 'x-svc-key'), d.keys);
-    if (!auth.ok) return refuse(auth.code, auth.detail);
+    if (!auth.ok) return refuse(auth.code, auth.detail, { next: refusalNext(auth.code, slug, false) });
     const key = auth.key;
     const now = d.clock.now();
     const wait = d.limiter.take(key.keyId, key.rateLimitPerMin ?? d.cfg.defaultRatePerMin, now);
     if (wait > 0)
-      return refuse('rate_limited', `Rate limit of this key reached; retry in ${wait} s.`, { retryAfter: wait });
+      return refuse('rate_limited', `Rate limit of this key reached; retry in ${wait} s.`, {
+        retryAfter: wait,
+        next: { action: 'retry_later' },
+      });
     const resolved = resolveListing(d.listings, slug, p.method, path);
-    if (!resolved.ok) return refuse(resolved.code, resolved.detail);
+    const verified = auth.org.emailVerified;
+    if (!resolved.ok)
+      return refuse(resolved.code, resolved.detail, { next: refusalNext(resolved.code, slug, verified) });
     // HEAD is free (no body is served, so nothing is sold); it still needs a valid key and counts toward rate limits.
     const price = p.method === 'HEAD' ? 0 : priceOf(d.listings, key.orgId, resolved.endpoint, now);
     ids.push(['x-svc-price-cents', String(price)]);
@@ -110,7 +115,11 @@ export class Pipeline {
     }
     const refusal = checkCall(d.listings, key, resolved, price, maxPrice);
     if (isQuote) return quote(d, sink, p.requestId, key, auth.org.emailVerified, resolved, price, refusal, now);
-    if (refusal) return refuse(refusal.code, refusal.detail, { extra: refusal.extra });
+    if (refusal)
+      return refuse(refusal.code, refusal.detail, {
+        extra: refusal.extra,
+        next: refusalNext(refusal.code, resolved.listing.slug, verified),
+      });
 
     const idemKey = header(p.headers, 'idempotency-key');
     if (idemKey && p.body instanceof RequestBody) {
@@ -140,10 +149,9 @@ export class Pipeline {
         if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
         if (sink.aborted) return;
         // An org without a verified email cannot buy credits yet: verifying is the step before any checkout.
-        const verifyFirst = r.code === 'insufficient_credits' && !auth.org.emailVerified;
-        return refuse(r.code, capDetail(r.code, price, r.headroom, auth.org.emailVerified), {
+        return refuse(r.code, capDetail(r.code, price, r.headroom, verified), {
           extra: { price_cents: price, available_cents: r.headroom },
-          next: verifyFirst ? { action: 'verify_email' } : undefined,
+          next: refusalNext(r.code, resolved.listing.slug, verified),
         });
       }
       lease = r.lease;

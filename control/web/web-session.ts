@@ -7,9 +7,13 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { principalFromToken, type Principal } from '../auth/principal.js';
 import { isSessionTokenFormat } from '../../core/key-format.js';
+import { SvcError, type ErrorCode } from '../../core/errors.js';
 import { SESSION_TTL_MS } from '../sessions/sessions.service.js';
 import { clearCookie, readCookie, writeCookie } from './cookies.js';
 import type { WebEnv, WebSession } from './web-env.js';
+
+/** The refusals of a session token that mean "not signed in" (unauthorized / forbidden in kind). */
+const NOT_SIGNED_IN: ReadonlySet<ErrorCode> = new Set(['unauthorized', 'forbidden', 'org_suspended']);
 
 export function loadWebSession(): MiddlewareHandler<WebEnv> {
   return async (c, next) => {
@@ -28,8 +32,16 @@ async function resolve(c: Context<WebEnv>, token: string): Promise<WebSession | 
   let principal: Principal;
   try {
     principal = await principalFromToken(ctx, token);
-  } catch {
-    return undefined; // ended, expired or suspended: the person simply is not signed in
+  } catch (e) {
+    // Ended, expired or unknown (`unauthorized`), or the org suspended (`org_suspended`, a 403): the person simply
+    // is not signed in. Anything else (a locked or broken database) is not an answer about the cookie: it is logged
+    // and fails the request loudly, and the cookie stays.
+    if (e instanceof SvcError && NOT_SIGNED_IN.has(e.code)) return undefined;
+    ctx.log.error('web session lookup failed', {
+      request_id: c.get('requestId'),
+      err: e instanceof Error ? e : String(e),
+    });
+    throw e;
   }
   const who = await ctx.db
     .selectFrom('users')
@@ -59,11 +71,6 @@ export function requireWebSession(c: Context<WebEnv>, fallbackNext = '/dashboard
   const url = new URL(c.req.url);
   const next = c.req.method === 'GET' ? url.pathname + url.search : safeNext(fallbackNext);
   throw new HTTPException(303, { res: c.redirect(`/login?next=${encodeURIComponent(next)}`, 303) });
-}
-
-/** The signed-in person (email, org name and principal), if any: for pages that show more when signed in. */
-export function currentWebSession(c: Context<WebEnv>): WebSession | undefined {
-  return c.get('webSession');
 }
 
 /**

@@ -128,7 +128,7 @@ export function checkCall(
     return {
       ok: false,
       code: 'terms_not_accepted',
-      detail: `The provider of ${resolved.listing.slug} requires its terms to be accepted first: an org owner or admin accepts them with a session (dashboard, or POST /v1/apis/${resolved.listing.slug}/terms/accept).`,
+      detail: `The provider of ${resolved.listing.slug} requires its terms to be accepted first (on its page, /apis/${resolved.listing.slug}).`,
       extra: { document_id: doc },
     };
   }
