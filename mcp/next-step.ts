@@ -5,7 +5,7 @@
  * for the tool that was called: an unknown key id is not found by searching the catalog).
  */
 import type { ErrorCode } from '../core/errors.js';
-import type { NextStep } from '../core/next-step.js';
+import { assertNever, type NextStep } from '../core/next-step.js';
 import type { McpNextStep } from './result.js';
 
 export interface NextUrls {
@@ -22,7 +22,7 @@ export interface Refused {
 const base = (urls: NextUrls) => urls.control.replace(/\/+$/, '');
 
 /** The server's step, in MCP terms. Adding an action to core/next-step.ts makes this switch fail to compile. */
-export function renderNextStep(next: NextStep, urls: NextUrls): McpNextStep {
+export function renderNextStep(next: NextStep, urls: NextUrls, tool: string): McpNextStep {
   switch (next.action) {
     case 'authenticate':
       return {
@@ -41,6 +41,35 @@ export function renderNextStep(next: NextStep, urls: NextUrls): McpNextStep {
         url: `${base(urls)}/dashboard`,
         hint: 'only an owner or admin of this org can do this: ask one to do it signed in on the web',
       };
+    case 'get_key':
+      return {
+        tool: 'svc_register',
+        hint: 'this key no longer works: send another key, or register a new one (replace: true where a key is bound)',
+      };
+    case 'buy_credits':
+      return { tool: 'create_checkout', hint: 'buy credits (a person completes the checkout), then retry' };
+    case 'add_card':
+      return { tool: 'billing_setup', hint: 'a person adds a card, then retry' };
+    case 'raise_cap':
+      return {
+        url: `${base(urls)}/dashboard/keys`,
+        hint: `a capped key cannot raise its own ${next.cap} cap: a person signed in on the web raises it on the keys page, then retry`,
+      };
+    case 'accept_terms':
+      return {
+        url: `${base(urls)}/apis/${encodeURIComponent(next.slug)}`,
+        hint: "an org owner or admin signs in and accepts the provider's terms on this page, then retry",
+      };
+    case 'check_price':
+      return { tool: 'get_schema', hint: 'check the current price, then retry with a higher max_price_cents' };
+    case 'find_listing':
+      return { tool: 'search_apis', hint: 'find the right slug' };
+    case 'list_endpoints':
+      return { tool: 'get_schema', hint: `list the endpoints of ${next.slug}` };
+    case 'retry_later':
+      return { tool, hint: 'wait for the time in the detail, then retry' };
+    default:
+      return assertNever(next);
   }
 }
 
@@ -74,9 +103,9 @@ function byCode(code: ErrorCode, tool: string, urls: NextUrls, slug: string | un
   switch (code) {
     case 'unauthorized':
     case 'api_key_required':
-      return renderNextStep({ action: 'authenticate' }, urls);
+      return renderNextStep({ action: 'authenticate' }, urls, tool);
     case 'insufficient_scope':
-      return renderNextStep({ action: 'verify_email' }, urls);
+      return renderNextStep({ action: 'verify_email' }, urls, tool);
     case 'insufficient_credits':
       return { tool: 'create_checkout', hint: 'buy credits (a person completes the checkout), then retry' };
     case 'card_required':
@@ -117,5 +146,5 @@ function byCode(code: ErrorCode, tool: string, urls: NextUrls, slug: string | un
 
 /** The step for a refusal of `tool`: the server's, rendered, else this surface's default for the code. */
 export function mcpNextStep(e: Refused, tool: string, urls: NextUrls, slug?: string): McpNextStep {
-  return e.next ? renderNextStep(e.next, urls) : byCode(e.code, tool, urls, slug);
+  return e.next ? renderNextStep(e.next, urls, tool) : byCode(e.code, tool, urls, slug);
 }
