@@ -67,8 +67,8 @@ export function currentWebSession(c: Context<WebEnv>): WebSession | undefined {
 }
 
 /**
- * A post-login target that can only be a path on this site: `/…` but not `//host`, `/\host`, a scheme, or
- * control characters. Anything else becomes `/dashboard`.
+ * A post-login target that can only be a path on this site: `/…` but not `//host`, `/\host`, a scheme,
+ * control characters, or a path that resolves to `//host` (`/..//host`, `/%2e%2e//host`). Anything else becomes `/dashboard`.
  */
 export function safeNext(next: string | undefined | null): string {
   const fallback = '/dashboard';
@@ -81,5 +81,9 @@ export function safeNext(next: string | undefined | null): string {
   } catch {
     return fallback;
   }
-  return url.origin === base ? url.pathname + url.search + url.hash : fallback;
+  if (url.origin !== base) return fallback;
+  // Dot segments resolve away (`/..//evil.example` -> `//evil.example`): a resolved path that starts with two
+  // slashes (or a slash and a backslash, which browsers read the same) is protocol-relative, so it is refused.
+  if (/^\/[\/\\]/.test(url.pathname)) return fallback;
+  return url.pathname + url.search + url.hash;
 }
