@@ -20,6 +20,7 @@ h1{font-size:1.6rem;line-height:1.25;margin:.5rem 0 1rem}h2{font-size:1.25rem;ma
 form.stack{display:grid;gap:.75rem;max-width:28rem}
 form.inline{display:inline}
 label{display:grid;gap:.2rem;font-weight:600}
+.field{display:grid;gap:.2rem}.field-error{color:var(--err);margin:0;font-size:.9rem}.field-error::before{content:"⚠ "}[aria-invalid=true]{border-color:var(--err);border-width:2px}
 label.check{display:flex;gap:.5rem;align-items:center;font-weight:400}
 input,select,textarea{font:inherit;padding:.45rem .55rem;border:1px solid #8c959f;border-radius:6px;width:100%;background:#fff;color:var(--fg)}
 input[type=checkbox],input[type=radio]{width:auto}
