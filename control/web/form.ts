@@ -82,6 +82,8 @@ export interface FieldLabel {
   /** The form input's name when it differs from the schema path (e.g. `daily_cap` for `daily_cap_cents`). */
   field?: string;
   money?: boolean;
+  /** Shown instead of the service's own wording when a service refuses this field (e.g. configured bounds). */
+  message?: string;
 }
 
 function bound(n: unknown, money: boolean | undefined): string {
@@ -110,6 +112,7 @@ export function fieldErrorsOf(
     else if (i.code === 'too_small' && i.origin === 'string')
       into[field] =
         i.minimum === 1 ? `${label} is required.` : `${label} needs at least ${bound(i.minimum, false)} characters.`;
+    else if ((i.code === 'too_big' || i.code === 'too_small') && meta.message) into[field] = meta.message;
     else if (i.code === 'too_big') into[field] = `${label} can be at most ${bound(i.maximum, meta.money)}.`;
     else if (i.code === 'too_small') into[field] = `${label} must be at least ${bound(i.minimum, meta.money)}.`;
     else if (i.code === 'invalid_value' || i.code === 'invalid_union')
@@ -130,7 +133,7 @@ export function fieldErrorsOfSvc(e: unknown, labels: Record<string, FieldLabel>)
   for (const fe of e.errors ?? []) {
     const path = fe.path.split('.')[0] ?? '';
     const meta = labels[path];
-    if (meta) out[meta.field ?? path] ??= `${meta.label}: ${fe.message}`;
+    if (meta) out[meta.field ?? path] ??= meta.message ?? `${meta.label}: ${fe.message}`;
   }
   if (Object.keys(out).length === 0) out._form = e.detail;
   return out;

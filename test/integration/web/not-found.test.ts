@@ -37,7 +37,7 @@ describe('unknown URLs', () => {
     const api = await get('/v1/no-such-route');
     expect(api.status).toBe(404);
     expect(api.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect((await api.json()).code).toBe('not_found');
+    expect(((await api.json()) as { code: string }).code).toBe('not_found');
   });
 
   it.each([
