@@ -75,3 +75,47 @@ export function FormErrors(props: { errors?: FieldErrors | undefined }) {
     </p>
   );
 }
+
+export function TextArea(p: Omit<FieldProps, 'type' | 'inputmode' | 'placeholder'> & { rows?: number }) {
+  const id = fieldId(p.form, p.name);
+  const value = p.state ? (p.state.values[p.name] ?? '') : (p.value ?? '');
+  return (
+    <div class="field">
+      <label for={id}>
+        {p.label} {p.hint ? <span class="hint">{p.hint}</span> : null}
+      </label>
+      <textarea
+        id={id}
+        name={p.name}
+        rows={p.rows ?? 6}
+        required={p.required}
+        maxlength={p.maxlength}
+        {...invalidAttrs(p.form, p.name, p.state)}
+      >
+        {value}
+      </textarea>
+      <FieldError form={p.form} name={p.name} state={p.state} />
+    </div>
+  );
+}
+
+/**
+ * Optional text inputs as a patch: a filled input is sent (trimmed, except multi-line `keepSpace` fields); an
+ * empty one is sent as `empty[field]` (`null` clears, `''` empties) or left out (unchanged) when not listed there.
+ */
+export function patchOf(
+  values: Record<string, string>,
+  fields: readonly string[],
+  empty: Record<string, null | ''> = {},
+  keepSpace: readonly string[] = [],
+): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const f of fields) {
+    const v = values[f];
+    if (v === undefined) continue;
+    const t = v.trim();
+    if (t !== '') out[f] = keepSpace.includes(f) ? v : t;
+    else if (f in empty) out[f] = empty[f] ?? null;
+  }
+  return out;
+}

@@ -82,7 +82,7 @@ export interface FieldLabel {
   /** The form input's name when it differs from the schema path (e.g. `daily_cap` for `daily_cap_cents`). */
   field?: string;
   money?: boolean;
-  /** Shown instead of the service's own wording when a service refuses this field (e.g. configured bounds). */
+  /** Shown instead of the generic wording when the schema or a service refuses this field (e.g. configured bounds). */
   message?: string;
 }
 
@@ -112,7 +112,7 @@ export function fieldErrorsOf(
     else if (i.code === 'too_small' && i.origin === 'string')
       into[field] =
         i.minimum === 1 ? `${label} is required.` : `${label} needs at least ${bound(i.minimum, false)} characters.`;
-    else if ((i.code === 'too_big' || i.code === 'too_small') && meta.message) into[field] = meta.message;
+    else if (meta.message) into[field] = meta.message;
     else if (i.code === 'too_big') into[field] = `${label} can be at most ${bound(i.maximum, meta.money)}.`;
     else if (i.code === 'too_small') into[field] = `${label} must be at least ${bound(i.minimum, meta.money)}.`;
     else if (i.code === 'invalid_value' || i.code === 'invalid_union')

@@ -15,6 +15,8 @@ import { catalogPages } from './pages/catalog.js';
 import { listingPages } from './pages/listing.js';
 import { testPaymentsPages } from './pages/test-payments.js';
 import { providerPages } from './pages/provider.js';
+import { providerApiPages } from './pages/provider-api.js';
+import { providerProfilePages } from './pages/provider-profile.js';
 import { marketPages } from './pages/market.js';
 import { providersPages } from './pages/providers.js';
 import { homeRoutes } from './pages/home.js';
@@ -39,6 +41,8 @@ const PAGES = [
   listingPages,
   testPaymentsPages,
   providerPages,
+  providerApiPages,
+  providerProfilePages,
   marketPages,
   providersPages,
   cliLoginPages,
