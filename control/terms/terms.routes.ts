@@ -15,8 +15,10 @@ import {
   listingTerms,
   toDocument,
 } from './terms.service.js';
+import { pendingTerms } from './pending-terms.service.js';
 import {
   ListingTermsSchema,
+  PendingTermsListSchema,
   TermsAcceptanceSchema,
   TermsAcceptInputSchema,
   TermsDocumentInputSchema,
@@ -121,5 +123,22 @@ termsRoutes.openapi(
     const body = await optionalJsonBody(c, TermsAcceptInputSchema);
     const who = { orgId: p.orgId, userId: p.userId! };
     return c.json(await acceptListingTerms(c.get('ctx'), who, c.req.valid('param').slug, body.document_id), 200);
+  },
+);
+
+termsRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/terms/pending',
+    tags: ['terms'],
+    security: bearer,
+    responses: okResponses(
+      PendingTermsListSchema,
+      "APIs the caller's org called or was refused (428) whose current terms it has not accepted",
+    ),
+  }),
+  async (c) => {
+    const p = requireAuth(c);
+    return c.json(await pendingTerms(c.get('ctx').db, p.orgId), 200);
   },
 );
