@@ -8,6 +8,8 @@ import { HTTPException } from 'hono/http-exception';
 import { principalFromToken, type Principal } from '../auth/principal.js';
 import { isSessionTokenFormat } from '../../core/key-format.js';
 import { SESSION_TTL_MS } from '../sessions/sessions.service.js';
+import { sessionIdentity } from '../sessions/session-identity.service.js';
+import { SvcError } from '../../core/errors.js';
 import { clearCookie, readCookie, writeCookie } from './cookies.js';
 import type { WebEnv, WebSession } from './web-env.js';
 
@@ -28,16 +30,15 @@ async function resolve(c: Context<WebEnv>, token: string): Promise<WebSession | 
   let principal: Principal;
   try {
     principal = await principalFromToken(ctx, token);
-  } catch {
-    return undefined; // ended, expired or suspended: the person simply is not signed in
+  } catch (e) {
+    // Ended, expired or suspended (401/403): the person simply is not signed in. Anything else (a locked or broken
+    // database) is a real failure: it fails the request loudly instead of signing the person out.
+    if (e instanceof SvcError && (e.status === 401 || e.status === 403)) return undefined;
+    throw e;
   }
-  const who = await ctx.db
-    .selectFrom('users')
-    .innerJoin('orgs', 'orgs.id', 'users.org_id')
-    .select(['users.email', 'orgs.name'])
-    .where('users.id', '=', principal.userId!)
-    .executeTakeFirst();
-  return who ? { principal, email: who.email, orgName: who.name } : undefined;
+  if (principal.userId === null) return undefined;
+  const who = await sessionIdentity(ctx.db, principal.userId);
+  return who ? { principal, ...who } : undefined;
 }
 
 /** Starts the cookie session after a successful code login. */
