@@ -91,7 +91,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .empty{border:1px dashed var(--line);border-radius:var(--radius);padding:var(--s4);color:var(--muted);text-align:center}
 .filters{display:grid;gap:var(--s2);grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));align-items:end;margin-bottom:var(--s4)}
 .pager{display:flex;gap:var(--s4);margin:var(--s4) 0}
-.chart{max-width:100%;overflow-x:auto;margin:var(--s4) 0}.chart svg{max-width:100%;height:auto}
+.chart{max-width:100%;overflow-x:auto;margin:var(--s4) 0}.chart svg{max-width:100%;height:auto;background:#fff;border-radius:var(--radius)}.chart.empty p{border:1px dashed var(--line);border-radius:var(--radius);padding:var(--s5);text-align:center;color:var(--muted);margin:0}
 .prose{max-width:44rem}.prose img{max-width:100%}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;min-width:0}
 details{margin:.5rem 0}summary{cursor:pointer;font-weight:600}
