@@ -99,7 +99,7 @@ details{margin:.5rem 0}summary{cursor:pointer;font-weight:600}
 .row{display:flex;flex-wrap:wrap;gap:var(--s2);align-items:end}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 ${hueClasses}
-@media (min-width:48rem){main{padding:var(--s5) var(--s6)}h1{font-size:2.1rem}}
+@media (min-width:48rem){main{padding:var(--s5) var(--s6)}footer.site{padding:0 var(--s6)}h1{font-size:2.1rem}}
 `;
 
 /** The favicon: the brand mark (a rounded square in the accent gradient with an "s"), as SVG. */

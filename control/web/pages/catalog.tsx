@@ -78,7 +78,7 @@ catalogPages.get('/catalog', async (c) => {
           </select>
         </label>
         <label>
-          Max price per call ($)
+          Max price ($)
           <input name="max_price" inputmode="decimal" value={f.max_price ?? ''} />
         </label>
         <label class="check">

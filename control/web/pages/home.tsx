@@ -33,7 +33,7 @@ homeRoutes.get('/', async (c) => {
     },
     <>
       <p class="lead">
-        Find an API, try it from its page, and call it through one gateway with one key. Pay per call from prepaid
+        Find an API, see its price per call, and call it through one gateway with one key. Pay per call from prepaid
         credits; caps on every key keep an agent within budget.
       </p>
       <form class="hero-search" method="get" action="/catalog" role="search">
@@ -56,32 +56,6 @@ homeRoutes.get('/', async (c) => {
         <li>
           <strong>{n(day.calls)}</strong> calls in 24 h
           {day.volume_cents > 0 ? ` · ${formatCents(day.volume_cents)}` : ''}
-        </li>
-      </ul>
-      <h2 id="connect">Three ways in</h2>
-      <ul class="ways">
-        <li class="card">
-          <h3>Use an API yourself</h3>
-          <p>Sign in with your email, get starter credits, create a key with a daily cap, and call.</p>
-          <a class="button" href={session ? '/dashboard' : '/login'}>
-            {session ? 'Your dashboard' : 'Sign in or create an account'}
-          </a>
-        </li>
-        <li class="card">
-          <h3>Connect an agent</h3>
-          <p>
-            Run <code>svc connect</code> to set up Claude, Cursor and other MCP clients, or add the MCP server yourself:
-          </p>
-          <pre aria-label="MCP client configuration">
-            <code>{mcpConfig}</code>
-          </pre>
-        </li>
-        <li class="card">
-          <h3>List your API</h3>
-          <p>Import an OpenAPI document, set a price per call, publish, and get paid out.</p>
-          <a class="button secondary" href={session ? '/provider' : '/login?next=%2Fprovider'}>
-            Open the provider area
-          </a>
         </li>
       </ul>
       <h2>Popular this month</h2>
@@ -121,6 +95,32 @@ homeRoutes.get('/', async (c) => {
           </ul>
         </>
       ) : null}
+      <h2 id="connect">Three ways in</h2>
+      <ul class="ways">
+        <li class="card">
+          <h3>Use an API yourself</h3>
+          <p>Sign in with your email, get starter credits, create a key with a daily cap, and call.</p>
+          <a class="button" href={session ? '/dashboard' : '/login'}>
+            {session ? 'Your dashboard' : 'Sign in or create an account'}
+          </a>
+        </li>
+        <li class="card">
+          <h3>Connect an agent</h3>
+          <p>
+            Run <code>svc connect</code> to set up Claude, Cursor and other MCP clients, or add the MCP server yourself:
+          </p>
+          <pre aria-label="MCP client configuration">
+            <code>{mcpConfig}</code>
+          </pre>
+        </li>
+        <li class="card">
+          <h3>List your API</h3>
+          <p>Import an OpenAPI document, set a price per call, publish, and get paid out.</p>
+          <a class="button secondary" href={session ? '/provider' : '/login?next=%2Fprovider'}>
+            Open the provider area
+          </a>
+        </li>
+      </ul>
       <p>
         <a href="/catalog">Browse the whole catalog</a> · <a href="/leaderboards">Leaderboards</a> ·{' '}
         <a href="/market">Market numbers</a>
