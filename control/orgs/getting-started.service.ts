@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { getBalance } from '../ledger/ledger.service.js';
+import { assertSession, type Principal } from '../auth/principal.js';
 import { pendingTerms } from '../terms/pending-terms.service.js';
 
 export interface ChecklistStep {
@@ -34,7 +35,9 @@ const DAY_MS = 86_400_000;
 /** Below this balance (cents) the dashboard warns: a handful of paid calls. */
 export const LOW_BALANCE_CENTS = 100;
 
-export async function dashboardGuide(db: Db, orgId: string, now: number): Promise<DashboardGuide> {
+/** The signed-in person's own org (a session: the dashboard is a person's view). */
+export async function dashboardGuide(db: Db, principal: Principal | undefined, now: number): Promise<DashboardGuide> {
+  const { orgId } = assertSession(principal);
   const [org, bought, capped, agent, calls, balance, trend, pending, capsHit] = await Promise.all([
     db.selectFrom('orgs').select('email_verified_at').where('id', '=', orgId).executeTakeFirst(),
     db
@@ -90,7 +93,7 @@ export async function dashboardGuide(db: Db, orgId: string, now: number): Promis
       .where('created_at', '>=', now - 14 * DAY_MS)
       .groupBy(sql`created_at / ${DAY_MS}`)
       .execute(),
-    pendingTerms(db, orgId),
+    pendingTerms(db, principal),
     db
       .selectFrom('api_keys as k')
       .innerJoin('key_daily_spend as s', (j) =>

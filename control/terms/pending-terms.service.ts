@@ -7,9 +7,11 @@ import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { PendingTermsList } from '../../core/schemas/terms.schemas.js';
 import { iso } from '../providers/apis.serialize.js';
+import { assertAuthenticated, type Principal } from '../auth/principal.js';
 
-/** Public to any principal of the org (it names only APIs that org used); the caller passes its own `orgId`. */
-export async function pendingTerms(db: Db, orgId: string): Promise<PendingTermsList> {
+/** Any credential of the org (key or session, no scope needed: it names only APIs that org itself used). */
+export async function pendingTerms(db: Db, principal: Principal | undefined): Promise<PendingTermsList> {
+  const { orgId } = assertAuthenticated(principal);
   const used = db
     .selectFrom('usage_events')
     .select('api_id')

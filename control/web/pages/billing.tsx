@@ -4,7 +4,7 @@
  * page gets a "continue" link instead, so the CSP `form-action` can stay 'self'.
  */
 import type { Context } from 'hono';
-import { billingStatus, packsView } from '../../billing/billing.views.js';
+import { billingStatus, packsView } from '../../billing/account.service.js';
 import { publicBaseFor } from '../../billing/billing.routes.js';
 import { startCheckout } from '../../billing/checkout.service.js';
 import { openPortal, setAutoReload, startCardSetup } from '../../billing/cards.service.js';
@@ -41,7 +41,7 @@ async function billingPage(c: Context<WebEnv>, refused?: Refused, code: Contentf
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
   const stateFor = (form: Refused['form']) => (refused?.form === form ? refused : undefined);
-  const status = await billingStatus(ctx, p.orgId);
+  const status = await billingStatus(ctx, p);
   const packs = packsView(ctx.config);
   const ar = status.auto_reload;
   return renderPage(
@@ -187,7 +187,7 @@ billingPages.post('/dashboard/billing/checkout', async (c) => {
   if (!parsed.success) fieldErrorsOf(parsed.error, labels, errors);
   if (!parsed.success || Object.keys(errors).length > 0) return billingPage(c, { form: 'buy', values, errors }, 400);
   try {
-    const r = await startCheckout(c.get('ctx'), p.orgId, parsed.data, base(c));
+    const r = await startCheckout(c.get('ctx'), p, parsed.data, base(c));
     return goTo(c, r.url, 'Checkout');
   } catch (e) {
     return billingPage(c, { form: 'buy', values, errors: fieldErrorsOfSvc(e, labels) }, 400);
@@ -196,13 +196,13 @@ billingPages.post('/dashboard/billing/checkout', async (c) => {
 
 billingPages.post('/dashboard/billing/card', async (c) => {
   const p = requireWebSession(c);
-  const r = await startCardSetup(c.get('ctx'), p.orgId, base(c));
+  const r = await startCardSetup(c.get('ctx'), p, base(c));
   return goTo(c, r.url, 'Card setup');
 });
 
 billingPages.post('/dashboard/billing/portal', async (c) => {
   const p = requireWebSession(c);
-  const r = await openPortal(c.get('ctx'), p.orgId, base(c));
+  const r = await openPortal(c.get('ctx'), p, base(c));
   return goTo(c, r.url, 'Billing portal');
 });
 
@@ -223,7 +223,7 @@ billingPages.post('/dashboard/billing/auto-reload', async (c) => {
   if (!parsed.success) fieldErrorsOf(parsed.error, labels, errors);
   if (!parsed.success || Object.keys(errors).length > 0) return billingPage(c, { form: 'reload', values, errors }, 400);
   try {
-    await setAutoReload(c.get('ctx'), p.orgId, parsed.data);
+    await setAutoReload(c.get('ctx'), p, parsed.data);
   } catch (e) {
     return billingPage(c, { form: 'reload', values, errors: fieldErrorsOfSvc(e, labels) }, 400);
   }

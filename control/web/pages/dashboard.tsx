@@ -40,7 +40,7 @@ dashboardRoutes.get('/dashboard', async (c) => {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
   const session = c.get('webSession');
-  const g = await dashboardGuide(ctx.db, p.orgId, ctx.clock.now());
+  const g = await dashboardGuide(ctx.db, p, ctx.clock.now());
   const done = g.steps.filter((s) => s.done).length;
   return renderPage(
     c,

@@ -17,11 +17,12 @@ const n = (v: number) => v.toLocaleString('en-US');
 homeRoutes.get('/', async (c) => {
   const ctx = c.get('ctx');
   const session = c.get('webSession');
+  const reader = session?.principal;
   const [popular, fresh, categories, market] = await Promise.all([
-    searchCatalog(ctx.db, { sort: 'popularity', limit: 6, offset: 0 }),
-    searchCatalog(ctx.db, { sort: 'newest', limit: 3, offset: 0 }),
-    categoriesWithCounts(ctx.db),
-    marketOverview(ctx.db, ctx.clock.now()),
+    searchCatalog(ctx.db, reader, { sort: 'popularity', limit: 6, offset: 0 }),
+    searchCatalog(ctx.db, reader, { sort: 'newest', limit: 3, offset: 0 }),
+    categoriesWithCounts(ctx.db, reader),
+    marketOverview(ctx.db, reader, ctx.clock.now()),
   ]);
   const mcpConfig = JSON.stringify({ mcpServers: { svc: { url: ctx.config.urls.mcp } } }, null, 2);
   const day = market.windows['24h'];

@@ -130,7 +130,7 @@ async function keysPage(c: Context<WebEnv>, refused?: Refused, status: Contentfu
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
   // One page of 100 keys, newest first: more than a person manages by hand.
-  const keys = (await listKeys(ctx.db, p.orgId, 100, 0)).data;
+  const keys = (await listKeys(ctx.db, p, 100, 0)).data;
   const reveal = takeReveal(c, p.userId, ctx.clock.now());
   const created = reveal ? keys.find((k) => k.id === reveal.key) : undefined;
   const stateFor = (form: string) => (refused?.form === form ? refused : undefined);
@@ -245,7 +245,7 @@ keysPages.post('/dashboard/keys/:id', async (c) => {
 keysPages.get('/dashboard/keys/:id/revoke', async (c) => {
   const p = requireWebSession(c);
   const id = c.req.param('id');
-  const key = (await listKeys(c.get('ctx').db, p.orgId, 100, 0)).data.find((k) => k.id === id);
+  const key = (await listKeys(c.get('ctx').db, p, 100, 0)).data.find((k) => k.id === id);
   if (!key || key.revoked_at) return c.redirect('/dashboard/keys', 303);
   return renderPage(
     c,

@@ -10,7 +10,7 @@ import { ownedApiDetail } from '../../providers/provider-apis.service.js';
 import { patchApi, setCredentials } from '../../providers/apis.service.js';
 import { publishApi, unpublishApi, verifyApi } from '../../providers/publish.service.js';
 import { cancelPendingPricing, setPricing } from '../../pricing/pricing.service.js';
-import { activateDocument, createDocument, listDocuments } from '../../terms/terms.service.js';
+import { activateDocument, createDocument, documentPage } from '../../terms/terms.service.js';
 import {
   ApiPatchInputSchema,
   CredentialsInputSchema,
@@ -63,8 +63,8 @@ providerApiPages.get('/provider/apis/:id', (c) => apiPage(c));
 async function apiPage(c: Context<WebEnv>, refused?: Refused, code: ContentfulStatusCode = 200) {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
-  const d = await ownedApiDetail(ctx.db, p.orgId, c.req.param('id') ?? '');
-  const docs = await listDocuments(ctx.db, p.orgId, d.api_id, 100, 0);
+  const d = await ownedApiDetail(ctx.db, p, c.req.param('id') ?? '');
+  const docs = (await documentPage(ctx.db, p, d.api_id, 100, 0)).data;
   const base = `/provider/apis/${d.api_id}`;
   const st = (form: FormName) => (refused?.form === form ? refused : undefined);
   return renderPage(
@@ -105,7 +105,7 @@ async function apiPage(c: Context<WebEnv>, refused?: Refused, code: ContentfulSt
           <li>
             {doc.version} · {doc.acceptance_mode} · {doc.status}{' '}
             {doc.status === 'activated' ? null : (
-              <Form c={c} action={`${base}/documents/${doc.id}/activate`} class="inline">
+              <Form c={c} action={`${base}/documents/${doc.document_id}/activate`} class="inline">
                 <button class="link" type="submit">
                   Activate {doc.version}
                 </button>
@@ -301,7 +301,7 @@ providerApiPages.post('/provider/apis/:id/details', async (c) => {
   if (!parsed.success)
     return apiPage(c, { form: 'details', values, errors: fieldErrorsOf(parsed.error, DETAIL_LABELS) }, 400);
   try {
-    await patchApi(c.get('ctx'), p.orgId, c.req.param('id'), parsed.data);
+    await patchApi(c.get('ctx'), p, c.req.param('id'), parsed.data);
   } catch (e) {
     return apiPage(c, { form: 'details', values, errors: fieldErrorsOfSvc(e, DETAIL_LABELS) }, statusOf(e));
   }
@@ -312,7 +312,7 @@ providerApiPages.post('/provider/apis/:id/pricing', async (c) => {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
   const values = await formObject(c);
-  const d = await ownedApiDetail(ctx.db, p.orgId, c.req.param('id'));
+  const d = await ownedApiDetail(ctx.db, p, c.req.param('id'));
   const routeOf = new Map(d.endpoints.map((e) => [e.endpoint_id, `${e.method} ${e.path}`]));
   const errors: FieldErrors = {};
   const endpoints: Array<{ endpoint_id: string; price_cents: number }> = [];
@@ -336,7 +336,7 @@ providerApiPages.post('/provider/apis/:id/pricing', async (c) => {
     }
   if (Object.keys(errors).length > 0) return apiPage(c, { form: 'pricing', values, errors }, 400);
   try {
-    await setPricing(ctx, p.orgId, c.req.param('id'), endpoints);
+    await setPricing(ctx, p, c.req.param('id'), endpoints);
   } catch (e) {
     return apiPage(c, { form: 'pricing', values, errors: fieldErrorsOfSvc(e, {}) }, statusOf(e));
   }
@@ -345,7 +345,7 @@ providerApiPages.post('/provider/apis/:id/pricing', async (c) => {
 
 providerApiPages.post('/provider/apis/:id/pricing/:endpoint/cancel', async (c) => {
   const p = requireWebSession(c);
-  await cancelPendingPricing(c.get('ctx'), p.orgId, c.req.param('id'), c.req.param('endpoint'));
+  await cancelPendingPricing(c.get('ctx'), p, c.req.param('id'), c.req.param('endpoint'));
   return back(c);
 });
 
@@ -356,7 +356,7 @@ providerApiPages.post('/provider/apis/:id/credentials', async (c) => {
   if (!parsed.success)
     return apiPage(c, { form: 'secret', values: {}, errors: fieldErrorsOf(parsed.error, SECRET_LABELS) }, 400);
   try {
-    await setCredentials(c.get('ctx'), p.orgId, c.req.param('id'), parsed.data);
+    await setCredentials(c.get('ctx'), p, c.req.param('id'), parsed.data);
   } catch (e) {
     return apiPage(c, { form: 'secret', values: {}, errors: fieldErrorsOfSvc(e, SECRET_LABELS) }, statusOf(e));
   }
@@ -376,7 +376,7 @@ providerApiPages.post('/provider/apis/:id/documents', async (c) => {
   });
   if (!parsed.success) return apiPage(c, { form: 'doc', values, errors: fieldErrorsOf(parsed.error, DOC_LABELS) }, 400);
   try {
-    await createDocument(c.get('ctx'), p.orgId, {
+    await createDocument(c.get('ctx'), p, {
       ...parsed.data,
       acceptance_mode: parsed.data.acceptance_mode ?? 'required',
     });
@@ -388,19 +388,19 @@ providerApiPages.post('/provider/apis/:id/documents', async (c) => {
 
 providerApiPages.post('/provider/apis/:id/documents/:doc/activate', async (c) => {
   const p = requireWebSession(c);
-  await activateDocument(c.get('ctx'), p.orgId, c.req.param('doc'));
+  await activateDocument(c.get('ctx'), p, c.req.param('doc'));
   return back(c);
 });
 
 providerApiPages.post('/provider/apis/:id/verify', async (c) => {
   const p = requireWebSession(c);
-  await verifyApi(c.get('ctx'), p.orgId, c.req.param('id'));
+  await verifyApi(c.get('ctx'), p, c.req.param('id'));
   return back(c);
 });
 
 providerApiPages.post('/provider/apis/:id/publish', async (c) => {
   const p = requireWebSession(c);
-  await publishApi(c.get('ctx'), p.orgId, c.req.param('id'), {
+  await publishApi(c.get('ctx'), p, c.req.param('id'), {
     accept_terms: (await formString(c, 'accept_terms')) === 'on',
     skip_verify: (await formString(c, 'skip_verify')) === 'on',
   });
@@ -409,6 +409,6 @@ providerApiPages.post('/provider/apis/:id/publish', async (c) => {
 
 providerApiPages.post('/provider/apis/:id/unpublish', async (c) => {
   const p = requireWebSession(c);
-  await unpublishApi(c.get('ctx'), p.orgId, c.req.param('id'));
+  await unpublishApi(c.get('ctx'), p, c.req.param('id'));
   return back(c);
 });

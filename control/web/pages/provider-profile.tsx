@@ -28,7 +28,7 @@ const LABELS: Record<string, FieldLabel> = {
 async function profilePage(c: Context<WebEnv>, refused?: FormState, code: ContentfulStatusCode = 200) {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
-  const current = await getMyProfile(ctx, p.orgId).catch((e: unknown) => {
+  const current = await getMyProfile(ctx, p).catch((e: unknown) => {
     if (e instanceof SvcError && e.code === 'not_found') return undefined; // first save creates it
     throw e;
   });
@@ -116,7 +116,7 @@ providerProfilePages.post('/provider/profile', async (c) => {
   const parsed = ProfileUpdateInputSchema.safeParse(patch);
   if (!parsed.success) return profilePage(c, { values, errors: fieldErrorsOf(parsed.error, LABELS) }, 400);
   try {
-    await updateMyProfile(c.get('ctx'), p.orgId, parsed.data);
+    await updateMyProfile(c.get('ctx'), p, parsed.data);
   } catch (e) {
     const errors = fieldErrorsOfSvc(e, LABELS);
     if (e instanceof SvcError && e.code === 'conflict')

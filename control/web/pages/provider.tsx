@@ -6,9 +6,8 @@
 import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import { createApi } from '../../providers/apis.service.js';
-import { takeImport } from '../../auth/abuse-limits.js';
 import { providerAnalytics } from '../../providers/analytics.service.js';
-import { connectOnboard, getConnectAccount } from '../../billing/connect.service.js';
+import { connectOnboard, payoutAccount } from '../../billing/connect.service.js';
 import { publicBaseFor } from '../../billing/billing.routes.js';
 import { parseDocumentText } from '../../catalog/openapi-import.js';
 import { SvcError } from '../../../core/errors.js';
@@ -55,10 +54,10 @@ async function providerHome(c: Context<WebEnv>, refused?: FormState, code: Conte
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
   // One page of 100 listings: a provider with more uses the CLI or REST (paged).
-  const apis = (await listOwnedApis(ctx.db, p.orgId, 100, 0)).data;
+  const apis = (await listOwnedApis(ctx.db, p, 100, 0)).data;
   const now = ctx.clock.now();
-  const stats = await providerAnalytics(ctx.db, p.orgId, now - 30 * DAY_MS, now);
-  const connect = await getConnectAccount(ctx.db, p.orgId);
+  const stats = await providerAnalytics(ctx.db, p, now - 30 * DAY_MS, now);
+  const connect = await payoutAccount(ctx.db, p);
   const listings = stats.listings;
   return renderPage(
     c,
@@ -159,8 +158,7 @@ providerPages.post('/provider/apis', async (c) => {
   const parsed = ApiCreateInputSchema.safeParse(input);
   if (!parsed.success) return refuse(fieldErrorsOf(parsed.error, IMPORT_LABELS));
   try {
-    takeImport(ctx, p.orgId);
-    const { apiId } = await createApi(ctx, p.orgId, parsed.data);
+    const { apiId } = await createApi(ctx, p, parsed.data);
     return c.redirect(`/provider/apis/${apiId}`, 303);
   } catch (e) {
     const errors = fieldErrorsOfSvc(e, IMPORT_LABELS);
@@ -172,7 +170,7 @@ providerPages.post('/provider/connect', async (c) => {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
   const base = publicBaseFor(ctx.config, c.req.url);
-  const r = await connectOnboard(ctx, p.orgId, base);
+  const r = await connectOnboard(ctx, p, base);
   if (new URL(r.url).origin === new URL(base).origin)
     return c.redirect(new URL(r.url).pathname + new URL(r.url).search, 303);
   return renderPage(
