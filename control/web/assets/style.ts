@@ -64,7 +64,7 @@ button.danger,.button.danger{background:var(--err);border-color:var(--err);color
 .banner{padding:var(--s3) var(--s4);background:var(--warn-bg);border:2px solid var(--warn-line);color:var(--warn);border-radius:var(--radius)}
 .secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all;background:var(--surface);padding:.5rem;border:1px dashed var(--line)}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em}
-pre{background:var(--surface);border:1px solid var(--line);padding:var(--s3);overflow-x:auto;border-radius:var(--radius);max-width:100%}
+pre{background:var(--surface);border:1px solid var(--line);padding:var(--s3);overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere;border-radius:var(--radius);max-width:100%}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:.95rem}
 th,td{text-align:left;padding:.45rem .55rem;border-bottom:1px solid var(--line);vertical-align:top}
