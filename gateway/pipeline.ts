@@ -13,6 +13,7 @@ import type { KeyCache, KeyRecord } from './cache/key-cache.js';
 import type { ListingCache } from './cache/listing-cache.js';
 import type { Lease, ReserveOutcome } from './leases.js';
 import type { SettleRecord } from './settle-writer.js';
+import type { TermsRefusalSink } from './terms-refusals.js';
 import type { ClaimOutcome } from './idempotency.js';
 import type { ClaimStore, LeaseStore, SettleStore } from './store.js';
 import type { KeyRateLimiter } from './rate-limiter.js';
@@ -50,6 +51,8 @@ export interface PipelineDeps {
   upstream: UpstreamPool;
   /** Ask other processes to hand back this org's unused lease slices (writes a 'org' change). */
   signalPressure(orgId: string): void;
+  /** Where 428 terms refusals are recorded for the dashboard (gateway/terms-refusals.ts); none in unit tests. */
+  termsRefusals?: TermsRefusalSink;
   /** Where the upstream's own failure (host, port, errno) goes: the operator's log, never the consumer's answer. */
   onUpstreamFailure?(slug: string, requestId: string, err: Error): void;
 }
@@ -116,11 +119,14 @@ export class Pipeline {
     }
     const refusal = checkCall(d.listings, key, resolved, price, maxPrice);
     if (isQuote) return quote(d, sink, p.requestId, key, auth.org.emailVerified, resolved, price, refusal, now);
-    if (refusal)
+    if (refusal) {
+      if (refusal.code === 'terms_not_accepted' && resolved.listing.requiredTermsDocId !== null)
+        d.termsRefusals?.record(key.orgId, resolved.listing.apiId, resolved.listing.requiredTermsDocId, now);
       return refuse(refusal.code, refusal.detail, {
         extra: refusal.extra,
         next: refusalNext(refusal.code, resolved.listing.slug, verified),
       });
+    }
 
     const idemKey = header(p.headers, 'idempotency-key');
     if (idemKey && p.body instanceof RequestBody) {

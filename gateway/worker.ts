@@ -13,6 +13,7 @@ import { ListingCache } from './cache/listing-cache.js';
 import { ChangeFeed } from '../core/db/change-feed.js';
 import { LeaseManager } from './leases.js';
 import { SettleWriter, HolderReapedError } from './settle-writer.js';
+import { TermsRefusals } from './terms-refusals.js';
 import { IdempotencyStore } from './idempotency.js';
 import { Instances } from './instances.js';
 import { KeyRateLimiter } from './rate-limiter.js';
@@ -116,6 +117,9 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
       log.error('idempotency release failed', { err: e as Error }),
     ),
     limiter: new KeyRateLimiter(base.gatewayWorkers),
+    termsRefusals: new TermsRefusals(sqlite, writer, (e) =>
+      log.warn('recording a terms refusal failed', { err: e as Error }),
+    ),
     onUpstreamFailure: (slug, requestId, err) =>
       log.warn('upstream failed', { slug, request_id: requestId, err: err.message }),
     upstream: createUpstreamPool({

@@ -9,6 +9,7 @@ import { principalFromToken, type Principal } from '../auth/principal.js';
 import { isSessionTokenFormat } from '../../core/key-format.js';
 import { SvcError, type ErrorCode } from '../../core/errors.js';
 import { SESSION_TTL_MS } from '../sessions/sessions.service.js';
+import { sessionIdentity } from '../sessions/session-identity.service.js';
 import { clearCookie, readCookie, writeCookie } from './cookies.js';
 import type { WebEnv, WebSession } from './web-env.js';
 
@@ -43,13 +44,9 @@ async function resolve(c: Context<WebEnv>, token: string): Promise<WebSession | 
     });
     throw e;
   }
-  const who = await ctx.db
-    .selectFrom('users')
-    .innerJoin('orgs', 'orgs.id', 'users.org_id')
-    .select(['users.email', 'orgs.name'])
-    .where('users.id', '=', principal.userId!)
-    .executeTakeFirst();
-  return who ? { principal, email: who.email, orgName: who.name } : undefined;
+  if (principal.userId === null) return undefined;
+  const who = await sessionIdentity(ctx.db, principal.userId);
+  return who ? { principal, ...who } : undefined;
 }
 
 /** Starts the cookie session after a successful code login. */
@@ -74,8 +71,8 @@ export function requireWebSession(c: Context<WebEnv>, fallbackNext = '/dashboard
 }
 
 /**
- * A post-login target that can only be a path on this site: `/…` but not `//host`, `/\host`, a scheme, or
- * control characters. Anything else becomes `/dashboard`.
+ * A post-login target that can only be a path on this site: `/…` but not `//host`, `/\host`, a scheme,
+ * control characters, or a path that resolves to `//host` (`/..//host`, `/%2e%2e//host`). Anything else becomes `/dashboard`.
  */
 export function safeNext(next: string | undefined | null): string {
   const fallback = '/dashboard';
@@ -88,5 +85,9 @@ export function safeNext(next: string | undefined | null): string {
   } catch {
     return fallback;
   }
-  return url.origin === base ? url.pathname + url.search + url.hash : fallback;
+  if (url.origin !== base) return fallback;
+  // Dot segments resolve away (`/..//evil.example` -> `//evil.example`): a resolved path that starts with two
+  // slashes (or a slash and a backslash, which browsers read the same) is protocol-relative, so it is refused.
+  if (/^\/[\/\\]/.test(url.pathname)) return fallback;
+  return url.pathname + url.search + url.hash;
 }

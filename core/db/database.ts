@@ -549,6 +549,7 @@ export interface Database {
   api_stats: ApiStatsTable;
   listing_search: ListingSearchTable;
   search_changes: SearchChangesTable;
+  terms_refusals: TermsRefusalsTable;
   oauth_clients: OAuthClientsTable;
   oauth_grants: OAuthGrantsTable;
   oauth_codes: OAuthCodesTable;
@@ -595,6 +596,16 @@ export interface SearchChangesTable {
   doc: number;
   /** 1 when the FTS text may have changed, 0 when only the `listing_search` row did. */
   text: 0 | 1;
+}
+
+/** Calls refused with 428 terms_not_accepted, one row per (org, API) (0014_terms_refusals). */
+export interface TermsRefusalsTable {
+  org_id: string;
+  api_id: string;
+  /** The required document the refused call lacked an acceptance of. */
+  document_id: string;
+  first_refused_at: Ms;
+  last_refused_at: Ms;
 }
 
 /** OAuth clients: dynamically registered (RFC 7591) or a fetched Client ID Metadata Document (0009_oauth). */
