@@ -18,6 +18,8 @@ const DEFAULT_MAX_HEAD = 4 * 1024;
 const MAX_PENDING = 256 * 1024;
 /** The methods uWS routes; any other request is dropped without an answer, as uWS does. */
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'CONNECT', 'TRACE']);
+/** uWS drops a request with more header lines than this (docs/gateway.md "Known limitations"). */
+const MAX_HEADER_LINES = 48;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE = /[\0\r\n]/;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
@@ -82,6 +84,7 @@ interface Head {
 /** Parses a header block (without its final CRLFCRLF); null when uWS would drop the request. */
 function parseHead(text: string): Head | null {
   const lines = text.split('\r\n');
+  if (lines.length - 1 > MAX_HEADER_LINES) return null;
   const first = lines[0]!;
   const sp1 = first.indexOf(' ');
   const sp2 = first.lastIndexOf(' ');
