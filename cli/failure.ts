@@ -1,8 +1,9 @@
 /**
  * The CLI's one failure type. `usage` failures (unknown flag, missing argument) exit 2 and never reach the network;
- * every other failure exits 1. `next` is the command a person (or agent) should run to get unstuck.
+ * a person's Ctrl-C in a prompt (`cancelled`) exits 130 as a shell does for SIGINT; every other failure exits 1.
+ * `next` is the command a person (or agent) should run to get unstuck.
  */
-export type FailureKind = 'usage' | 'api';
+export type FailureKind = 'usage' | 'api' | 'cancelled';
 
 export class CliFailure extends Error {
   constructor(
@@ -19,4 +20,9 @@ export class CliFailure extends Error {
 
 export function usageError(message: string, next: string | null = null): CliFailure {
   return new CliFailure('usage', 'usage_error', message, null, next);
+}
+
+/** Ctrl-C (or Escape) in an interactive prompt: exit 130, no usage line. */
+export function cancelled(): CliFailure {
+  return new CliFailure('cancelled', 'cancelled', 'cancelled');
 }

@@ -52,7 +52,7 @@ export function emitFailure(f: CliFailure): void {
     process.stdout.write(`${JSON.stringify({ ok: false, error })}\n`);
     return;
   }
-  const status = f.status ? ` (${f.status} ${f.code})` : f.kind === 'usage' ? '' : ` (${f.code})`;
+  const status = f.status ? ` (${f.status} ${f.code})` : f.kind === 'api' ? ` (${f.code})` : '';
   process.stderr.write(`${red('error')}: ${f.message}${status}\n`);
   if (f.next) process.stderr.write(`next: run \`${f.next}\`\n`);
 }

@@ -1,6 +1,7 @@
 /**
  * The runner: takes `--json` and `--help` from anywhere on the line, walks the lazy subCommands to the one command
- * named, parses its flags strictly, runs it and maps the outcome to an exit code: 0 ok, 1 API failure, 2 usage.
+ * named, parses its flags strictly, runs it and maps the outcome to an exit code: 0 ok, 1 API failure, 2 usage,
+ * 130 cancelled at a prompt.
  */
 import { parseStrict } from './args.js';
 import type { SvcCommand } from './command.js';
@@ -47,7 +48,7 @@ export async function run(argv: string[]): Promise<number> {
       e instanceof CliFailure ? e : new CliFailure('api', 'internal', e instanceof Error ? e.message : String(e));
     emitFailure(f);
     if (f.kind === 'usage' && !json && cmd && !f.next) process.stderr.write(`usage: ${path.join(' ')} --help\n`);
-    return f.kind === 'usage' ? 2 : 1;
+    return f.kind === 'usage' ? 2 : f.kind === 'cancelled' ? 130 : 1;
   }
 }
 

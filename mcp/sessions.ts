@@ -1,7 +1,10 @@
 /**
  * Sessions of the 2025-11-25 era: `Mcp-Session-Id` minted on initialize, stored only as sha256 with the key bound
  * to it (encrypted: call_api sends it to the gateway). Any MCP process can serve any session, and a session
- * survives a restart. A session lives 30 days after its last use (spec §8); expired rows are swept.
+ * survives a restart. A session bound to a key lives 30 days after its last use (spec §8). No client sends
+ * DELETE at exit, so a session with no key bound (a health check, a keyless start) lives a day after its last use:
+ * one that is never used again is gone within a day. Binding a key gives the session the 30 days. Expired rows are
+ * swept.
  */
 import { randomUUID } from 'node:crypto';
 import type Sqlite from 'better-sqlite3';
@@ -10,6 +13,9 @@ import type { AppContext } from '../control/context.js';
 import { decryptSecret, encryptSecret, sha256Hex } from '../core/crypto.js';
 
 export const SESSION_TTL_MS = 30 * 86_400_000;
+/** The idle lifetime of a session with no key bound. */
+export const UNBOUND_SESSION_TTL_MS = 86_400_000;
+const ttl = (keyId: string | null) => (keyId === null ? UNBOUND_SESSION_TTL_MS : SESSION_TTL_MS);
 /** last_used_at is rewritten at most this often, so a busy session does not write on every request. */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -59,7 +65,7 @@ export class McpSessionStore {
         protocol_version: protocolVersion,
         created_at: now,
         last_used_at: now,
-        expires_at: now + SESSION_TTL_MS,
+        expires_at: now + ttl(key?.id ?? null),
       })
       .execute();
     return { id, keyId: key?.id ?? null, key: key?.plaintext ?? null, protocolVersion };
@@ -73,7 +79,7 @@ export class McpSessionStore {
     if (now - row.last_used_at >= TOUCH_EVERY_MS) {
       await this.ctx.db
         .updateTable('mcp_sessions')
-        .set({ last_used_at: now, expires_at: now + SESSION_TTL_MS })
+        .set({ last_used_at: now, expires_at: now + ttl(row.key_id) })
         .where('id_hash', '=', row.id_hash)
         .execute();
     }
@@ -94,11 +100,15 @@ export class McpSessionStore {
     return key;
   }
 
-  /** Binds a key to the session: later requests without Authorization act as it. */
+  /** Binds a key to the session: later requests without Authorization act as it; it now keeps the 30 days. */
   async bindKey(id: string, key: { id: string; plaintext: string }): Promise<void> {
     await this.ctx.db
       .updateTable('mcp_sessions')
-      .set({ key_id: key.id, key_secret: encryptSecret(this.ctx.secretKey, key.plaintext) })
+      .set({
+        key_id: key.id,
+        key_secret: encryptSecret(this.ctx.secretKey, key.plaintext),
+        expires_at: this.ctx.clock.now() + SESSION_TTL_MS,
+      })
       .where('id_hash', '=', sha256Hex(id))
       .execute();
   }

@@ -13,6 +13,7 @@ export const root: SvcCommand<any> = svcCommand({
     verify: lazy(() => import('./verify.js')),
     register: lazy(() => import('./register.js')),
     whoami: lazy(() => import('./whoami.js')),
+    token: lazy(() => import('./token.js')),
     profile: lazy(() => import('./profile.js')),
     providers: lazy(() => import('./providers.js')),
     categories: lazy(() => import('./categories.js')),

@@ -3,7 +3,7 @@ import { api, config } from '../client.js';
 import { svcCommand } from '../command.js';
 import { saveConfig } from '../config-store.js';
 import { CliFailure } from '../failure.js';
-import { dim } from '../output.js';
+import { dim, interactive } from '../output.js';
 
 interface Registered {
   api_key: string;
@@ -32,7 +32,9 @@ export default svcCommand({
       data: reg,
       human: [
         `Registered org ${reg.org_id} with key ${reg.key_id} (0 credits).`,
-        `Key stored in ${config().file} ${dim('(shown once: keep it secret)')}`,
+        `Key stored in ${config().file} ${dim('(the server shows it only once: keep it secret)')}`,
+        ...(interactive() ? ['See it with: svc token   (for scripts: export SVC_API_KEY="$(svc token)")'] : []),
+        'Connect your agent: svc connect --client claude-code   (or cursor, codex, gemini, …)',
         'Free APIs work now: svc search <query>',
       ].join('\n'),
     };

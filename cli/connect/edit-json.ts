@@ -2,7 +2,16 @@
  * Upserts the svc entry into a JSON or JSONC file with jsonc-parser, which edits the text in place: the user's
  * other servers, comments and formatting stay as they were. A file that does not parse is refused, not replaced.
  */
-import { applyEdits, modify, parse, type ParseError, printParseErrorCode } from 'jsonc-parser';
+import {
+  applyEdits,
+  findNodeAtLocation,
+  format,
+  modify,
+  type ParseError,
+  parse,
+  parseTree,
+  printParseErrorCode,
+} from 'jsonc-parser';
 import { CliFailure } from '../failure.js';
 
 export function upsertJson(file: string, text: string | null, path: string[], value: unknown): string {
@@ -17,10 +26,36 @@ export function upsertJson(file: string, text: string | null, path: string[], va
       `${file} does not parse (${why}); fix it first, nothing was written`,
     );
   }
-  if (_deepEqual(_at(tree, path), value)) return source;
-  const edits = modify(source, path, value, { formattingOptions: { insertSpaces: true, tabSize: 2, eol: '\n' } });
-  const out = applyEdits(source, edits);
+  if (sameJson(_at(tree, path), value)) return source;
+  const out = _insert(source, path, value);
   return out.endsWith('\n') ? out : `${out}\n`;
+}
+
+const FORMAT = { insertSpaces: true, tabSize: 2, eol: '\n' } as const;
+
+/**
+ * jsonc-parser formats whole lines around an insertion, which re-indents a neighbouring entry written on one
+ * line (`"other": { "command": "z" }`). So the edit is made unformatted and only the inserted text is formatted;
+ * only when the object we add to is empty (nothing on its line to disturb) is the whole line formatted.
+ */
+function _insert(source: string, path: string[], value: unknown): string {
+  const root = parseTree(source, [], { allowTrailingComma: true, disallowComments: false });
+  let parent = root;
+  for (const k of path.slice(0, -1)) {
+    const next = parent ? findNodeAtLocation(parent, [k]) : undefined;
+    if (!next || next.type !== 'object') break;
+    parent = next;
+  }
+  if (!parent?.children?.length) return applyEdits(source, modify(source, path, value, { formattingOptions: FORMAT }));
+  let out = source;
+  for (const e of modify(source, path, value, {}).sort((a, b) => b.offset - a.offset)) {
+    const next = out.slice(0, e.offset) + e.content + out.slice(e.offset + e.length);
+    out = applyEdits(
+      next,
+      format(next, { offset: e.offset, length: e.content.length }, { ...FORMAT, keepLines: false }),
+    );
+  }
+  return out;
 }
 
 function _at(tree: unknown, path: string[]): unknown {
@@ -32,7 +67,8 @@ function _at(tree: unknown, path: string[]): unknown {
   return cur;
 }
 
-function _deepEqual(a: unknown, b: unknown): boolean {
+/** Equal as JSON values, whatever the order of object keys. */
+export function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(_sorted(a)) === JSON.stringify(_sorted(b));
 }
 
