@@ -49,7 +49,7 @@ export interface ServerChoice {
 /** Where this choice is reported (the gateway's startup line, the doctor). */
 export const NATIVE_COST = 'none: the reference server (uWS in C++)';
 export const FALLBACK_COST =
-  'more CPU per call than native uWS (JavaScript HTTP/1.1 parsing; see bench/RESULTS.md "gateway server"); same behaviour';
+  'more CPU per call than native uWS (HTTP/1.1 parsed in JavaScript; `npm run bench` row "gateway full paid path, fallback HTTP server"); same behaviour';
 
 /** The glibc version this process runs on ('2.36'), or undefined (musl, macOS, Windows). */
 export function glibcVersion(): string | undefined {

@@ -15,12 +15,17 @@ if [ ! -x "$rootfs/usr/bin/apt-get" ]; then
   debootstrap --variant=minbase trixie "$rootfs" http://deb.debian.org/debian
 fi
 echo "userland: $(chroot "$rootfs" ldd --version | head -1)"
-rm -rf "$rootfs/svc" "$rootfs/opt/node24"
-.ci/make-tree.sh "$node24" "$rootfs/svc" "$root/.ci/nodes/node_modules/node24-headers"
-mkdir -p "$rootfs/opt" && cp -a "$node24" "$rootfs/opt/node24"
+# The Node 24 tree (.ci/run's, reused when its better-sqlite3 loads), bind-mounted into the userland as /svc.
+tree=$root/.ci/node24-tree
+if ! "$node24/bin/node" -e "require('$tree/node_modules/better-sqlite3')" 2>/dev/null; then
+  .ci/make-tree.sh "$node24" "$tree" "$root/.ci/nodes/node_modules/node24-headers"
+fi
+rm -rf "$rootfs/opt/node24"
+mkdir -p "$rootfs/opt" "$rootfs/svc" && cp -a "$node24" "$rootfs/opt/node24"
 mountpoint -q "$rootfs/proc" || mount -t proc proc "$rootfs/proc"
 mountpoint -q "$rootfs/dev" || mount --bind /dev "$rootfs/dev"
-trap 'umount "$rootfs/proc" "$rootfs/dev" 2>/dev/null || true' EXIT
+mountpoint -q "$rootfs/svc" || mount --bind "$tree" "$rootfs/svc"
+trap 'umount "$rootfs/svc" "$rootfs/proc" "$rootfs/dev" 2>/dev/null || true' EXIT
 inside() { chroot "$rootfs" /usr/bin/env -i HOME=/root PATH=/opt/node24/bin:/usr/bin:/bin TMPDIR=/tmp "$@"; }
 inside sh -c 'cd /svc && node dist/scripts/doctor.js'
 inside sh -c 'cd /svc && SVC_TEST_SKIP_BUILD=1 SVC_TEST_EXPECT_SERVER=native SVC_GATEWAY_SERVER=native node node_modules/vitest/vitest.mjs run test/integration/gateway'
