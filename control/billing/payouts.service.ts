@@ -4,6 +4,7 @@
  * key `payout:{payout id}`). The payout is a negative `payout` row in provider_earnings; a failed transfer is
  * undone by a `reversal` row so the money rolls into the next period.
  */
+import { emitEvent } from '../webhooks/events.js';
 import { sql } from 'kysely';
 import type { BillingCtx } from './payments.js';
 import type { Db, Row } from '../../core/db/database.js';
@@ -11,21 +12,27 @@ import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { getConnectAccount, toConnectResource } from './connect.service.js';
 import type { ProviderPayouts } from '../../core/schemas/billing.schemas.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
 /** A pending payout older than this is an interrupted run, not a concurrent one still waiting on its transfer. */
 const STALE_PENDING_MS = 10 * 60_000;
 
+/** @public Pure date arithmetic. */
 export function periodOf(ms: number): string {
   const d = new Date(ms);
   return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
 }
 
+/** @public Pure date arithmetic. */
 export function previousPeriod(ms: number): string {
   const d = new Date(ms);
   return periodOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1));
 }
 
-/** First ms after the period. */
+/**
+ * First ms after the period.
+ * @public Pure date arithmetic.
+ */
 export function periodEnd(period: string): number {
   const m = /^(\d{4})-(\d{2})$/.exec(period);
   if (!m || Number(m[2]) < 1 || Number(m[2]) > 12)
@@ -36,6 +43,7 @@ export function periodEnd(period: string): number {
 /**
  * Unpaid net of a provider for payouts up to `cutoff`: earnings before the cutoff, plus every payout and
  * reversal ever written (whatever their time), so a back-filled older period can never pay the same cents twice.
+ * @internal A step of runPayouts and providerPayouts.
  */
 export async function payableCents(db: Db, providerOrgId: string, cutoff: number): Promise<number> {
   const r = await sql<{ n: number | null }>`
@@ -44,6 +52,7 @@ export async function payableCents(db: Db, providerOrgId: string, cutoff: number
   return Number(r.rows[0]?.n ?? 0);
 }
 
+/** @internal A step of providerPayouts, which authorizes. */
 export async function earningsSummary(db: Db, providerOrgId: string) {
   const r = await sql<{
     gross: number | null;
@@ -86,12 +95,31 @@ async function transferAndSettle(ctx: BillingCtx, payout: Row<'payouts'>, accoun
       idempotencyKey: `payout:${payout.id}`,
       payoutId: payout.id,
     });
-    await ctx.db
-      .updateTable('payouts')
-      .set({ status: 'paid', transfer_id: transferId, completed_at: ctx.clock.now() })
-      .where('id', '=', payout.id)
-      .where('status', '=', 'pending')
-      .execute();
+    const now = ctx.clock.now();
+    await ctx.db.transaction().execute(async (trx) => {
+      const paid = await trx
+        .updateTable('payouts')
+        .set({ status: 'paid', transfer_id: transferId, completed_at: now })
+        .where('id', '=', payout.id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(paid.numUpdatedRows) === 1)
+        await emitEvent(
+          trx,
+          {
+            orgId: payout.provider_org_id,
+            type: 'payout.paid',
+            data: {
+              payout_id: payout.id,
+              period: payout.period,
+              amount_cents: payout.amount_cents,
+              transfer_id: transferId,
+            },
+            dedupeKey: payout.id,
+          },
+          now,
+        );
+    });
     return { ...base, outcome: 'paid', transfer_id: transferId };
   } catch (e) {
     const reason = (e instanceof Error ? e.message : String(e)).slice(0, 200);
@@ -125,6 +153,7 @@ async function transferAndSettle(ctx: BillingCtx, payout: Row<'payouts'>, accoun
   }
 }
 
+/** @internal The payout job and `svc-admin payouts run` (the operator). */
 export async function runPayouts(
   ctx: BillingCtx,
   period: string = previousPeriod(ctx.clock.now()),
@@ -200,6 +229,7 @@ export async function runPayouts(
   return out;
 }
 
+/** @public A serialiser: no processor secret leaves. */
 export function toPayoutResource(p: Row<'payouts'>) {
   return {
     id: p.id,
@@ -214,7 +244,8 @@ export function toPayoutResource(p: Row<'payouts'>) {
 }
 
 /** What a provider sees about getting paid: its connected account, earnings to date and its latest 100 payouts. */
-export async function providerPayouts(db: Db, providerOrgId: string): Promise<ProviderPayouts> {
+export async function providerPayouts(db: Db, caller: Principal | undefined): Promise<ProviderPayouts> {
+  const { orgId: providerOrgId } = assertScope(caller, 'provider:write');
   const payouts = await db
     .selectFrom('payouts')
     .selectAll()

@@ -2,6 +2,7 @@
  * Per-endpoint pricing rules (control/pricing/README.md): decreases apply at once, increases on a listing that has
  * ever been published are scheduled for the notice period and applied by `applyDuePriceChanges`; `endpoints.price_cents` is always the price in force.
  */
+import { AUDIENCE_WINDOW_MS, emitToOrgs, recentCallerOrgs } from '../webhooks/events.js';
 import type { AppContext } from '../context.js';
 import type { Db, Row } from '../../core/db/database.js';
 import { recordChange } from '../../core/db/changes.js';
@@ -11,6 +12,7 @@ import { newId } from '../../core/ids.js';
 import { getOwnedApi } from '../providers/apis.repo.js';
 import { parseDiscounts, priceForNextCall, type DiscountTier } from '../../core/discounts.js';
 import { intervalJob } from '../lib/interval-job.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
 export interface PriceInput {
   endpoint_id: string;
@@ -28,6 +30,7 @@ export interface PriceOutcome {
 /**
  * True when some call would cost more under the new (price, tiers) than under the old. Both price curves are step
  * functions of the monthly call count that change only at tier thresholds, so checking 0 and every threshold is exact.
+ * @public Pure price comparison.
  */
 export function isIncrease(
   oldPrice: number,
@@ -43,10 +46,11 @@ export function isIncrease(
 
 export async function setPricing(
   ctx: AppContext,
-  orgId: string,
+  caller: Principal | undefined,
   apiId: string,
   inputs: PriceInput[],
 ): Promise<PriceOutcome[]> {
+  const { orgId } = assertScope(caller, 'provider:write');
   await getOwnedApi(ctx.db, orgId, apiId);
   const ids = new Set<string>();
   for (const i of inputs) {
@@ -121,16 +125,59 @@ export async function setPricing(
       }
     }
     await recordChange(trx, 'api', apiId, now);
+    await announceIncreases(trx, apiId, out, now);
     return out;
   });
 }
 
+/** `listing.price_increase_scheduled` to every org that called the listing in the last 30 days. */
+async function announceIncreases(trx: Db, apiId: string, outcomes: PriceOutcome[], now: number): Promise<void> {
+  const scheduled = outcomes.filter((o) => o.outcome === 'scheduled');
+  if (scheduled.length === 0) return;
+  const api = await trx.selectFrom('apis').select(['slug', 'name']).where('id', '=', apiId).executeTakeFirstOrThrow();
+  const orgs = await recentCallerOrgs(trx, apiId, now - AUDIENCE_WINDOW_MS);
+  const endpoints = await trx
+    .selectFrom('endpoints')
+    .select(['id', 'method', 'path', 'price_cents'])
+    .where(
+      'id',
+      'in',
+      scheduled.map((o) => o.endpoint_id),
+    )
+    .execute();
+  const byId = new Map(endpoints.map((e) => [e.id, e]));
+  await emitToOrgs(
+    trx,
+    orgs,
+    {
+      type: 'listing.price_increase_scheduled',
+      data: {
+        api_id: apiId,
+        slug: api.slug,
+        name: api.name,
+        endpoints: scheduled.map((o) => ({
+          endpoint_id: o.endpoint_id,
+          method: byId.get(o.endpoint_id)?.method ?? null,
+          path: byId.get(o.endpoint_id)?.path ?? null,
+          old_price_cents: byId.get(o.endpoint_id)?.price_cents ?? null,
+          new_price_cents: o.price_cents,
+          effective_at: new Date(o.effective_at).toISOString(),
+        })),
+      },
+      // One announcement per schedule: a new schedule (another set of changes) announces again.
+      dedupeKey: `prices:${apiId}:${now}`,
+    },
+    now,
+  );
+}
+
 export async function cancelPendingPricing(
   ctx: AppContext,
-  orgId: string,
+  caller: Principal | undefined,
   apiId: string,
   endpointId: string,
 ): Promise<Row<'price_changes'> & { status: 'cancelled'; cancelled_at: number }> {
+  const { orgId } = assertScope(caller, 'provider:write');
   await getOwnedApi(ctx.db, orgId, apiId);
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
@@ -148,7 +195,10 @@ export async function cancelPendingPricing(
   });
 }
 
-/** Background job body: applies every pending change whose effective time has come. Returns how many it applied. */
+/**
+ * Background job body: applies every pending change whose effective time has come. Returns how many it applied.
+ * @internal The price schedule job.
+ */
 export async function applyDuePriceChanges(db: Db, now: number): Promise<number> {
   const due = await db
     .selectFrom('price_changes')
@@ -230,6 +280,7 @@ async function priceActivity(trx: Db, apiId: string, ep: Row<'endpoints'>, price
 
 export const PRICE_JOB_INTERVAL_MS = 1_000;
 
+/** @internal The price schedule job. */
 export function priceScheduleJob(ctx: AppContext): () => void {
   return intervalJob(ctx.log, 'price schedule job', PRICE_JOB_INTERVAL_MS, () =>
     applyDuePriceChanges(ctx.db, ctx.clock.now()),

@@ -40,6 +40,7 @@ export function baseEnv(dataDir: string, extra: Record<string, string> = {}): Re
     SVC_GATEWAY_PORT: '0',
     SVC_MCP_PORT: '0',
     SVC_DEMO_UPSTREAM_PORT: '0',
+    SVC_METRICS_PORT: '0',
     // Lets a whole run exercise one HTTP server (.ci/run, or SVC_GATEWAY_SERVER=fallback on Node 20).
     ...(process.env.SVC_GATEWAY_SERVER ? { SVC_GATEWAY_SERVER: process.env.SVC_GATEWAY_SERVER } : {}),
     ...extra,
