@@ -5,7 +5,8 @@
  * through metric objects that implement its `get()`. With several workers, the supervisor asks each for its JSON
  * and sums them (prom-client's AggregatorRegistry.aggregate), so one scrape covers the whole gateway.
  */
-import type { Registry } from 'prom-client';
+import { statSync } from 'node:fs';
+import { AggregatorRegistry, type Registry } from 'prom-client';
 import { FAST_BUCKETS, REMOTE_BUCKETS, createRegistry } from '../core/metrics.js';
 
 type Labels = Record<string, string | number>;
@@ -20,7 +21,7 @@ interface Scraped {
 }
 
 /** The part of prom-client's metric interface a registry needs to render and aggregate a metric. */
-interface ScrapedMetric {
+export interface ScrapedMetric {
   name: string;
   help: string;
   type: 'counter' | 'gauge' | 'histogram';
@@ -124,6 +125,26 @@ export class ReadGauge implements ScrapedMetric {
   }
 }
 
+/** A counter whose labelled values are read at scrape time from numbers another object keeps (cache hits). */
+export class ReadCounter implements ScrapedMetric {
+  readonly type = 'counter';
+  readonly aggregator = 'sum';
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly read: () => { labels: Labels; value: number }[],
+  ) {}
+  get(): Promise<Scraped> {
+    return Promise.resolve({
+      name: this.name,
+      help: this.help,
+      type: 'counter',
+      aggregator: 'sum',
+      values: this.read(),
+    });
+  }
+}
+
 /** Listings labelled by slug before the rest count as `other` (bounded cardinality). */
 export const LISTING_LABELS = 50;
 const REFUSAL_STATUSES = ['401', '402', '403', '428', '429'] as const;
@@ -167,10 +188,6 @@ export class GatewayMetrics {
     'svc_gateway_priced_requests_total',
     'Calls to endpoints with a price above 0, whatever their outcome',
   );
-  readonly cache = new FastCounter('svc_gateway_cache_requests_total', 'Key and listing cache lookups by result', [
-    'cache',
-    'result',
-  ]);
   readonly duration = new FastHistogram(
     'svc_gateway_request_duration_seconds',
     'Time from request to the end of the answer',
@@ -199,7 +216,6 @@ export class GatewayMetrics {
     for (const k of UPSTREAM_ERROR_KINDS) this.upstreamErrors.zero([k]);
     for (const source of ['gateway', 'upstream'])
       for (const c of ['2xx', '3xx', '4xx', '5xx']) this.requests.zero([source, c]);
-    for (const cache of ['key', 'listing']) for (const r of ['hit', 'miss']) this.cache.zero([cache, r]);
   }
 
   /** One finished call: who answered, its status, its listing slug (null before one was resolved), its time. */
@@ -226,7 +242,7 @@ export class GatewayMetrics {
   }
 
   /** Registers every metric (and the scrape-time gauges) in a registry with Node's default metrics. */
-  registry(gauges: ReadGauge[]): Registry {
+  registry(gauges: ScrapedMetric[]): Registry {
     const r = createRegistry();
     for (const m of [
       this.requests,
@@ -236,7 +252,6 @@ export class GatewayMetrics {
       this.charged,
       this.refunded,
       this.priced,
-      this.cache,
       this.duration,
       this.upstreamDuration,
       this.settleCommit,
@@ -249,3 +264,77 @@ export class GatewayMetrics {
 }
 
 const CLASS: Record<number, string> = { 1: '1xx', 2: '2xx', 3: '3xx', 4: '4xx', 5: '5xx' };
+
+/** Bytes in the SQLite WAL beside `dbFile` (0 when there is none). */
+export function walBytes(dbFile: string): number {
+  try {
+    return statSync(`${dbFile}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+interface MetricsAsk {
+  svcMetrics: 'ask';
+  id: number;
+}
+interface MetricsAnswer {
+  svcMetrics: 'answer';
+  id: number;
+  data: unknown[];
+}
+
+/** A supervised worker answers its supervisor's metrics requests over the IPC channel. */
+export function answerMetricsRequests(registry: Registry): void {
+  process.on('message', (m: unknown) => {
+    if (typeof m !== 'object' || m === null || (m as MetricsAsk).svcMetrics !== 'ask') return;
+    const id = (m as MetricsAsk).id;
+    void registry
+      .getMetricsAsJSON()
+      .then((data) => process.send?.({ svcMetrics: 'answer', id, data } satisfies MetricsAnswer));
+  });
+}
+
+/**
+ * The supervisor's scrape: asks every live worker for its series (bounded wait; a worker that does not answer in
+ * time is left out of that scrape) and sums them.
+ */
+export async function aggregateWorkers(
+  workers: readonly {
+    send(m: MetricsAsk): boolean;
+    on(e: 'message', f: (m: unknown) => void): unknown;
+    off(e: 'message', f: (m: unknown) => void): unknown;
+  }[],
+  own: Registry,
+  timeoutMs = 2000,
+): Promise<{ contentType: string; body: string }> {
+  const id = Math.floor(Math.random() * 2 ** 31);
+  const answers = await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<unknown[] | null>((resolve) => {
+          const timer = setTimeout(() => done(null), timeoutMs);
+          const onMessage = (m: unknown) => {
+            const a = m as MetricsAnswer;
+            if (typeof m === 'object' && m !== null && a.svcMetrics === 'answer' && a.id === id) done(a.data);
+          };
+          const done = (v: unknown[] | null) => {
+            clearTimeout(timer);
+            w.off('message', onMessage);
+            resolve(v);
+          };
+          w.on('message', onMessage);
+          try {
+            w.send({ svcMetrics: 'ask', id });
+          } catch {
+            done(null);
+          }
+        }),
+    ),
+  );
+  const merged = AggregatorRegistry.aggregate([
+    ...answers.filter((a): a is unknown[] => a !== null),
+    await own.getMetricsAsJSON(),
+  ] as never);
+  return { contentType: merged.contentType, body: await merged.metrics() };
+}

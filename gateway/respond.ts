@@ -34,6 +34,9 @@ export interface ClientSink {
 
 export class UwsSink implements ClientSink {
   aborted = false;
+  /** The answer's status, and whether svc itself answered (a problem) rather than relaying the upstream (metrics). */
+  status = 0;
+  own = false;
   #abortCb: (() => void) | undefined;
   #writableCb: (() => void) | undefined;
 
@@ -64,6 +67,8 @@ export class UwsSink implements ClientSink {
   }
 
   problem(err: SvcError, requestId: string, headers: Headers): void {
+    // An upstream that failed or timed out is the upstream's failure, even though svc words the answer.
+    this.own = err.code !== 'upstream_error' && err.code !== 'upstream_timeout';
     const h: Headers = [['content-type', PROBLEM_CONTENT_TYPE], ...headers];
     if (err.retryAfter !== undefined) h.push(['retry-after', String(err.retryAfter)]);
     this.send(err.status, h, JSON.stringify(problemOf(err, requestId, restNextStep)));
@@ -71,6 +76,7 @@ export class UwsSink implements ClientSink {
 
   send(status: number, headers: Headers, body: Buffer | string): void {
     if (this.aborted) return;
+    this.status = status;
     const res = this.res;
     // A `connection: close` answer (framing refused, oversized body) must really end the socket: uWS keeps it open
     // unless told, and unread body bytes would then parse as the next request.
@@ -90,6 +96,7 @@ export class UwsSink implements ClientSink {
 
   begin(status: number, headers: Headers): void {
     if (this.aborted) return;
+    this.status = status;
     const res = this.res;
     res.cork(() => {
       res.writeStatus(statusLine(status));
