@@ -10,6 +10,7 @@ import { createApi, setCredentials } from './providers/apis.service.js';
 import { publishApi } from './providers/publish.service.js';
 import { setPricing } from './pricing/pricing.service.js';
 import { DEMO_OPENAPI, DEMO_PRICES, DEMO_PROVIDER_SLUG, DEMO_SLUG, DEMO_UPSTREAM_SECRET } from '../demo/demo-api.js';
+import { operatorPrincipal } from './auth/principal.js';
 
 export async function seedDemo(ctx: AppContext): Promise<void> {
   const baseUrl = `http://127.0.0.1:${ctx.config.ports.demoUpstream}`;
@@ -23,10 +24,10 @@ export async function seedDemo(ctx: AppContext): Promise<void> {
     if (existing.base_url !== baseUrl) await _pointAt(ctx, existing.id, baseUrl, now);
     return;
   }
-  const orgId = await demoOrg(ctx, now);
+  const operator = operatorPrincipal(await demoOrg(ctx, now));
   // The base URL is set by _pointAt, not by createApi: the production SSRF guard rightly refuses a provider's
   // loopback upstream, but the demo upstream is one the operator started on this machine (SVC_DEMO=true).
-  const { apiId } = await createApi(ctx, orgId, {
+  const { apiId } = await createApi(ctx, operator, {
     body: DEMO_OPENAPI,
     slug: DEMO_SLUG,
     category: 'weather',
@@ -35,7 +36,7 @@ export async function seedDemo(ctx: AppContext): Promise<void> {
     health_path: '/health',
   });
   await _pointAt(ctx, apiId, baseUrl, now);
-  await setCredentials(ctx, orgId, apiId, { secret: DEMO_UPSTREAM_SECRET, injection: 'bearer' });
+  await setCredentials(ctx, operator, apiId, { secret: DEMO_UPSTREAM_SECRET, injection: 'bearer' });
   const endpoints = await ctx.db
     .selectFrom('endpoints')
     .select(['id', 'method', 'path'])
@@ -44,9 +45,9 @@ export async function seedDemo(ctx: AppContext): Promise<void> {
   const prices = endpoints
     .filter((e) => DEMO_PRICES[`${e.method} ${e.path}`] !== undefined)
     .map((e) => ({ endpoint_id: e.id, price_cents: DEMO_PRICES[`${e.method} ${e.path}`]! }));
-  await setPricing(ctx, orgId, apiId, prices);
+  await setPricing(ctx, operator, apiId, prices);
   // The upstream may start after us: publishing must not depend on it being up.
-  await publishApi(ctx, orgId, apiId, { accept_terms: true, skip_verify: true });
+  await publishApi(ctx, operator, apiId, { accept_terms: true, skip_verify: true });
   ctx.log.info('demo listing seeded', { slug: DEMO_SLUG, base_url: baseUrl });
 }
 

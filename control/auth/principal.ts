@@ -173,3 +173,28 @@ export function assertOrgAdmin(p: Principal | undefined): Principal {
   }
   return principal;
 }
+
+/**
+ * Public reads (the catalog, the market, provider pages) need no credential; one that is sent must carry `scope`
+ * (docs/catalog.md: a key without `catalog:read` is refused even where a stranger is served).
+ */
+export function assertPublicRead(p: Principal | undefined, scope: Scope): Principal | undefined {
+  return p === undefined ? undefined : assertScope(p, scope);
+}
+
+/**
+ * The operator acting for one org from this machine (the demo seed; svc-admin): every scope of that org, as a key
+ * with no row (no caps to carve, no user). Never built from a request: only code the operator runs calls this.
+ */
+export function operatorPrincipal(orgId: string): Principal {
+  return { kind: 'key', orgId, userId: null, keyId: null, sessionId: null, role: null, scopes: new Set(ALL_SCOPES) };
+}
+
+/** A person signed in with a session: its principal with the user id a session always carries. */
+export function assertPerson(p: Principal | undefined): Principal & { userId: string } {
+  const principal = assertSession(p);
+  const { userId } = principal;
+  if (userId === null)
+    throw new SvcError('session_required', 'This needs a person signed in.', { next: { action: 'log_in' } });
+  return { ...principal, userId };
+}

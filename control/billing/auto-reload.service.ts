@@ -22,7 +22,10 @@ export interface ReloadResult {
   reason?: string;
 }
 
-/** Counts a failed off-session charge once per payment, pausing auto-reload after the configured streak. */
+/**
+ * Counts a failed off-session charge once per payment, pausing auto-reload after the configured streak.
+ * @internal Applied from a verified processor event (webhooks.service.ts), not for a caller.
+ */
 export async function recordChargeFailure(
   ctx: BillingCtx,
   trx: Db,
@@ -123,6 +126,7 @@ async function claimDip(
   });
 }
 
+/** @internal The auto-reload job charges the card the org saved; no caller. */
 export async function reloadOrg(ctx: BillingCtx, orgId: string): Promise<ReloadResult | null> {
   const claim = await claimDip(ctx, orgId);
   if (!claim) return null;
@@ -164,7 +168,10 @@ export async function reloadOrg(ctx: BillingCtx, orgId: string): Promise<ReloadR
   });
 }
 
-/** One pass over every org that is due; orgs are handled one by one so a slow processor call holds no lock. */
+/**
+ * One pass over every org that is due; orgs are handled one by one so a slow processor call holds no lock.
+ * @internal The auto-reload job (billing.jobs.ts).
+ */
 export async function runAutoReload(ctx: BillingCtx): Promise<ReloadResult[]> {
   const due = await ctx.db
     .selectFrom('billing_accounts as a')

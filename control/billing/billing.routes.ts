@@ -7,10 +7,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { requireAuth, requireScope } from '../auth/rest-auth.js';
-import { billingStatus, packsView } from './billing.views.js';
-import { iso, listPayments } from './billing.repo.js';
-import { pageOf } from '../lib/pagination.js';
+import { billingStatus, packsView, paymentsPage } from './account.service.js';
 import { PageOf, PaginationQuerySchema } from '../../core/schemas/common.schemas.js';
 import { startCheckout } from './checkout.service.js';
 import {
@@ -25,13 +22,11 @@ import {
   PortalResultSchema,
   ProviderPayoutsSchema,
   WebhookReceiptSchema,
-  type Payment,
 } from '../../core/schemas/billing.schemas.js';
 import { openPortal, setAutoReload, startCardSetup } from './cards.service.js';
 import { handleStripeWebhook } from './webhooks.service.js';
 import { connectOnboard, toConnectResource } from './connect.service.js';
 import { providerPayouts } from './payouts.service.js';
-import type { Row } from '../../core/db/database.js';
 import type { Config } from '../../core/config.js';
 
 export const billingRoutes = newRouter();
@@ -48,21 +43,6 @@ export function publicBaseFor(config: Readonly<Config>, requestUrl: string): str
   return config.urls.control.replace(/\/$/, '');
 }
 
-function toPayment(p: Row<'payments'>): Payment {
-  return {
-    id: p.id,
-    kind: p.kind,
-    processor: p.processor,
-    status: p.status,
-    pack: p.pack_id,
-    amount_cents: p.amount_paid_cents,
-    credit_cents: p.credit_cents,
-    failure_reason: p.failure_reason,
-    created_at: iso(p.created_at)!,
-    completed_at: iso(p.completed_at),
-  };
-}
-
 billingRoutes.openapi(
   createRoute({
     method: 'get',
@@ -75,8 +55,7 @@ billingRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireAuth(c);
-    return c.json(await billingStatus(c.get('ctx'), p.orgId), 200);
+    return c.json(await billingStatus(c.get('ctx'), c.get('principal')), 200);
   },
 );
 
@@ -92,7 +71,6 @@ billingRoutes.openapi(
     },
   }),
   async (c) => {
-    requireAuth(c);
     return c.json(packsView(c.get('ctx').config), 200);
   },
 );
@@ -110,10 +88,8 @@ billingRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireAuth(c);
     const { limit, offset } = c.req.valid('query');
-    const rows = await listPayments(c.get('ctx').db, p.orgId, limit + 1, offset);
-    return c.json(pageOf(rows.map(toPayment), limit, offset), 200);
+    return c.json(await paymentsPage(c.get('ctx').db, c.get('principal'), limit, offset), 200);
   },
 );
 
@@ -130,10 +106,9 @@ billingRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireScope(c, 'billing:write');
     const ctx = c.get('ctx');
     const body = c.req.valid('json');
-    const r = await startCheckout(ctx, p.orgId, body, publicBase(c));
+    const r = await startCheckout(ctx, c.get('principal'), body, publicBase(c));
     return c.json(
       {
         payment_id: r.payment.id,
@@ -160,8 +135,7 @@ billingRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireScope(c, 'billing:write');
-    const r = await startCardSetup(c.get('ctx'), p.orgId, publicBase(c));
+    const r = await startCardSetup(c.get('ctx'), c.get('principal'), publicBase(c));
     return c.json({ setup_id: r.payment.id, setup_url: r.url, mode: c.get('ctx').payments.kind }, 201);
   },
 );
@@ -178,8 +152,7 @@ billingRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireScope(c, 'billing:write');
-    const r = await openPortal(c.get('ctx'), p.orgId, publicBase(c));
+    const r = await openPortal(c.get('ctx'), c.get('principal'), publicBase(c));
     return c.json({ portal_url: r.url, mode: c.get('ctx').payments.kind }, 200);
   },
 );
@@ -194,10 +167,9 @@ billingRoutes.openapi(
     responses: { 200: jsonResponse(BalanceSchema.shape.auto_reload, 'Auto-reload settings now'), ...problemResponses },
   }),
   async (c) => {
-    const p = requireScope(c, 'billing:write');
     const ctx = c.get('ctx');
-    await setAutoReload(ctx, p.orgId, c.req.valid('json'));
-    return c.json((await billingStatus(ctx, p.orgId)).auto_reload, 200);
+    await setAutoReload(ctx, c.get('principal'), c.req.valid('json'));
+    return c.json((await billingStatus(ctx, c.get('principal'))).auto_reload, 200);
   },
 );
 
@@ -232,8 +204,7 @@ billingRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
-    const r = await connectOnboard(c.get('ctx'), p.orgId, publicBase(c));
+    const r = await connectOnboard(c.get('ctx'), c.get('principal'), publicBase(c));
     return c.json({ onboarding_url: r.url, created: r.created, account: toConnectResource(r.account)! }, 200);
   },
 );
@@ -250,7 +221,6 @@ billingRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
-    return c.json(await providerPayouts(c.get('ctx').db, p.orgId), 200);
+    return c.json(await providerPayouts(c.get('ctx').db, c.get('principal')), 200);
   },
 );

@@ -8,12 +8,14 @@ import type { AutoReloadInput } from '../../core/schemas/billing.schemas.js';
 import { SvcError } from '../../core/errors.js';
 import { ensureCustomer } from './checkout.service.js';
 import { newOpenPayment } from './billing.repo.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
 export async function startCardSetup(
   ctx: BillingCtx,
-  orgId: string,
+  caller: Principal | undefined,
   baseUrl: string,
 ): Promise<{ payment: Row<'payments'>; url: string }> {
+  const { orgId } = assertScope(caller, 'billing:write');
   const account = await ensureCustomer(ctx, orgId);
   const now = ctx.clock.now();
   const payment = newOpenPayment({ orgId, kind: 'setup', processor: ctx.payments.kind }, now);
@@ -32,6 +34,7 @@ export async function startCardSetup(
  * Stores a confirmed card as the org's card on file, unless a card from a newer setup is already there (events
  * arrive in any order). A new card also lifts an auto-reload pause and clears the failure count: the pause
  * exists because the old card kept failing. Returns the org, and whether the card was taken.
+ * @internal Applied from a verified processor event (webhooks.service.ts).
  */
 export async function saveCard(
   trx: Db,
@@ -65,6 +68,7 @@ export async function saveCard(
   return { orgId: account.org_id, saved: true };
 }
 
+/** @internal Applied from a processor event (the test-payments processor pages). */
 export async function removeCard(trx: Db, orgId: string, now: number): Promise<void> {
   await trx
     .updateTable('billing_accounts')
@@ -73,7 +77,12 @@ export async function removeCard(trx: Db, orgId: string, now: number): Promise<v
     .execute();
 }
 
-export async function openPortal(ctx: BillingCtx, orgId: string, baseUrl: string): Promise<{ url: string }> {
+export async function openPortal(
+  ctx: BillingCtx,
+  caller: Principal | undefined,
+  baseUrl: string,
+): Promise<{ url: string }> {
+  const { orgId } = assertScope(caller, 'billing:write');
   const account = await ensureCustomer(ctx, orgId);
   return ctx.payments.createPortal({ orgId, customerId: account.customer_id, baseUrl });
 }
@@ -91,7 +100,12 @@ function withAlias(input: AutoReloadInput, field: 'threshold_cents' | 'amount_ce
 }
 
 /** Enabling needs a card on file and both numbers (given now or kept from before); it resets pause and failures. */
-export async function setAutoReload(ctx: BillingCtx, orgId: string, input: AutoReloadInput): Promise<void> {
+export async function setAutoReload(
+  ctx: BillingCtx,
+  caller: Principal | undefined,
+  input: AutoReloadInput,
+): Promise<void> {
+  const { orgId } = assertScope(caller, 'billing:write');
   const now = ctx.clock.now();
   const { checkoutMinCents, checkoutMaxCents } = ctx.config.billing;
   const inputThreshold = withAlias(input, 'threshold_cents');

@@ -9,6 +9,7 @@ import { SvcError } from '../../core/errors.js';
 import { formatCents } from '../../core/money.js';
 import { postEntry } from '../ledger/ledger.service.js';
 import { ensureAccount, newOpenPayment } from './billing.repo.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
 export type CheckoutRequest = { pack: string; amount_cents?: undefined } | { pack?: undefined; amount_cents: number };
 
@@ -18,7 +19,10 @@ export interface PricedCheckout {
   creditCents: number;
 }
 
-/** Resolves a request to what is paid and what is credited: packs carry their bonus, custom amounts are 1:1. */
+/**
+ * Resolves a request to what is paid and what is credited: packs carry their bonus, custom amounts are 1:1.
+ * @public Pure: the price and credit of a pack or amount, the same for everyone.
+ */
 export function priceCheckout(
   ctx: BillingCtx,
   req: { pack?: string | undefined; amount_cents?: number | undefined },
@@ -51,7 +55,10 @@ export function priceCheckout(
   return { pack: null, amountCents: amount, creditCents: amount };
 }
 
-/** The processor customer of an org, created on first need (outside any transaction: it is a network call). */
+/**
+ * The processor customer of an org, created on first need (outside any transaction: it is a network call).
+ * @internal A step of startCheckout and startCardSetup, which authorize.
+ */
 export async function ensureCustomer(
   ctx: BillingCtx,
   orgId: string,
@@ -79,10 +86,11 @@ export interface StartedCheckout {
 
 export async function startCheckout(
   ctx: BillingCtx,
-  orgId: string,
+  caller: Principal | undefined,
   req: { pack?: string; amount_cents?: number },
   baseUrl: string,
 ): Promise<StartedCheckout> {
+  const { orgId } = assertScope(caller, 'billing:write');
   const priced = priceCheckout(ctx, req);
   const account = await ensureCustomer(ctx, orgId);
   const now = ctx.clock.now();
@@ -129,6 +137,7 @@ export async function startCheckout(
  * Credits a paid payment, exactly once: the ledger idempotency key is per payment, so a redelivered webhook,
  * a second event type for the same payment, or the synchronous auto-reload path all land on one entry.
  * A payment first marked failed/expired is still credited when the processor later reports it paid.
+ * @internal Applied from a verified processor event or the auto-reload job.
  */
 export async function creditPaidPayment(trx: Db, payment: Row<'payments'>, now: number): Promise<{ applied: boolean }> {
   await trx

@@ -5,16 +5,19 @@
  */
 import type { BillingCtx } from './payments.js';
 import type { Db, Row } from '../../core/db/database.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
+/** @internal The org's Connect account row, for services that already know who asks. */
 export async function getConnectAccount(db: Db, orgId: string): Promise<Row<'connect_accounts'> | undefined> {
   return db.selectFrom('connect_accounts').selectAll().where('org_id', '=', orgId).executeTakeFirst();
 }
 
 export async function connectOnboard(
   ctx: BillingCtx,
-  orgId: string,
+  caller: Principal | undefined,
   baseUrl: string,
 ): Promise<{ account: Row<'connect_accounts'>; url: string; created: boolean }> {
+  const { orgId } = assertScope(caller, 'provider:write');
   let account = await getConnectAccount(ctx.db, orgId);
   let created = false;
   if (!account || account.processor !== ctx.payments.kind) {
@@ -52,6 +55,13 @@ export async function connectOnboard(
   return { account, url: link.url, created };
 }
 
+/** The caller's payout (Connect) account as every surface shows it, or null before onboarding. */
+export async function payoutAccount(db: Db, caller: Principal | undefined) {
+  const { orgId } = assertScope(caller, 'provider:write');
+  return toConnectResource(await getConnectAccount(db, orgId));
+}
+
+/** @public A serialiser: no processor secret leaves. */
 export function toConnectResource(a: Row<'connect_accounts'> | undefined) {
   if (!a) return null;
   return {

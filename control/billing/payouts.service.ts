@@ -11,21 +11,27 @@ import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { getConnectAccount, toConnectResource } from './connect.service.js';
 import type { ProviderPayouts } from '../../core/schemas/billing.schemas.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
 /** A pending payout older than this is an interrupted run, not a concurrent one still waiting on its transfer. */
 const STALE_PENDING_MS = 10 * 60_000;
 
+/** @public Pure date arithmetic. */
 export function periodOf(ms: number): string {
   const d = new Date(ms);
   return `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
 }
 
+/** @public Pure date arithmetic. */
 export function previousPeriod(ms: number): string {
   const d = new Date(ms);
   return periodOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1));
 }
 
-/** First ms after the period. */
+/**
+ * First ms after the period.
+ * @public Pure date arithmetic.
+ */
 export function periodEnd(period: string): number {
   const m = /^(\d{4})-(\d{2})$/.exec(period);
   if (!m || Number(m[2]) < 1 || Number(m[2]) > 12)
@@ -36,6 +42,7 @@ export function periodEnd(period: string): number {
 /**
  * Unpaid net of a provider for payouts up to `cutoff`: earnings before the cutoff, plus every payout and
  * reversal ever written (whatever their time), so a back-filled older period can never pay the same cents twice.
+ * @internal A step of runPayouts and providerPayouts.
  */
 export async function payableCents(db: Db, providerOrgId: string, cutoff: number): Promise<number> {
   const r = await sql<{ n: number | null }>`
@@ -44,6 +51,7 @@ export async function payableCents(db: Db, providerOrgId: string, cutoff: number
   return Number(r.rows[0]?.n ?? 0);
 }
 
+/** @internal A step of providerPayouts, which authorizes. */
 export async function earningsSummary(db: Db, providerOrgId: string) {
   const r = await sql<{
     gross: number | null;
@@ -125,6 +133,7 @@ async function transferAndSettle(ctx: BillingCtx, payout: Row<'payouts'>, accoun
   }
 }
 
+/** @internal The payout job and `svc-admin payouts run` (the operator). */
 export async function runPayouts(
   ctx: BillingCtx,
   period: string = previousPeriod(ctx.clock.now()),
@@ -200,6 +209,7 @@ export async function runPayouts(
   return out;
 }
 
+/** @public A serialiser: no processor secret leaves. */
 export function toPayoutResource(p: Row<'payouts'>) {
   return {
     id: p.id,
@@ -214,7 +224,8 @@ export function toPayoutResource(p: Row<'payouts'>) {
 }
 
 /** What a provider sees about getting paid: its connected account, earnings to date and its latest 100 payouts. */
-export async function providerPayouts(db: Db, providerOrgId: string): Promise<ProviderPayouts> {
+export async function providerPayouts(db: Db, caller: Principal | undefined): Promise<ProviderPayouts> {
+  const { orgId: providerOrgId } = assertScope(caller, 'provider:write');
   const payouts = await db
     .selectFrom('payouts')
     .selectAll()

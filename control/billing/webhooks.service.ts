@@ -16,6 +16,7 @@ export interface WebhookOutcome {
   outcome: string;
 }
 
+/** @public The processor calls it; its credential is the Stripe-Signature it verifies. */
 export async function handleStripeWebhook(
   ctx: BillingCtx,
   rawBody: string,
@@ -26,6 +27,7 @@ export async function handleStripeWebhook(
   return applyVerifiedEvent(ctx, verified);
 }
 
+/** @internal An event already verified (a webhook, or the test-payments processor pages). */
 export async function applyVerifiedEvent(ctx: BillingCtx, v: VerifiedEvent): Promise<WebhookOutcome> {
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {

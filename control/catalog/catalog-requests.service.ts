@@ -2,13 +2,20 @@
 import { newId } from '../../core/ids.js';
 import type { CatalogRequest, CatalogRequestInput } from '../../core/schemas/catalog.schemas.js';
 import type { AppContext } from '../context.js';
+import { assertPublicRead, type Principal } from '../auth/principal.js';
 
-/** `requester`: the caller's org, or `ip:<address>` for an anonymous caller (the rate-limit key). */
+/**
+ * A public write: anyone may ask. A credential that is sent must carry `catalog:read`; the rate-limit key is the
+ * caller's org, or `ip:<address>` (the client's address) for an anonymous caller.
+ */
 export async function recordCatalogRequest(
   ctx: Pick<AppContext, 'db' | 'clock' | 'limiters'>,
-  requester: { orgId: string } | { ip: string },
+  reader: Principal | undefined,
+  clientIp: string,
   input: CatalogRequestInput,
 ): Promise<CatalogRequest> {
+  const p = assertPublicRead(reader, 'catalog:read');
+  const requester: { orgId: string } | { ip: string } = p ? { orgId: p.orgId } : { ip: clientIp };
   const now = ctx.clock.now();
   const who = 'orgId' in requester ? requester.orgId : `ip:${requester.ip}`;
   ctx.limiters.catalogRequests.enforce(who, now, () => 'Too many catalog requests; try again later');

@@ -3,11 +3,11 @@
  * discover, categories, listing views, leaderboards, catalog requests.
  */
 import { createRoute, z } from '@hono/zod-openapi';
-import { newRouter } from '../lib/http.js';
+import type { Context } from 'hono';
+import { newRouter, type AppEnv } from '../lib/http.js';
 import { jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
 import { SvcError } from '../../core/errors.js';
 import { clientIp } from '../lib/client-ip.js';
-import { catalogReader } from './catalog-access.js';
 import { discoverListings } from './discover.service.js';
 import { recordCatalogRequest } from './catalog-requests.service.js';
 import {
@@ -28,7 +28,6 @@ import {
   ListingSchemaViewSchema,
   ListingStatsSchema,
 } from '../../core/schemas/catalog.schemas.js';
-import { getVisibleListing } from './listings.repo.js';
 import { categoriesWithCounts, searchCatalog } from './search.service.js';
 import { BOARDS } from '../../core/enumerations.js';
 import { PaginationQuerySchema } from '../../core/schemas/common.schemas.js';
@@ -41,6 +40,7 @@ import {
   listingRanks,
   listingSchema,
   listingStats,
+  visibleListing,
 } from './inspect.service.js';
 import { leaderboard } from '../market/market.service.js';
 
@@ -64,8 +64,7 @@ catalogRoutes.openapi(
     responses: okResponses(CatalogSearchResultSchema, 'Live listings matching the query (paged)'),
   }),
   async (c) => {
-    catalogReader(c);
-    return c.json(await searchCatalog(c.get('ctx').db, c.req.valid('query')), 200);
+    return c.json(await searchCatalog(c.get('ctx').db, c.get('principal'), c.req.valid('query')), 200);
   },
 );
 
@@ -81,8 +80,7 @@ catalogRoutes.openapi(
     },
   }),
   async (c) => {
-    catalogReader(c);
-    return c.json(await discoverListings(c.get('ctx').db, c.req.valid('query')), 200);
+    return c.json(await discoverListings(c.get('ctx').db, c.get('principal'), c.req.valid('query')), 200);
   },
 );
 
@@ -94,14 +92,12 @@ catalogRoutes.openapi(
     responses: okResponses(CategoryListSchema, 'Categories of live listings with counts'),
   }),
   async (c) => {
-    catalogReader(c);
-    return c.json({ data: await categoriesWithCounts(c.get('ctx').db) }, 200);
+    return c.json({ data: await categoriesWithCounts(c.get('ctx').db, c.get('principal')) }, 200);
   },
 );
 
-async function visible(c: Parameters<typeof catalogReader>[0], slug: string) {
-  const p = catalogReader(c);
-  return getVisibleListing(c.get('ctx').db, slug, p?.orgId ?? null);
+function visible(c: Context<AppEnv>, slug: string) {
+  return visibleListing(c.get('ctx').db, c.get('principal'), slug);
 }
 
 catalogRoutes.openapi(
@@ -221,10 +217,9 @@ catalogRoutes.openapi(
     responses: okResponses(LeaderboardSchema, 'A merit board (materialized; see docs/leaderboards.md)'),
   }),
   async (c) => {
-    catalogReader(c);
     const { board } = c.req.valid('param');
     const q = c.req.valid('query');
-    return c.json(await leaderboard(c.get('ctx').db, board, q.category ?? '', q.limit), 200);
+    return c.json(await leaderboard(c.get('ctx').db, c.get('principal'), board, q.category ?? '', q.limit), 200);
   },
 );
 
@@ -237,8 +232,7 @@ catalogRoutes.openapi(
     responses: { 201: jsonResponse(CatalogRequestSchema, 'Recorded catalog request'), ...problemResponses },
   }),
   async (c) => {
-    const p = catalogReader(c);
-    const requester = p ? { orgId: p.orgId } : { ip: clientIp(c) };
-    return c.json(await recordCatalogRequest(c.get('ctx'), requester, c.req.valid('json')), 201);
+    const input = c.req.valid('json');
+    return c.json(await recordCatalogRequest(c.get('ctx'), c.get('principal'), clientIp(c), input), 201);
   },
 );

@@ -3,10 +3,16 @@ import type { Db } from '../../core/db/database.js';
 import type { DiscoverInput, DiscoverResult } from '../../core/schemas/catalog.schemas.js';
 import { listingSummaries } from './listing-summary.js';
 import { searchListingIds } from './search.service.js';
+import { assertPublicRead, type Principal } from '../auth/principal.js';
 
 const ENDPOINTS_PER_LISTING = 10;
 
-export async function discoverListings(db: Db, q: DiscoverInput): Promise<DiscoverResult> {
+export async function discoverListings(
+  db: Db,
+  reader: Principal | undefined,
+  q: DiscoverInput,
+): Promise<DiscoverResult> {
+  assertPublicRead(reader, 'catalog:read');
   const { ids } = await searchListingIds(db, {
     query: q.query,
     category: q.category,

@@ -17,6 +17,8 @@ import type {
   PriceChange,
   StatsWindow,
 } from '../../core/schemas/catalog.schemas.js';
+import { assertPublicRead, type Principal } from '../auth/principal.js';
+import { getVisibleListing } from './listings.repo.js';
 
 const parse = (s: string | null): unknown => {
   if (s === null) return null;
@@ -46,6 +48,16 @@ async function endpointsWithPending(db: Db, apiId: string) {
   return eps.map((e) => ({ e, pending: byEp.get(e.id) }));
 }
 
+/**
+ * The listing a caller may see, by slug: live listings for everyone, and the caller's own drafts. A public read: a
+ * credential that is sent must carry `catalog:read`. The listing* views below take the row this returns.
+ */
+export async function visibleListing(db: Db, reader: Principal | undefined, slug: string): Promise<Row<'apis'>> {
+  const p = assertPublicRead(reader, 'catalog:read');
+  return getVisibleListing(db, slug, p?.orgId ?? null);
+}
+
+/** @public A view of a listing visibleListing returned. */
 export async function listingDetail(db: Db, api: Row<'apis'>): Promise<ListingDetail> {
   const prov = await db.selectFrom('providers').selectAll().where('org_id', '=', api.org_id).executeTakeFirst();
   const eps = await endpointsWithPending(db, api.id);
@@ -93,6 +105,7 @@ export async function listingDetail(db: Db, api: Row<'apis'>): Promise<ListingDe
  * Endpoints with their schemas. A `$ref` in them names one of `components.schemas` (recursive or very large
  * schemas stay references; core/schema-refs.ts resolves and expands them).
  */
+/** @public A view of a listing visibleListing returned. */
 export async function listingSchema(db: Db, api: Row<'apis'>): Promise<ListingSchemaView> {
   const eps = await endpointsWithPending(db, api.id);
   return {
@@ -115,6 +128,7 @@ export async function listingSchema(db: Db, api: Row<'apis'>): Promise<ListingSc
   };
 }
 
+/** @public A view of a listing visibleListing returned. */
 export async function listingEndpoints(db: Db, api: Row<'apis'>): Promise<ListingEndpoints> {
   const eps = await endpointsWithPending(db, api.id);
   return {
@@ -167,6 +181,7 @@ async function windowStats(db: Db, apiId: string, since: number, now: number): P
   };
 }
 
+/** @public A view of a listing visibleListing returned. */
 export async function listingStats(db: Db, api: Row<'apis'>, now: number): Promise<ListingStats> {
   return {
     slug: api.slug,
@@ -177,6 +192,7 @@ export async function listingStats(db: Db, api: Row<'apis'>, now: number): Promi
 }
 
 /** Price changes of the listing, newest first, one page. */
+/** @public A view of a listing visibleListing returned. */
 export async function listingHistory(db: Db, api: Row<'apis'>, limit: number, offset: number): Promise<ListingHistory> {
   const rows = await db
     .selectFrom('price_changes')
@@ -218,6 +234,7 @@ export async function listingHistory(db: Db, api: Row<'apis'>, limit: number, of
   return { slug: api.slug, ...pageOf(data, limit, offset) };
 }
 
+/** @public A view of a listing visibleListing returned. */
 export async function listingRanks(db: Db, api: Row<'apis'>): Promise<ListingRanks> {
   const rows = await db
     .selectFrom('leaderboard_entries')
@@ -243,6 +260,7 @@ export async function listingRanks(db: Db, api: Row<'apis'>): Promise<ListingRan
  * The stored OpenAPI document as consumers may see it: `servers` names the gateway address of the listing, never
  * the provider's upstream origin (which stays in the provider's own views).
  */
+/** @public A listing's document as consumers see it (upstream origin removed). */
 export function consumerOpenApi(openapiJson: string, gatewayUrl: string, slug: string): ConsumerOpenApi {
   const doc = JSON.parse(openapiJson) as Record<string, unknown>;
   const paths = doc.paths;

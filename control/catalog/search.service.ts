@@ -13,6 +13,7 @@ import { PAGE_MAX_LIMIT } from '../../core/schemas/common.schemas.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
 import { searchIndexOf } from './search-index.owner.js';
 import { COLUMN_WEIGHTS } from './search-index.base.js';
+import { assertPublicRead, type Principal } from '../auth/principal.js';
 
 export interface SearchResult {
   ids: string[];
@@ -38,7 +39,10 @@ function queryWords(q: string): string[] {
   );
 }
 
-/** Words of the query as quoted FTS5 prefix terms joined by OR: user text never reaches FTS5 syntax unescaped. */
+/**
+ * Words of the query as quoted FTS5 prefix terms joined by OR: user text never reaches FTS5 syntax unescaped.
+ * @public Pure: a search string to an FTS5 query.
+ */
 export function ftsQuery(q: string): string | null {
   const words = queryWords(q);
   return words.length === 0 ? null : matchOf(words);
@@ -55,6 +59,7 @@ const matchOf = (words: string[]) => words.map((w) => `"${w}"*`).join(' OR ');
  * largest page, so paging through a query (offset 0, 20, 40, ...) ranks its matches once per window. Ranking
  * is the expensive part of a word search (bm25 for every match before the first 20 are known); reading 201 ranked
  * rows costs about what reading 21 does.
+ * @internal A step of searchCatalog and discoverListings, which authorize.
  */
 export async function searchListingIds(db: Db, p: SearchParams): Promise<SearchResult> {
   const s = normalized(p);
@@ -107,7 +112,10 @@ async function runSearch(db: Db, p: SearchParams, s: NormalizedSearch): Promise<
   return indexed ?? ftsSearch(db, p, s.match);
 }
 
-/** The FTS5 search: the reference the in-memory index reproduces. */
+/**
+ * The FTS5 search: the reference the in-memory index reproduces.
+ * @internal A step of searchListingIds.
+ */
 export async function ftsSearch(db: Db, p: SearchParams, match: string | null): Promise<SearchResult> {
   const conds = [];
   if (match) conds.push(sql`apis_fts MATCH ${match}`);
@@ -151,7 +159,11 @@ function orderBy(sort: Sort, matched: boolean): RawBuilder<unknown> {
 }
 
 /** Searchable listings per category, most first: the counts a category filter would find. */
-export async function categoriesWithCounts(db: Db): Promise<{ category: string; count: number }[]> {
+export async function categoriesWithCounts(
+  db: Db,
+  reader: Principal | undefined,
+): Promise<{ category: string; count: number }[]> {
+  assertPublicRead(reader, 'catalog:read');
   return cachedSearch(db, 'categories', async () => {
     const counted = searchIndexOf(db)?.categoryCounts();
     if (counted) return counted;
@@ -167,7 +179,12 @@ export async function categoriesWithCounts(db: Db): Promise<{ category: string; 
 }
 
 /** One page of matching live listings as summaries, with the total match count (REST search, the catalog page). */
-export async function searchCatalog(db: Db, p: SearchParams): Promise<CatalogSearchResult> {
+export async function searchCatalog(
+  db: Db,
+  reader: Principal | undefined,
+  p: SearchParams,
+): Promise<CatalogSearchResult> {
+  assertPublicRead(reader, 'catalog:read');
   const s = normalized(p);
   const sort = p.sort ?? 'relevance';
   if (!s) return { ...pageOf([], p.limit, p.offset), total: 0, sort, data: [] };

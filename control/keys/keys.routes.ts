@@ -2,7 +2,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { requireScope } from '../auth/rest-auth.js';
 import {
   CreatedKeySchema,
   CreateKeyInputSchema,
@@ -30,9 +29,8 @@ keysRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireScope(c, 'keys:write');
     const { limit, offset } = c.req.valid('query');
-    return c.json(await listKeys(c.get('ctx').db, p.orgId, limit, offset), 200);
+    return c.json(await listKeys(c.get('ctx').db, c.get('principal'), limit, offset), 200);
   },
 );
 
@@ -49,9 +47,8 @@ keysRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireScope(c, 'keys:write');
     const { db, clock } = c.get('ctx');
-    const { resource, plaintext } = await createKeyFor(db, p, c.req.valid('json'), clock.now());
+    const { resource, plaintext } = await createKeyFor(db, c.get('principal'), c.req.valid('json'), clock.now());
     c.header('cache-control', 'no-store');
     return c.json({ api_key: plaintext, key: resource }, 201);
   },
@@ -67,9 +64,11 @@ keysRoutes.openapi(
     responses: { 200: jsonResponse(KeyResourceSchema, 'The updated key'), ...problemResponses },
   }),
   async (c) => {
-    const p = requireScope(c, 'keys:write');
     const { db, clock } = c.get('ctx');
-    return c.json(await patchKey(db, p, c.req.valid('param').id, c.req.valid('json'), clock.now()), 200);
+    return c.json(
+      await patchKey(db, c.get('principal'), c.req.valid('param').id, c.req.valid('json'), clock.now()),
+      200,
+    );
   },
 );
 
@@ -86,8 +85,7 @@ keysRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireScope(c, 'keys:write');
     const { db, clock } = c.get('ctx');
-    return c.json(await revokeKey(db, p, c.req.valid('param').id, clock.now()), 200);
+    return c.json(await revokeKey(db, c.get('principal'), c.req.valid('param').id, clock.now()), 200);
   },
 );

@@ -8,14 +8,17 @@ import { SvcError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { pageOf, type Page } from '../lib/pagination.js';
 import { formatScopes, parseScopes, type Scope } from '../../core/scopes.js';
-import type { Principal } from '../auth/principal.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 import { mintApiKey } from '../../core/key-format.js';
 import type { CreateKeyInput, KeyCaps, KeyResource, PatchKeyInput } from '../../core/schemas/keys.schemas.js';
 import { assertMayManage, assertNoRaise, childCaps, isConstrained } from './key-permissions.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** The only way a key row leaves the service: no hash, ever. */
+/**
+ * The only way a key row leaves the service: no hash, ever.
+ * @public A serialiser: the key hash never leaves.
+ */
 export function toKeyResource(row: Row<'api_keys'>): KeyResource {
   return {
     id: row.id,
@@ -46,6 +49,7 @@ export interface InsertKeyInput extends KeyCaps {
   createdByKeyId?: string | null;
 }
 
+/** @internal Writes a key row inside a caller that decided already (createKeyFor, registration, OAuth approval). */
 export async function insertKey(
   db: Db,
   input: InsertKeyInput,
@@ -83,10 +87,11 @@ export async function insertKey(
  */
 export async function createKeyFor(
   db: Db,
-  creator: Principal,
+  caller: Principal | undefined,
   input: CreateKeyInput,
   now: number,
 ): Promise<{ resource: KeyResource; plaintext: string }> {
+  const creator = assertScope(caller, 'keys:write');
   const scopes = input.scopes ?? [...creator.scopes].filter((s) => s !== 'keys:write');
   const excess = scopes.filter((s) => !creator.scopes.has(s));
   if (excess.length) {
@@ -133,7 +138,13 @@ async function _principalKey(db: Db, p: Principal): Promise<Row<'api_keys'> | un
 }
 
 /** Newest first, one page (pagination.ts rules). */
-export async function listKeys(db: Db, orgId: string, limit: number, offset: number): Promise<Page<KeyResource>> {
+export async function listKeys(
+  db: Db,
+  caller: Principal | undefined,
+  limit: number,
+  offset: number,
+): Promise<Page<KeyResource>> {
+  const { orgId } = assertScope(caller, 'keys:write');
   const rows = await db
     .selectFrom('api_keys')
     .selectAll()
@@ -159,11 +170,12 @@ async function orgKey(db: Db, orgId: string, keyId: string): Promise<Row<'api_ke
 
 export async function patchKey(
   db: Db,
-  principal: Principal,
+  caller: Principal | undefined,
   keyId: string,
   patch: PatchKeyInput,
   now: number,
 ): Promise<KeyResource> {
+  const principal = assertScope(caller, 'keys:write');
   const orgId = principal.orgId;
   return db.transaction().execute(async (trx) => {
     const row = await orgKey(trx, orgId, keyId);
@@ -189,7 +201,13 @@ export async function patchKey(
 }
 
 /** Idempotent: revoking a revoked key returns it unchanged. */
-export async function revokeKey(db: Db, principal: Principal, keyId: string, now: number): Promise<KeyResource> {
+export async function revokeKey(
+  db: Db,
+  caller: Principal | undefined,
+  keyId: string,
+  now: number,
+): Promise<KeyResource> {
+  const principal = assertScope(caller, 'keys:write');
   const orgId = principal.orgId;
   return db.transaction().execute(async (trx) => {
     const row = await orgKey(trx, orgId, keyId);
@@ -202,6 +220,7 @@ export async function revokeKey(db: Db, principal: Principal, keyId: string, now
 /**
  * Revokes a key (once) and tells the gateways, inside the caller's transaction. No permission check: for callers
  * that decided already (revokeKey above; the end of an OAuth grant whose approval minted the key).
+ * @internal Inside a caller that decided already (revokeKey, the end of an OAuth grant).
  */
 export async function markKeyRevoked(trx: Db, keyId: string, now: number): Promise<void> {
   const r = await trx

@@ -32,6 +32,7 @@ export interface UsageMismatch {
   booked_cents: number;
 }
 
+/** @internal The operator's books check (`svc-admin ledger check`). */
 export async function checkUsageCharges(db: Db): Promise<UsageMismatch[]> {
   const { rows } = await sql<UsageMismatch>`
     WITH u AS (SELECT org_id, provider_org_id, SUM(charged_cents) AS cents FROM usage_events WHERE charged_cents > 0 GROUP BY org_id, provider_org_id),
@@ -50,6 +51,7 @@ export async function checkUsageCharges(db: Db): Promise<UsageMismatch[]> {
   return rows;
 }
 
+/** @internal The operator's books check (`svc-admin ledger check`). */
 export async function checkBooks(db: Db): Promise<BooksReport> {
   const ledger = await checkLedgerConsistency(db);
   const usage = await checkUsageCharges(db);

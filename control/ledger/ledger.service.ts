@@ -28,6 +28,7 @@ export interface PostResult {
   entry: Row<'ledger_entries'>;
 }
 
+/** @internal Inside the transaction that creates an org. */
 export async function ensureBalanceRow(db: Db, orgId: string, now: number): Promise<void> {
   await db
     .insertInto('balances')
@@ -36,6 +37,7 @@ export async function ensureBalanceRow(db: Db, orgId: string, now: number): Prom
     .execute();
 }
 
+/** @internal The ledger write every money path composes (checkout, verification grant, `svc-admin credits grant`). */
 export async function postEntry(db: Db, input: EntryInput, now: number): Promise<PostResult> {
   if (!Number.isSafeInteger(input.amountCents)) throw new RangeError('amountCents must be an integer');
   // Call charges are left out of the unique index (0005: the gateway's usage row makes them unique), so they
@@ -102,7 +104,10 @@ export async function postEntry(db: Db, input: EntryInput, now: number): Promise
   return { applied: true, entry };
 }
 
-/** Settles a pending (withheld) entry: appends the settled twin; idempotent per pending entry. */
+/**
+ * Settles a pending (withheld) entry: appends the settled twin; idempotent per pending entry.
+ * @internal Inside the email verification transaction.
+ */
 export async function releasePending(
   db: Db,
   pending: Row<'ledger_entries'>,
@@ -139,6 +144,7 @@ export interface BalanceView {
   reserved_cents: number;
 }
 
+/** @internal Read by services that authorized (billingStatus, describeMe). */
 export async function getBalance(db: Db, orgId: string): Promise<BalanceView> {
   const row = await db
     .selectFrom('balances')
@@ -156,7 +162,10 @@ export interface LedgerMismatch {
   pending_sum: number;
 }
 
-/** Orgs whose projection disagrees with their entries; [] when the books balance. */
+/**
+ * Orgs whose projection disagrees with their entries; [] when the books balance.
+ * @internal The operator's books check.
+ */
 export async function checkLedgerConsistency(db: Db): Promise<LedgerMismatch[]> {
   const rows = await sql<LedgerMismatch>`
     SELECT b.org_id, b.credit_cents, b.pending_cents,

@@ -25,9 +25,13 @@ interface OrgUsage {
   prev7: number;
 }
 
+/** @public Pure scoring arithmetic. */
 export const diversity = (orgs: number): number => Math.min(1, orgs / FULL_DIVERSITY_ORGS);
 
-/** Wilson score lower bound (95%) of a success proportion: small samples cannot look perfectly reliable. */
+/**
+ * Wilson score lower bound (95%) of a success proportion: small samples cannot look perfectly reliable.
+ * @public Pure scoring arithmetic.
+ */
 export function wilsonLower(successes: number, n: number): number {
   if (n <= 0) return 0;
   const z = 1.96;
@@ -45,7 +49,10 @@ export interface ListingScoreInput {
   publishedAt: number | null;
 }
 
-/** Scores of one listing on every board (undefined = not eligible). Pure, so unit tests can table-drive it. */
+/**
+ * Scores of one listing on every board (undefined = not eligible). Pure, so unit tests can table-drive it.
+ * @public Pure scoring arithmetic.
+ */
 export function scoreListing(x: ListingScoreInput, now: number): Partial<Record<Board, number>> {
   const v = x.verifyOk === null ? 0.9 : x.verifyOk === 1 ? 1 : 0.5;
   const refund = 1 - Math.min(1, Math.max(0, x.refundRate));
@@ -88,14 +95,19 @@ export function scoreListing(x: ListingScoreInput, now: number): Partial<Record<
 
 /** When this process last finished a refresh: an empty board still has a `computed_at` (no rows carry it then). */
 let lastRefreshAt: number | null = null;
+/** @internal Process state the market views read. */
 export function lastLeaderboardRefresh(): number | null {
   return lastRefreshAt;
 }
-/** Called once a refresh has committed; the job calls it on the control thread after a worker thread's refresh. */
+/**
+ * Called once a refresh has committed; the job calls it on the control thread after a worker thread's refresh.
+ * @internal Process state the refresh job writes.
+ */
 export function noteLeaderboardRefresh(at: number): void {
   lastRefreshAt = at;
 }
 
+/** @internal The leaderboard refresh job (a worker thread). */
 export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
   const since = now - 30 * DAY_MS;
   const usage = (

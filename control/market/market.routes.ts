@@ -3,7 +3,6 @@ import { createRoute } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { okResponses } from '../lib/openapi.js';
 import { PaginationQuerySchema } from '../../core/schemas/common.schemas.js';
-import { catalogReader } from '../catalog/catalog-access.js';
 import { activityFeed, marketOverview } from './market.service.js';
 import { ActivityFeedSchema, MarketOverviewSchema } from '../../core/schemas/market.schemas.js';
 
@@ -20,9 +19,8 @@ marketRoutes.openapi(
     ),
   }),
   async (c) => {
-    catalogReader(c);
     const ctx = c.get('ctx');
-    return c.json(await marketOverview(ctx.db, ctx.clock.now()), 200);
+    return c.json(await marketOverview(ctx.db, c.get('principal'), ctx.clock.now()), 200);
   },
 );
 
@@ -38,8 +36,7 @@ marketRoutes.openapi(
     ),
   }),
   async (c) => {
-    catalogReader(c);
     const { limit, offset } = c.req.valid('query');
-    return c.json(await activityFeed(c.get('ctx').db, limit, offset), 200);
+    return c.json(await activityFeed(c.get('ctx').db, c.get('principal'), limit, offset), 200);
   },
 );

@@ -10,8 +10,16 @@ import type { Leaderboard } from '../../core/schemas/catalog.schemas.js';
 import type { ActivityEntry, ActivityFeed, MarketOverview } from '../../core/schemas/market.schemas.js';
 import { pageOf } from '../lib/pagination.js';
 import { iso } from '../providers/apis.serialize.js';
+import { assertPublicRead, type Principal } from '../auth/principal.js';
 
-export async function leaderboard(db: Db, board: Board, rawCategory: string, limit: number): Promise<Leaderboard> {
+export async function leaderboard(
+  db: Db,
+  reader: Principal | undefined,
+  board: Board,
+  rawCategory: string,
+  limit: number,
+): Promise<Leaderboard> {
+  assertPublicRead(reader, 'catalog:read');
   const category = rawCategory ? normalizeCategory(rawCategory) : '';
   const rows = await db
     .selectFrom('leaderboard_entries')
@@ -36,7 +44,8 @@ export async function leaderboard(db: Db, board: Board, rawCategory: string, lim
 let cache: { at: number; value: MarketOverview } | null = null;
 const CACHE_MS = 15_000;
 
-export async function marketOverview(db: Db, now: number): Promise<MarketOverview> {
+export async function marketOverview(db: Db, reader: Principal | undefined, now: number): Promise<MarketOverview> {
+  assertPublicRead(reader, 'catalog:read');
   if (cache && now - cache.at < CACHE_MS && now >= cache.at) return cache.value;
   const counts = await sql<{ listings: number; providers: number; endpoints: number }>`
     SELECT count(*) AS listings, count(DISTINCT org_id) AS providers,
@@ -84,7 +93,13 @@ export async function marketOverview(db: Db, now: number): Promise<MarketOvervie
 }
 
 /** Publishes, unpublishes, price changes and new providers, newest first, one page. */
-export async function activityFeed(db: Db, limit: number, offset: number): Promise<ActivityFeed> {
+export async function activityFeed(
+  db: Db,
+  reader: Principal | undefined,
+  limit: number,
+  offset: number,
+): Promise<ActivityFeed> {
+  assertPublicRead(reader, 'catalog:read');
   const rows = await db
     .selectFrom('activity')
     .selectAll()

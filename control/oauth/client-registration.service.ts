@@ -13,6 +13,7 @@ import { isStepUpScope } from './step-up.js';
 
 const GRANT_TYPES = ['authorization_code', 'refresh_token'];
 
+/** @public Open dynamic client registration (RFC 7591): anyone registers a client. */
 export async function registerClient(
   ctx: Pick<AppContext, 'db' | 'clock'>,
   body: unknown,

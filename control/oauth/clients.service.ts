@@ -4,6 +4,7 @@ import { OAuthError } from './oauth-error.js';
 import { toOAuthClient, type OAuthClient } from './oauth-client.js';
 import { clientFromDocument, looksLikeDocumentUrl } from './client-metadata-document.js';
 
+/** @public A client's public metadata by its id. */
 export async function resolveClient(
   ctx: Pick<AppContext, 'db' | 'clock' | 'config'>,
   clientId: string,

@@ -15,11 +15,7 @@ import { redirectWith, type AuthorizationRequest } from './authorization-request
 import { consumeStepUp } from './step-up.js';
 import { SvcError } from '../../core/errors.js';
 import { applyEmailVerification } from '../orgs/orgs.service.js';
-
-export interface Approver {
-  orgId: string;
-  userId: string;
-}
+import { assertPerson, type Principal } from '../auth/principal.js';
 
 function keyName(req: AuthorizationRequest): string {
   const label = req.client.clientName ?? (new URL(req.redirectUri).host || req.client.clientId);
@@ -74,9 +70,10 @@ async function _grantWithCode(db: Db, req: AuthorizationRequest, g: GrantRow, no
 export async function approveAuthorization(
   ctx: Pick<AppContext, 'db' | 'clock' | 'secretKey'>,
   req: AuthorizationRequest,
-  approver: Approver,
+  caller: Principal | undefined,
   issuer: string,
 ): Promise<string> {
+  const approver = assertPerson(caller);
   const now = ctx.clock.now();
   const code = await ctx.db.transaction().execute(async (trx) => {
     const { row: key, plaintext } = await insertKey(
@@ -110,6 +107,7 @@ export async function approveAuthorization(
  * Approval of a step-up request by a person who just proved `email` with a login code: the email is verified for
  * the registered key's org (the same function as POST /v1/auth/verify-email: owner user, withheld credit, the org's
  * registered keys elevated), and the grant acts as that same key. `conflict` when the email has another account.
+ * @public Its credential is the one-time step-up handle it consumes, proved by a login code for the email.
  */
 export async function elevateAndApprove(
   ctx: Pick<AppContext, 'db' | 'clock'>,
@@ -133,6 +131,7 @@ export async function elevateAndApprove(
   return redirectWith(req.redirectUri, { code }, req.state, issuer);
 }
 
+/** @public Changes nothing: the client's redirect with access_denied. */
 export function denyAuthorization(req: AuthorizationRequest, issuer: string): string {
   return redirectWith(
     req.redirectUri,
@@ -163,7 +162,10 @@ async function _revokeFamily(db: Db, grantId: string, reason: string, now: numbe
     .execute();
 }
 
-/** Ends a grant and everything issued from it; a key the approval minted is revoked too (nobody else holds it). */
+/**
+ * Ends a grant and everything issued from it; a key the approval minted is revoked too (nobody else holds it).
+ * @internal Inside token revocation and reuse detection (tokens.service.ts).
+ */
 export async function revokeGrant(
   ctx: Pick<AppContext, 'db' | 'clock'>,
   grantId: string,

@@ -80,6 +80,7 @@ async function _liveGrant(db: Db, grantId: string) {
     .executeTakeFirstOrThrow();
 }
 
+/** @public The token endpoint: its credential is the code and PKCE verifier it is given (RFC 6749). */
 export async function exchangeAuthorizationCode(ctx: TokenCtx, params: TokenParams): Promise<TokenResponse> {
   const code = required(params, 'code');
   const clientId = required(params, 'client_id');
@@ -121,6 +122,7 @@ export async function exchangeAuthorizationCode(ctx: TokenCtx, params: TokenPara
   });
 }
 
+/** @public The token endpoint: its credential is the refresh token it is given. */
 export async function refreshAccessToken(ctx: TokenCtx, params: TokenParams): Promise<TokenResponse> {
   const token = required(params, 'refresh_token');
   const clientId = required(params, 'client_id');
@@ -161,6 +163,7 @@ export async function refreshAccessToken(ctx: TokenCtx, params: TokenParams): Pr
 /**
  * RFC 7009: an unknown, foreign or already revoked token is answered like a revoked one (200), so revocation
  * reveals nothing. A refresh token ends its grant; an access token ends itself.
+ * @public RFC 7009: whoever holds a token may revoke it.
  */
 export async function revokeToken(ctx: TokenCtx, params: TokenParams): Promise<void> {
   const token = required(params, 'token');

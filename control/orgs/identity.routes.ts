@@ -5,7 +5,6 @@ import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
 import { takeAbuseLimit, withLoginVerifyLimit, type AbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
-import { requireAuth, requireScope, requireSession } from '../auth/rest-auth.js';
 import { verifyChallenge } from '../auth/challenge.js';
 import { registerAnonymous, requestOrgEmail, signup, verifyEmail } from './orgs.service.js';
 import { describeMe } from './me.service.js';
@@ -90,9 +89,7 @@ identityRoutes.openapi(
     responses: { 202: jsonResponse(AcceptedSchema, 'Verification mail queued'), ...problemResponses },
   }),
   async (c) => {
-    const p = requireScope(c, 'keys:write');
-    limit(c, 'loginEmail', c.req.valid('json').email);
-    await requestOrgEmail(c.get('ctx'), p.orgId, c.req.valid('json').email);
+    await requestOrgEmail(c.get('ctx'), c.get('principal'), c.req.valid('json').email);
     return c.json({ status: 'verification_sent', message: 'Check the mailbox for a verification token.' }, 202);
   },
 );
@@ -163,8 +160,7 @@ identityRoutes.openapi(
     responses: { 200: jsonResponse(LogoutResultSchema, 'Session ended'), ...problemResponses },
   }),
   async (c) => {
-    const p = requireSession(c);
-    await endSession(c.get('ctx'), p.sessionId!);
+    await endSession(c.get('ctx'), c.get('principal'));
     return c.json({ ended: true as const }, 200);
   },
 );
@@ -180,5 +176,5 @@ identityRoutes.openapi(
       ...problemResponses,
     },
   }),
-  async (c) => c.json(await describeMe(c.get('ctx'), requireAuth(c)), 200),
+  async (c) => c.json(await describeMe(c.get('ctx'), c.get('principal')), 200),
 );

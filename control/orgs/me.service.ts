@@ -1,11 +1,12 @@
 /** GET /v1/me: who the credential belongs to, what it may do, and the org's balance. */
 import type { AppContext } from '../context.js';
-import type { Principal } from '../auth/principal.js';
+import { assertAuthenticated, type Principal } from '../auth/principal.js';
 import { ALL_SCOPES } from '../../core/scopes.js';
 import { getBalance } from '../ledger/ledger.service.js';
 import type { Me } from '../../core/schemas/identity.schemas.js';
 
-export async function describeMe(ctx: AppContext, p: Principal): Promise<Me> {
+export async function describeMe(ctx: AppContext, caller: Principal | undefined): Promise<Me> {
+  const p = assertAuthenticated(caller);
   const org = await ctx.db.selectFrom('orgs').selectAll().where('id', '=', p.orgId).executeTakeFirstOrThrow();
   const user = p.userId
     ? await ctx.db.selectFrom('users').selectAll().where('id', '=', p.userId).executeTakeFirst()

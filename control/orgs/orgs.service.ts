@@ -13,9 +13,12 @@ import { ensureBalanceRow, postEntry, releasePending } from '../ledger/ledger.se
 import { REGISTER_SCOPES, VERIFIED_EXTRA_SCOPES, formatScopes, parseScopes } from '../../core/scopes.js';
 import { insertKey } from '../keys/keys.service.js';
 import type { EmailVerified, Registration } from '../../core/schemas/identity.schemas.js';
+import { assertScope, type Principal } from '../auth/principal.js';
+import { takeAbuseLimit } from '../auth/abuse-limits.js';
 
 export const VERIFY_TOKEN_TTL_MS = 24 * 3600_000;
 
+/** @internal Inside registration and sign-up transactions. */
 export async function insertOrg(
   db: Db,
   input: { name: string; origin: Row<'orgs'>['origin']; email?: string | null; verifiedAt?: number | null },
@@ -38,6 +41,7 @@ export async function insertOrg(
   return id;
 }
 
+/** @public Anyone may register an agent org (rate-limited per address at the edge). */
 export async function registerAnonymous(ctx: AppContext): Promise<Registration> {
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
@@ -103,7 +107,10 @@ function sendLater(ctx: AppContext, mail: { to: string; subject: string; text: s
   });
 }
 
-/** Web signup. The response is the same whether or not the email already has an account (no enumeration). */
+/**
+ * Web signup. The response is the same whether or not the email already has an account (no enumeration).
+ * @public Anyone may sign up (bot challenge and per-address limit at the edge).
+ */
 export async function signup(ctx: AppContext, input: { email: string; name?: string | undefined }): Promise<void> {
   const now = ctx.clock.now();
   const email = input.email.toLowerCase();
@@ -173,7 +180,9 @@ async function resendVerification(
  * An org attaches an email to get a verification token: an anonymous (registered) org a new one, or an org whose
  * own unverified user has this email (web signup) a fresh token for it, which is how verification is resent.
  */
-export async function requestOrgEmail(ctx: AppContext, orgId: string, rawEmail: string): Promise<void> {
+export async function requestOrgEmail(ctx: AppContext, caller: Principal | undefined, rawEmail: string): Promise<void> {
+  const { orgId } = assertScope(caller, 'keys:write');
+  takeAbuseLimit(ctx, 'loginEmail', rawEmail);
   const now = ctx.clock.now();
   const email = rawEmail.toLowerCase();
   const org = await ctx.db
@@ -198,6 +207,7 @@ export async function requestOrgEmail(ctx: AppContext, orgId: string, rawEmail: 
   sendLater(ctx, verificationMail(ctx, email, token));
 }
 
+/** @public Its credential is the verification token it consumes. */
 export async function verifyEmail(ctx: AppContext, token: string): Promise<EmailVerified> {
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
@@ -228,6 +238,7 @@ export async function verifyEmail(ctx: AppContext, token: string): Promise<Email
  * An email proven for an org (the emailed token, or the login code on the OAuth authorization page for a
  * registered key's org): its owner user exists and is verified, then `markOrgEmailVerified`. Runs in the caller's
  * transaction; `conflict` when the email already belongs to another account.
+ * @internal Inside verifyEmail and the OAuth step-up, which proved the email.
  */
 export async function applyEmailVerification(
   trx: Db,
@@ -261,6 +272,7 @@ export async function applyEmailVerification(
 /**
  * The org's email is proven (verification token, or a login code received at it): record it, release the withheld
  * signup credit (idempotent) and elevate the org's registered keys. Runs inside the caller's transaction.
+ * @internal Inside sign-in and verification transactions.
  */
 export async function markOrgEmailVerified(
   trx: Db,

@@ -11,6 +11,7 @@ import { newId } from '../../core/ids.js';
 import { getOwnedApi } from '../providers/apis.repo.js';
 import { parseDiscounts, priceForNextCall, type DiscountTier } from '../../core/discounts.js';
 import { intervalJob } from '../lib/interval-job.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
 export interface PriceInput {
   endpoint_id: string;
@@ -28,6 +29,7 @@ export interface PriceOutcome {
 /**
  * True when some call would cost more under the new (price, tiers) than under the old. Both price curves are step
  * functions of the monthly call count that change only at tier thresholds, so checking 0 and every threshold is exact.
+ * @public Pure price comparison.
  */
 export function isIncrease(
   oldPrice: number,
@@ -43,10 +45,11 @@ export function isIncrease(
 
 export async function setPricing(
   ctx: AppContext,
-  orgId: string,
+  caller: Principal | undefined,
   apiId: string,
   inputs: PriceInput[],
 ): Promise<PriceOutcome[]> {
+  const { orgId } = assertScope(caller, 'provider:write');
   await getOwnedApi(ctx.db, orgId, apiId);
   const ids = new Set<string>();
   for (const i of inputs) {
@@ -127,10 +130,11 @@ export async function setPricing(
 
 export async function cancelPendingPricing(
   ctx: AppContext,
-  orgId: string,
+  caller: Principal | undefined,
   apiId: string,
   endpointId: string,
 ): Promise<Row<'price_changes'> & { status: 'cancelled'; cancelled_at: number }> {
+  const { orgId } = assertScope(caller, 'provider:write');
   await getOwnedApi(ctx.db, orgId, apiId);
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
@@ -148,7 +152,10 @@ export async function cancelPendingPricing(
   });
 }
 
-/** Background job body: applies every pending change whose effective time has come. Returns how many it applied. */
+/**
+ * Background job body: applies every pending change whose effective time has come. Returns how many it applied.
+ * @internal The price schedule job.
+ */
 export async function applyDuePriceChanges(db: Db, now: number): Promise<number> {
   const due = await db
     .selectFrom('price_changes')
@@ -230,6 +237,7 @@ async function priceActivity(trx: Db, apiId: string, ep: Row<'endpoints'>, price
 
 export const PRICE_JOB_INTERVAL_MS = 1_000;
 
+/** @internal The price schedule job. */
 export function priceScheduleJob(ctx: AppContext): () => void {
   return intervalJob(ctx.log, 'price schedule job', PRICE_JOB_INTERVAL_MS, () =>
     applyDuePriceChanges(ctx.db, ctx.clock.now()),

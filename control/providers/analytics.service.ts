@@ -5,8 +5,15 @@
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import type { ProviderAnalytics } from '../../core/schemas/providers.schemas.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
-export async function providerAnalytics(db: Db, orgId: string, from: number, to: number): Promise<ProviderAnalytics> {
+export async function providerAnalytics(
+  db: Db,
+  caller: Principal | undefined,
+  from: number,
+  to: number,
+): Promise<ProviderAnalytics> {
+  const { orgId } = assertScope(caller, 'provider:write');
   // Through the provider's api ids, so the query uses usage_api (there is no per-provider usage index: 0005).
   const usage = db
     .selectFrom('usage_events')

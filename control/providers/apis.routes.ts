@@ -2,12 +2,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
-import { requireScope } from '../auth/rest-auth.js';
-import { takeImport } from '../auth/abuse-limits.js';
+import type { Principal } from '../auth/principal.js';
 import { cancelPendingPricing, setPricing } from '../pricing/pricing.service.js';
-import { getOwnedApi } from './apis.repo.js';
 import { listOwnedApis, ownedApiDetail } from './provider-apis.service.js';
-import { iso, toProviderApi } from './apis.serialize.js';
+import { iso } from './apis.serialize.js';
 import { importedApiResponse, ownedEndpointsPage } from './imported-api.service.js';
 import { createApi, patchApi, reimportApi, setCredentials } from './apis.service.js';
 import { publishApi, unpublishApi, verifyApi } from './publish.service.js';
@@ -49,8 +47,8 @@ const EndpointParam = ApiIdParam.extend({
     .openapi({ param: { name: 'endpoint_id', in: 'path' } }),
 });
 
-function detail(ctx: AppContext, orgId: string, apiId: string) {
-  return ownedApiDetail(ctx.db, orgId, apiId);
+function detail(ctx: AppContext, caller: Principal | undefined, apiId: string) {
+  return ownedApiDetail(ctx.db, caller, apiId);
 }
 
 const tags = ['provider'];
@@ -71,11 +69,9 @@ apisRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const ctx = c.get('ctx');
-    takeImport(ctx, p.orgId);
-    const { apiId, warnings } = await createApi(ctx, p.orgId, c.req.valid('json'));
-    return c.json({ ...(await importedApiResponse(ctx.db, p.orgId, apiId)), warnings }, 201);
+    const { apiId, warnings } = await createApi(ctx, c.get('principal'), c.req.valid('json'));
+    return c.json({ ...(await importedApiResponse(ctx.db, c.get('principal'), apiId)), warnings }, 201);
   },
 );
 
@@ -92,9 +88,11 @@ apisRoutes.openapi(
     ),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const { limit, offset } = c.req.valid('query');
-    return c.json(await ownedEndpointsPage(c.get('ctx').db, p.orgId, c.req.valid('param').api_id, limit, offset), 200);
+    return c.json(
+      await ownedEndpointsPage(c.get('ctx').db, c.get('principal'), c.req.valid('param').api_id, limit, offset),
+      200,
+    );
   },
 );
 
@@ -108,9 +106,8 @@ apisRoutes.openapi(
     responses: okResponses(ProviderApiListSchema, 'Draft and live listings of the org, newest first (paged)'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const { limit, offset } = c.req.valid('query');
-    return c.json(await listOwnedApis(c.get('ctx').db, p.orgId, limit, offset), 200);
+    return c.json(await listOwnedApis(c.get('ctx').db, c.get('principal'), limit, offset), 200);
   },
 );
 
@@ -124,8 +121,7 @@ apisRoutes.openapi(
     responses: okResponses(ProviderApiDetailSchema, 'Listing detail with endpoints, prices and pending increases'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
-    return c.json(await detail(c.get('ctx'), p.orgId, c.req.valid('param').api_id), 200);
+    return c.json(await detail(c.get('ctx'), c.get('principal'), c.req.valid('param').api_id), 200);
   },
 );
 
@@ -139,10 +135,9 @@ apisRoutes.openapi(
     responses: okResponses(ProviderApiDetailSchema, 'The updated listing'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
-    await patchApi(c.get('ctx'), p.orgId, api_id, c.req.valid('json'));
-    return c.json(await detail(c.get('ctx'), p.orgId, api_id), 200);
+    await patchApi(c.get('ctx'), c.get('principal'), api_id, c.req.valid('json'));
+    return c.json(await detail(c.get('ctx'), c.get('principal'), api_id), 200);
   },
 );
 
@@ -159,13 +154,11 @@ apisRoutes.openapi(
     ),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
-    takeImport(c.get('ctx'), p.orgId);
-    const r = await reimportApi(c.get('ctx'), p.orgId, api_id, c.req.valid('json'));
+    const r = await reimportApi(c.get('ctx'), c.get('principal'), api_id, c.req.valid('json'));
     return c.json(
       {
-        ...(await importedApiResponse(c.get('ctx').db, p.orgId, api_id)),
+        ...(await importedApiResponse(c.get('ctx').db, c.get('principal'), api_id)),
         warnings: r.warnings,
         added: r.added,
         removed: r.removed,
@@ -185,11 +178,9 @@ apisRoutes.openapi(
     responses: okResponses(CredentialsResultSchema, 'Stored (encrypted); only a fingerprint is returned'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
-    await setCredentials(c.get('ctx'), p.orgId, api_id, c.req.valid('json'));
-    const api = toProviderApi(await getOwnedApi(c.get('ctx').db, p.orgId, api_id));
-    return c.json({ api_id, credentials: api.credentials }, 200);
+    const credentials = await setCredentials(c.get('ctx'), c.get('principal'), api_id, c.req.valid('json'));
+    return c.json({ api_id, credentials }, 200);
   },
 );
 
@@ -206,13 +197,12 @@ apisRoutes.openapi(
     ),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
-    const out = await setPricing(c.get('ctx'), p.orgId, api_id, c.req.valid('json').endpoints);
+    const out = await setPricing(c.get('ctx'), c.get('principal'), api_id, c.req.valid('json').endpoints);
     return c.json(
       {
         results: out.map((o) => ({ ...o, effective_at: iso(o.effective_at) })),
-        api: await detail(c.get('ctx'), p.orgId, api_id),
+        api: await detail(c.get('ctx'), c.get('principal'), api_id),
       },
       200,
     );
@@ -229,9 +219,8 @@ apisRoutes.openapi(
     responses: okResponses(CancelledPriceChangeSchema, 'The cancelled pending increase'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const { api_id, endpoint_id } = c.req.valid('param');
-    const pc = await cancelPendingPricing(c.get('ctx'), p.orgId, api_id, endpoint_id);
+    const pc = await cancelPendingPricing(c.get('ctx'), c.get('principal'), api_id, endpoint_id);
     return c.json(
       {
         change_id: pc.id,
@@ -256,8 +245,7 @@ apisRoutes.openapi(
     responses: okResponses(VerifyResultSchema, 'Smoke test result per checked endpoint'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
-    return c.json({ ...(await verifyApi(c.get('ctx'), p.orgId, c.req.valid('param').api_id)) }, 200);
+    return c.json({ ...(await verifyApi(c.get('ctx'), c.get('principal'), c.req.valid('param').api_id)) }, 200);
   },
 );
 
@@ -274,11 +262,10 @@ apisRoutes.openapi(
     responses: okResponses(PublishResultSchema, 'Now live'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
     const opts = await optionalJsonBody(c, PublishInputSchema);
-    const r = await publishApi(c.get('ctx'), p.orgId, api_id, opts);
-    return c.json({ ...(await detail(c.get('ctx'), p.orgId, api_id)), verify: r.verify }, 200);
+    const r = await publishApi(c.get('ctx'), c.get('principal'), api_id, opts);
+    return c.json({ ...(await detail(c.get('ctx'), c.get('principal'), api_id)), verify: r.verify }, 200);
   },
 );
 
@@ -292,9 +279,8 @@ apisRoutes.openapi(
     responses: okResponses(ProviderApiDetailSchema, 'Back to draft'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const { api_id } = c.req.valid('param');
-    await unpublishApi(c.get('ctx'), p.orgId, api_id);
-    return c.json(await detail(c.get('ctx'), p.orgId, api_id), 200);
+    await unpublishApi(c.get('ctx'), c.get('principal'), api_id);
+    return c.json(await detail(c.get('ctx'), c.get('principal'), api_id), 200);
   },
 );

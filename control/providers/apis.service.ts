@@ -23,6 +23,10 @@ import {
   refreshSearchPaths,
   type StoreStats,
 } from '../catalog/import-store.js';
+import { assertScope, type Principal } from '../auth/principal.js';
+import { takeImport } from '../auth/abuse-limits.js';
+import { toProviderApi } from './apis.serialize.js';
+import type { ProviderApi } from '../../core/schemas/providers.schemas.js';
 
 export interface ListingMetadata {
   name?: string | undefined;
@@ -39,9 +43,11 @@ export interface ListingMetadata {
 
 export async function createApi(
   ctx: AppContext,
-  orgId: string,
+  caller: Principal | undefined,
   input: ImportSourceInput & ListingMetadata,
 ): Promise<{ apiId: string; warnings: string[]; report: ImportReport; stored: StoreStats }> {
+  const { orgId } = assertScope(caller, 'provider:write');
+  takeImport(ctx, orgId);
   assertLinkUrls({ docs_url: input.docs_url, logo_url: input.logo_url }, ctx.config.isProduction);
   // Set once the listing row exists: from then on a failure must remove it again.
   let created = null as { apiId: string; now: number } | null;
@@ -117,10 +123,12 @@ export async function createApi(
 /** Re-import from a new source, or from the stored source URL when none is given. Prices and ids survive. */
 export async function reimportApi(
   ctx: AppContext,
-  orgId: string,
+  caller: Principal | undefined,
   apiId: string,
   input: ImportSourceInput,
 ): Promise<{ warnings: string[]; removed: number; added: number; report: ImportReport }> {
+  const { orgId } = assertScope(caller, 'provider:write');
+  takeImport(ctx, orgId);
   const existing = await getOwnedApi(ctx.db, orgId, apiId);
   let source = input;
   if (input.openapi_url === undefined && input.rapidapi_url === undefined && input.body === undefined) {
@@ -209,7 +217,13 @@ async function syncEndpoints(
 /** Rows per multi-row INSERT (13 columns each, far below SQLite's bound-parameter limit). */
 const INSERT_BATCH = 200;
 
-export async function patchApi(ctx: AppContext, orgId: string, apiId: string, patch: ListingMetadata): Promise<void> {
+export async function patchApi(
+  ctx: AppContext,
+  caller: Principal | undefined,
+  apiId: string,
+  patch: ListingMetadata,
+): Promise<void> {
+  const { orgId } = assertScope(caller, 'provider:write');
   const api = await getOwnedApi(ctx.db, orgId, apiId);
   assertLinkUrls({ docs_url: patch.docs_url, logo_url: patch.logo_url }, ctx.config.isProduction);
   const now = ctx.clock.now();
@@ -240,10 +254,11 @@ export async function patchApi(ctx: AppContext, orgId: string, apiId: string, pa
 
 export async function setCredentials(
   ctx: AppContext,
-  orgId: string,
+  caller: Principal | undefined,
   apiId: string,
   input: { secret: string; injection?: Exclude<Injection, 'none'> | undefined; injection_name?: string | undefined },
-): Promise<void> {
+): Promise<ProviderApi['credentials']> {
+  const { orgId } = assertScope(caller, 'provider:write');
   await getOwnedApi(ctx.db, orgId, apiId);
   assertInjectable(input.secret, input.injection ?? 'bearer', input.injection_name);
   const injection = input.injection ?? 'bearer';
@@ -271,6 +286,7 @@ export async function setCredentials(
       .execute();
     await recordChange(trx, 'api', apiId, now);
   });
+  return toProviderApi(await getOwnedApi(ctx.db, orgId, apiId)).credentials;
 }
 
 async function requireFreeSlug(db: Db, wanted: string): Promise<string> {

@@ -8,12 +8,20 @@ import { pageOf } from '../lib/pagination.js';
 import { PAGE_MAX_LIMIT } from '../../core/schemas/common.schemas.js';
 import { getOwnedApi, listEndpoints, pendingChanges } from './apis.repo.js';
 import { toProviderApi, toProviderEndpoint } from './apis.serialize.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
 /** Endpoints an import's answer carries: one full page. */
 export const IMPORT_RESPONSE_ENDPOINTS = PAGE_MAX_LIMIT;
 
 /** One page of an owned listing's current endpoints, in document order, with prices and pending increases. */
-export async function ownedEndpointsPage(db: Db, orgId: string, apiId: string, limit: number, offset: number) {
+export async function ownedEndpointsPage(
+  db: Db,
+  caller: Principal | undefined,
+  apiId: string,
+  limit: number,
+  offset: number,
+) {
+  const { orgId } = assertScope(caller, 'provider:write');
   await getOwnedApi(db, orgId, apiId);
   const rows = await listEndpoints(db, apiId, false, { limit: limit + 1, offset });
   const pending = new Map((await pendingChanges(db, apiId)).map((p) => [p.endpoint_id, p]));
@@ -22,9 +30,10 @@ export async function ownedEndpointsPage(db: Db, orgId: string, apiId: string, l
 }
 
 /** The listing as an import answers it: `endpoints` is the first page; `endpoint_count` and `endpoints_url` the rest. */
-export async function importedApiResponse(db: Db, orgId: string, apiId: string) {
+export async function importedApiResponse(db: Db, caller: Principal | undefined, apiId: string) {
+  const { orgId } = assertScope(caller, 'provider:write');
   const api = toProviderApi(await getOwnedApi(db, orgId, apiId));
-  const first = await ownedEndpointsPage(db, orgId, apiId, IMPORT_RESPONSE_ENDPOINTS, 0);
+  const first = await ownedEndpointsPage(db, caller, apiId, IMPORT_RESPONSE_ENDPOINTS, 0);
   const { n } = await db
     .selectFrom('endpoints')
     .select(db.fn.countAll<number>().as('n'))

@@ -12,6 +12,7 @@ import { slugify } from './apis.repo.js';
 import { assertLinkUrls } from '../../core/link-url.js';
 import type { ProviderDirectory, ProviderPage, ProviderProfile } from '../../core/schemas/providers.schemas.js';
 import { listingSummaries, toListingSummary } from '../catalog/listing-summary.js';
+import { assertScope, type Principal, assertPublicRead } from '../auth/principal.js';
 
 export interface ProfilePatch {
   slug?: string | undefined;
@@ -21,6 +22,7 @@ export interface ProfilePatch {
   logo_url?: string | null | undefined;
 }
 
+/** @public A serialiser of a public profile. */
 export function toProfile(p: Row<'providers'>, liveListings?: number): ProviderProfile {
   return {
     slug: p.slug,
@@ -43,6 +45,7 @@ async function freeProviderSlug(db: Db, wanted: string): Promise<string> {
   return `${base}-${Date.now().toString(36)}`;
 }
 
+/** @internal Inside publishApi and getMyProfile, which authorize. */
 export async function ensureProviderProfile(ctx: AppContext, orgId: string): Promise<Row<'providers'>> {
   const existing = await ctx.db.selectFrom('providers').selectAll().where('org_id', '=', orgId).executeTakeFirst();
   if (existing) return existing;
@@ -82,7 +85,8 @@ export async function ensureProviderProfile(ctx: AppContext, orgId: string): Pro
   });
 }
 
-export async function getMyProfile(ctx: AppContext, orgId: string): Promise<Row<'providers'>> {
+export async function getMyProfile(ctx: AppContext, caller: Principal | undefined): Promise<Row<'providers'>> {
+  const { orgId } = assertScope(caller, 'provider:write');
   const p = await ctx.db.selectFrom('providers').selectAll().where('org_id', '=', orgId).executeTakeFirst();
   if (!p)
     throw new SvcError(
@@ -92,7 +96,12 @@ export async function getMyProfile(ctx: AppContext, orgId: string): Promise<Row<
   return p;
 }
 
-export async function updateMyProfile(ctx: AppContext, orgId: string, patch: ProfilePatch): Promise<Row<'providers'>> {
+export async function updateMyProfile(
+  ctx: AppContext,
+  caller: Principal | undefined,
+  patch: ProfilePatch,
+): Promise<Row<'providers'>> {
+  const { orgId } = assertScope(caller, 'provider:write');
   assertLinkUrls({ website: patch.website, logo_url: patch.logo_url }, ctx.config.isProduction);
   const current = await ensureProviderProfile(ctx, orgId);
   const now = ctx.clock.now();
@@ -123,8 +132,10 @@ export async function updateMyProfile(ctx: AppContext, orgId: string, patch: Pro
 /** The public provider directory: most live listings first, optional text filter on name, slug and bio. */
 export async function listProviders(
   db: Db,
+  reader: Principal | undefined,
   p: { query?: string | undefined; limit: number; offset: number },
 ): Promise<ProviderDirectory> {
+  assertPublicRead(reader, 'catalog:read');
   let q = db
     .selectFrom('providers')
     .leftJoin('apis', (j) =>
@@ -157,7 +168,8 @@ export async function listProviders(
 }
 
 /** A public provider page: the profile and its live listings; not_found for an unknown slug. */
-export async function providerPage(db: Db, slug: string): Promise<ProviderPage> {
+export async function providerPage(db: Db, reader: Principal | undefined, slug: string): Promise<ProviderPage> {
+  assertPublicRead(reader, 'catalog:read');
   const prov = await db.selectFrom('providers').selectAll().where('slug', '=', slug).executeTakeFirst();
   if (!prov) throw new SvcError('not_found', 'No provider with this slug');
   const listings = (await listingSummaries(db, { orgId: prov.org_id })).map(toListingSummary);

@@ -4,9 +4,16 @@ import { pageOf } from '../lib/pagination.js';
 import { getOwnedApi, listEndpoints, pendingChanges } from './apis.repo.js';
 import { toProviderApi, toProviderApiDetail } from './apis.serialize.js';
 import type { ProviderApiDetail, ProviderApiList } from '../../core/schemas/providers.schemas.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
 /** Draft and live listings of the org, newest first, each with its count of current endpoints. */
-export async function listOwnedApis(db: Db, orgId: string, limit: number, offset: number): Promise<ProviderApiList> {
+export async function listOwnedApis(
+  db: Db,
+  caller: Principal | undefined,
+  limit: number,
+  offset: number,
+): Promise<ProviderApiList> {
+  const { orgId } = assertScope(caller, 'provider:write');
   const page = pageOf(
     await db
       .selectFrom('apis')
@@ -33,7 +40,8 @@ export async function listOwnedApis(db: Db, orgId: string, limit: number, offset
 }
 
 /** One owned listing with its endpoints, prices and pending increases; not_found for another org's listing. */
-export async function ownedApiDetail(db: Db, orgId: string, apiId: string): Promise<ProviderApiDetail> {
+export async function ownedApiDetail(db: Db, caller: Principal | undefined, apiId: string): Promise<ProviderApiDetail> {
+  const { orgId } = assertScope(caller, 'provider:write');
   const api = await getOwnedApi(db, orgId, apiId);
   return toProviderApiDetail(api, await listEndpoints(db, apiId), await pendingChanges(db, apiId));
 }

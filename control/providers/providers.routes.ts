@@ -5,10 +5,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { bearer, jsonBody, okResponses } from '../lib/openapi.js';
-import { requireScope } from '../auth/rest-auth.js';
 import { DAY_MS } from '../../core/clock.js';
 import { SvcError } from '../../core/errors.js';
-import { catalogReader } from '../catalog/catalog-access.js';
 import { apisRoutes } from './apis.routes.js';
 import { providerAnalytics } from './analytics.service.js';
 import { getMyProfile, listProviders, providerPage, toProfile, updateMyProfile } from './profile.service.js';
@@ -34,8 +32,7 @@ providersRoutes.openapi(
     responses: okResponses(ProviderProfileSchema, 'My provider profile'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
-    return c.json(toProfile(await getMyProfile(c.get('ctx'), p.orgId)), 200);
+    return c.json(toProfile(await getMyProfile(c.get('ctx'), c.get('principal'))), 200);
   },
 );
 
@@ -49,8 +46,7 @@ providersRoutes.openapi(
     responses: okResponses(ProviderProfileSchema, 'Updated (created if missing)'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
-    return c.json(toProfile(await updateMyProfile(c.get('ctx'), p.orgId, c.req.valid('json'))), 200);
+    return c.json(toProfile(await updateMyProfile(c.get('ctx'), c.get('principal'), c.req.valid('json'))), 200);
   },
 );
 
@@ -67,7 +63,6 @@ providersRoutes.openapi(
     ),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const ctx = c.get('ctx');
     const q = c.req.valid('query');
     const to = q.to ?? ctx.clock.now();
@@ -76,7 +71,7 @@ providersRoutes.openapi(
       throw new SvcError('validation_failed', '`from` must be before `to`', {
         errors: [{ path: 'from', message: 'must be before to' }],
       });
-    return c.json(await providerAnalytics(ctx.db, p.orgId, from, to), 200);
+    return c.json(await providerAnalytics(ctx.db, c.get('principal'), from, to), 200);
   },
 );
 
@@ -89,8 +84,7 @@ providersRoutes.openapi(
     responses: okResponses(ProviderDirectorySchema, 'Public provider directory (paged)'),
   }),
   async (c) => {
-    catalogReader(c);
-    return c.json(await listProviders(c.get('ctx').db, c.req.valid('query')), 200);
+    return c.json(await listProviders(c.get('ctx').db, c.get('principal'), c.req.valid('query')), 200);
   },
 );
 
@@ -103,7 +97,6 @@ providersRoutes.openapi(
     responses: okResponses(ProviderPageSchema, 'A provider profile with its live listings'),
   }),
   async (c) => {
-    catalogReader(c);
-    return c.json(await providerPage(c.get('ctx').db, c.req.valid('param').slug), 200);
+    return c.json(await providerPage(c.get('ctx').db, c.get('principal'), c.req.valid('param').slug), 200);
   },
 );

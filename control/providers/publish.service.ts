@@ -11,6 +11,7 @@ import { safeFetch } from '../catalog/safe-fetch.js';
 import { getOwnedApi, listEndpoints, type EndpointSummaryRow, type OwnedApi } from './apis.repo.js';
 import { ensureProviderProfile } from './profile.service.js';
 import type { VerifyResult } from '../../core/schemas/providers.schemas.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
 export type { VerifyResult };
 export type VerifyCheck = VerifyResult['checks'][number];
@@ -30,6 +31,7 @@ function checkable(endpoints: EndpointSummaryRow[]): EndpointSummaryRow[] {
   });
 }
 
+/** @public Pure: the verification request for a listing row. */
 export function buildUpstreamRequest(
   ctx: AppContext,
   api: OwnedApi,
@@ -46,7 +48,8 @@ export function buildUpstreamRequest(
   return { url: url.toString(), headers };
 }
 
-export async function verifyApi(ctx: AppContext, orgId: string, apiId: string): Promise<VerifyResult> {
+export async function verifyApi(ctx: AppContext, caller: Principal | undefined, apiId: string): Promise<VerifyResult> {
+  const { orgId } = assertScope(caller, 'provider:write');
   const api = await getOwnedApi(ctx.db, orgId, apiId);
   if (!api.base_url)
     throw new SvcError('invalid_state', 'Set base_url (PATCH /v1/provider/apis/:api_id) before verifying');
@@ -125,10 +128,11 @@ export async function verifyApi(ctx: AppContext, orgId: string, apiId: string): 
 
 export async function publishApi(
   ctx: AppContext,
-  orgId: string,
+  caller: Principal | undefined,
   apiId: string,
   opts: { accept_terms?: boolean | undefined; skip_verify?: boolean | undefined },
 ): Promise<{ verify: VerifyResult | null }> {
+  const { orgId } = assertScope(caller, 'provider:write');
   const api = await getOwnedApi(ctx.db, orgId, apiId);
   if (api.status === 'live') throw new SvcError('invalid_state', 'This listing is already live');
   if (api.suspended_at !== null) throw new SvcError('invalid_state', 'This listing is suspended by the operator');
@@ -142,7 +146,7 @@ export async function publishApi(
   if (endpoints.length === 0) throw new SvcError('invalid_state', 'A listing needs at least one endpoint to publish');
   let verify: VerifyResult | null = null;
   if (opts.skip_verify !== true) {
-    verify = await verifyApi(ctx, orgId, apiId);
+    verify = await verifyApi(ctx, caller, apiId);
     if (!verify.ok)
       throw new SvcError('verification_failed', verify.detail, {
         extra: { checks: verify.checks, verification_id: verify.verification_id },
@@ -174,7 +178,8 @@ export async function publishApi(
   return { verify };
 }
 
-export async function unpublishApi(ctx: AppContext, orgId: string, apiId: string): Promise<void> {
+export async function unpublishApi(ctx: AppContext, caller: Principal | undefined, apiId: string): Promise<void> {
+  const { orgId } = assertScope(caller, 'provider:write');
   const api = await getOwnedApi(ctx.db, orgId, apiId);
   const now = ctx.clock.now();
   await ctx.db.transaction().execute(async (trx) => {

@@ -10,6 +10,7 @@ import { sha256Hex } from '../../core/crypto.js';
 import { SvcError } from '../../core/errors.js';
 import { newId, randomString } from '../../core/ids.js';
 import { insertSession } from './sessions.service.js';
+import { assertPerson, type Principal } from '../auth/principal.js';
 
 export const CLI_CODE_TTL_MS = 5 * 60_000;
 export const DEVICE_TTL_MS = 10 * 60_000;
@@ -18,17 +19,16 @@ export const DEVICE_POLL_INTERVAL_S = 2;
 const USER_CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 
 type Ctx = Pick<AppContext, 'db' | 'clock'>;
-export interface Who {
-  orgId: string;
-  userId: string;
-}
 export interface CliSession {
   session_token: string;
   expires_at: string;
   org_id: string;
 }
 
-/** Only a plain-http loopback URL with a port: the code must never leave the person's machine. */
+/**
+ * Only a plain-http loopback URL with a port: the code must never leave the person's machine.
+ * @public Pure URL check.
+ */
 export function isLoopbackRedirect(uri: string): boolean {
   let u: URL;
   try {
@@ -45,6 +45,7 @@ export function isLoopbackRedirect(uri: string): boolean {
   );
 }
 
+/** @public Validates a CLI sign-in link's parameters; changes nothing. */
 export function assertLoginRequest(p: {
   redirect_uri?: string;
   state?: string;
@@ -66,9 +67,10 @@ export function assertLoginRequest(p: {
 
 export async function issueCliCode(
   ctx: Ctx,
-  who: Who,
+  caller: Principal | undefined,
   p: { codeChallenge: string; redirectUri: string },
 ): Promise<string> {
+  const who = assertPerson(caller);
   const now = ctx.clock.now();
   const code = `clc_${randomString(40)}`;
   await ctx.db
@@ -93,6 +95,7 @@ export async function issueCliCode(
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
+/** @public Its credential is the one-time code and PKCE verifier it is given. */
 export async function exchangeCliCode(
   ctx: Ctx,
   p: { code: string; code_verifier: string; redirect_uri: string },
@@ -105,6 +108,7 @@ export async function exchangeCliCode(
   );
 }
 
+/** @public Anyone may start a device sign-in; a signed-in person confirms it. */
 export async function startDeviceLogin(ctx: Ctx, baseUrl: string) {
   const now = ctx.clock.now();
   const deviceCode = `cld_${randomString(40)}`;
@@ -136,7 +140,8 @@ export async function startDeviceLogin(ctx: Ctx, baseUrl: string) {
 }
 
 /** The person typed the user code on /cli/device while signed in: the polling CLI may now get a session. */
-export async function confirmDevice(ctx: Ctx, who: Who, userCode: string): Promise<boolean> {
+export async function confirmDevice(ctx: Ctx, caller: Principal | undefined, userCode: string): Promise<boolean> {
+  const who = assertPerson(caller);
   const now = ctx.clock.now();
   const normalized = userCode.toUpperCase().replace(/[^A-Z0-9]/g, '');
   const r = await ctx.db
@@ -150,6 +155,7 @@ export async function confirmDevice(ctx: Ctx, who: Who, userCode: string): Promi
   return Number(r.numUpdatedRows) === 1;
 }
 
+/** @public Its credential is the device code it is given. */
 export async function pollDevice(ctx: Ctx, deviceCode: string): Promise<CliSession> {
   return _consume(ctx, 'device', deviceCode, () => true);
 }

@@ -14,6 +14,7 @@ import { postEntry } from '../ledger/ledger.service.js';
 import { mintSessionToken } from '../../core/key-format.js';
 import { insertOrg, markOrgEmailVerified } from '../orgs/orgs.service.js';
 import type { LoginResult } from '../../core/schemas/identity.schemas.js';
+import { assertSession, type Principal } from '../auth/principal.js';
 
 export const LOGIN_CODE_TTL_MS = 10 * 60_000;
 export const LOGIN_CODE_MAX_ATTEMPTS = 5;
@@ -29,6 +30,7 @@ function codeHash(ctx: AppContext, codeId: string, code: string): string {
  * Same work, same response and no mail-delivery wait on either branch: existence of the account is not revealed.
  * Past `SVC_LOGIN_RATE_PER_HOUR` codes per email per hour the request is a quiet no-op while the latest code is still
  * usable: a stranger can neither flood the mailbox nor lock its owner out (the last mailed code keeps working).
+ * @public Anyone may ask for a code for an email (docs/identity.md: per-email limit, never a 429).
  */
 export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promise<void> {
   const now = ctx.clock.now();
@@ -89,6 +91,7 @@ export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promi
 /**
  * Spends the newest unexpired login code of `email` if `code` matches; throws `invalid_code` or `too_many_attempts`.
  * Used by the login below and by the OAuth authorization page, which proves an email without signing in.
+ * @public Its credential is the code mailed to the email.
  */
 export async function consumeLoginCode(ctx: AppContext, rawEmail: string, code: string): Promise<void> {
   const now = ctx.clock.now();
@@ -129,6 +132,7 @@ export async function consumeLoginCode(ctx: AppContext, rawEmail: string, code: 
     );
 }
 
+/** @public Its credential is the code mailed to the email. */
 export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: string): Promise<LoginResult> {
   await consumeLoginCode(ctx, rawEmail, code);
   const now = ctx.clock.now();
@@ -192,7 +196,10 @@ export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: s
   });
 }
 
-/** A new `sess_…` token for a user (stored hashed; 30-day expiry). Shared by email-code and CLI sign-in. */
+/**
+ * A new `sess_…` token for a user (stored hashed; 30-day expiry). Shared by email-code and CLI sign-in.
+ * @internal Inside sign-in (code, CLI, device) once the person proved who they are.
+ */
 export async function insertSession(
   trx: Kysely<Database>,
   who: { orgId: string; userId: string },
@@ -214,7 +221,9 @@ export async function insertSession(
   return { token: token.plaintext, expires_at: new Date(now + SESSION_TTL_MS).toISOString() };
 }
 
-export async function endSession(ctx: AppContext, sessionId: string): Promise<void> {
+/** Signs out the session the caller holds (an API key has none to end: `session_required`). */
+export async function endSession(ctx: AppContext, caller: Principal | undefined): Promise<void> {
+  const { sessionId } = assertSession(caller);
   await ctx.db
     .updateTable('sessions')
     .set({ ended_at: ctx.clock.now() })
@@ -224,7 +233,8 @@ export async function endSession(ctx: AppContext, sessionId: string): Promise<vo
 }
 
 /** Ends every live session of a user (the dashboard's "sign out everywhere"): browsers, CLI logins, all of them. */
-export async function endAllSessions(ctx: AppContext, userId: string): Promise<number> {
+export async function endAllSessions(ctx: AppContext, caller: Principal | undefined): Promise<number> {
+  const { userId } = assertSession(caller);
   const r = await ctx.db
     .updateTable('sessions')
     .set({ ended_at: ctx.clock.now() })

@@ -5,7 +5,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { newRouter, optionalJsonBody } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, okResponses, problemResponses } from '../lib/openapi.js';
-import { requireAuth, requireOrgAdminSession, requireScope } from '../auth/rest-auth.js';
 import { PaginationQuerySchema } from '../../core/schemas/common.schemas.js';
 import {
   acceptListingTerms,
@@ -51,10 +50,9 @@ termsRoutes.openapi(
     responses: { 201: jsonResponse(TermsDocumentSchema, 'The document, status created'), ...problemResponses },
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const { 'acceptance-mode': alias, acceptance_mode, ...doc } = c.req.valid('json');
     const input = { ...doc, acceptance_mode: (acceptance_mode ?? alias)! };
-    return c.json(toDocument(await createDocument(c.get('ctx'), p.orgId, input)), 201);
+    return c.json(toDocument(await createDocument(c.get('ctx'), c.get('principal'), input)), 201);
   },
 );
 
@@ -68,9 +66,8 @@ termsRoutes.openapi(
     responses: okResponses(TermsDocumentListSchema, 'Documents of the org, newest first (paged)'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
     const q = c.req.valid('query');
-    return c.json(await documentPage(c.get('ctx').db, p.orgId, q.api_id, q.limit, q.offset), 200);
+    return c.json(await documentPage(c.get('ctx').db, c.get('principal'), q.api_id, q.limit, q.offset), 200);
   },
 );
 
@@ -84,8 +81,7 @@ termsRoutes.openapi(
     responses: okResponses(TermsDocumentSchema, 'Activated: consumers must accept it again when required'),
   }),
   async (c) => {
-    const p = requireScope(c, 'provider:write');
-    return c.json(toDocument(await activateDocument(c.get('ctx'), p.orgId, c.req.valid('param').id)), 200);
+    return c.json(toDocument(await activateDocument(c.get('ctx'), c.get('principal'), c.req.valid('param').id)), 200);
   },
 );
 
@@ -99,8 +95,7 @@ termsRoutes.openapi(
     responses: okResponses(ListingTermsSchema, "The listing's active terms and whether the caller's org accepted them"),
   }),
   async (c) => {
-    const p = requireAuth(c);
-    return c.json(await listingTerms(c.get('ctx').db, p.orgId, c.req.valid('param').slug), 200);
+    return c.json(await listingTerms(c.get('ctx').db, c.get('principal'), c.req.valid('param').slug), 200);
   },
 );
 
@@ -117,9 +112,8 @@ termsRoutes.openapi(
     responses: okResponses(TermsAcceptanceSchema, 'Accepted for the whole org (idempotent)'),
   }),
   async (c) => {
-    const p = requireOrgAdminSession(c);
     const body = await optionalJsonBody(c, TermsAcceptInputSchema);
-    const who = { orgId: p.orgId, userId: p.userId! };
-    return c.json(await acceptListingTerms(c.get('ctx'), who, c.req.valid('param').slug, body.document_id), 200);
+    const { slug } = c.req.valid('param');
+    return c.json(await acceptListingTerms(c.get('ctx'), c.get('principal'), slug, body.document_id), 200);
   },
 );

@@ -17,6 +17,7 @@ import type {
 import { getVisibleListing } from '../catalog/listings.repo.js';
 import { iso } from '../providers/apis.serialize.js';
 import { pageOf } from '../lib/pagination.js';
+import { assertOrgAdmin, assertScope, assertSession, assertAuthenticated, type Principal } from '../auth/principal.js';
 
 export interface NewDocument {
   kind: 'terms';
@@ -27,6 +28,7 @@ export interface NewDocument {
   acceptance_mode: 'required' | 'optional';
 }
 
+/** @public A serialiser: the document as REST, MCP and the CLI show it. */
 export function toDocument(d: Row<'legal_documents'>): TermsDocument {
   return {
     document_id: d.id,
@@ -44,9 +46,10 @@ export function toDocument(d: Row<'legal_documents'>): TermsDocument {
 
 export async function createDocument(
   ctx: AppContext,
-  orgId: string,
+  caller: Principal | undefined,
   input: NewDocument,
 ): Promise<Row<'legal_documents'>> {
+  const { orgId } = assertScope(caller, 'provider:write');
   await getOwnedApi(ctx.db, orgId, input.api_id);
   const now = ctx.clock.now();
   const dup = await ctx.db
@@ -73,6 +76,7 @@ export async function createDocument(
   return row;
 }
 
+/** @internal The query behind documentPage (which authorizes). */
 export function listDocuments(
   db: Db,
   orgId: string,
@@ -87,9 +91,10 @@ export function listDocuments(
 
 export async function activateDocument(
   ctx: AppContext,
-  orgId: string,
+  caller: Principal | undefined,
   documentId: string,
 ): Promise<Row<'legal_documents'>> {
+  const { orgId } = assertScope(caller, 'provider:write');
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
     const doc = await trx.selectFrom('legal_documents').selectAll().where('id', '=', documentId).executeTakeFirst();
@@ -105,7 +110,7 @@ export async function activateDocument(
   });
 }
 
-/** The document in force for a listing: the most recently activated one (rowid breaks same-millisecond ties). */
+/** @public The terms a listing shows everyone. The document in force for a listing: the most recently activated one (rowid breaks same-millisecond ties). */
 export function activeDocument(db: Db, apiId: string): Promise<Row<'legal_documents'> | undefined> {
   return db
     .selectFrom('legal_documents')
@@ -118,6 +123,7 @@ export function activeDocument(db: Db, apiId: string): Promise<Row<'legal_docume
     .executeTakeFirst();
 }
 
+/** @internal One org's acceptance of one document, for services that already know who asks. */
 export async function acceptanceOf(
   db: Db,
   orgId: string,
@@ -131,13 +137,33 @@ export async function acceptanceOf(
     .executeTakeFirst();
 }
 
-/** Records the org's acceptance of the active document; accepting twice is a no-op that returns the first record. */
+/**
+ * Whether this caller may accept terms for its org (SPEC: "an org owner or admin accepts via a session"): what a
+ * page asks before it offers the accept button. acceptTerms enforces the same rule.
+ */
+export function mayAcceptTerms(caller: Principal | undefined): boolean {
+  try {
+    assertOrgAdmin(assertSession(caller));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Records the org's acceptance of the active document; accepting twice is a no-op that returns the first record.
+ * Only an org owner or admin, through a session (SPEC: terms acceptance), may accept: a key, even one its owner
+ * created, is refused with `session_required`; a session of a user who is neither is refused with `forbidden`.
+ */
 export async function acceptTerms(
   ctx: AppContext,
-  p: { orgId: string; userId: string },
+  caller: Principal | undefined,
   apiId: string,
   expectedDocumentId?: string,
 ): Promise<{ document: Row<'legal_documents'>; acceptance: Row<'terms_acceptances'>; already: boolean }> {
+  const p = assertOrgAdmin(assertSession(caller));
+  const userId = p.userId;
+  if (userId === null) throw new SvcError('session_required', 'Terms are accepted by a person, through a session.');
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
     const doc = await activeDocument(trx, apiId);
@@ -156,7 +182,7 @@ export async function acceptTerms(
       org_id: p.orgId,
       api_id: apiId,
       document_id: doc.id,
-      user_id: p.userId,
+      user_id: userId,
       accepted_at: now,
     };
     await trx.insertInto('terms_acceptances').values(acceptance).execute();
@@ -168,17 +194,19 @@ export async function acceptTerms(
 /** The org's terms documents (optionally of one listing), newest first, one page. */
 export async function documentPage(
   db: Db,
-  orgId: string,
+  caller: Principal | undefined,
   apiId: string | undefined,
   limit: number,
   offset: number,
 ): Promise<TermsDocumentList> {
+  const { orgId } = assertScope(caller, 'provider:write');
   const page = pageOf(await listDocuments(db, orgId, apiId, limit + 1, offset), limit, offset);
   return { ...page, data: page.data.map(toDocument) };
 }
 
 /** A visible listing's active terms and whether the viewer's org accepted them. */
-export async function listingTerms(db: Db, orgId: string, slug: string): Promise<ListingTerms> {
+export async function listingTerms(db: Db, caller: Principal | undefined, slug: string): Promise<ListingTerms> {
+  const { orgId } = assertAuthenticated(caller);
   const api = await getVisibleListing(db, slug, orgId);
   const doc = await activeDocument(db, api.id);
   const acc = doc ? await acceptanceOf(db, orgId, doc.id) : undefined;
@@ -195,10 +223,11 @@ export async function listingTerms(db: Db, orgId: string, slug: string): Promise
 /** acceptTerms for a visible listing named by slug, answered as the REST and MCP surfaces show it. */
 export async function acceptListingTerms(
   ctx: AppContext,
-  p: { orgId: string; userId: string },
+  caller: Principal | undefined,
   slug: string,
   expectedDocumentId?: string,
 ): Promise<TermsAcceptance> {
+  const p = assertOrgAdmin(assertSession(caller));
   const api = await getVisibleListing(ctx.db, slug, p.orgId);
   const r = await acceptTerms(ctx, p, api.id, expectedDocumentId);
   return {

@@ -2,7 +2,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { newRouter } from '../lib/http.js';
 import { bearer, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { requireScope } from '../auth/rest-auth.js';
 import { usageForWindow } from './usage.service.js';
 import { UsageQuerySchema, UsageSummarySchema } from '../../core/schemas/usage.schemas.js';
 
@@ -21,7 +20,6 @@ usageRoutes.openapi(
     },
   }),
   async (c) => {
-    const p = requireScope(c, 'usage:read');
-    return c.json(await usageForWindow(c.get('ctx'), p.orgId, c.req.valid('query')), 200);
+    return c.json(await usageForWindow(c.get('ctx'), c.get('principal'), c.req.valid('query')), 200);
   },
 );

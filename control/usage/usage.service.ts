@@ -13,13 +13,15 @@ import {
   type UsageSummary,
 } from '../../core/schemas/usage.schemas.js';
 import type { AppContext } from '../context.js';
+import { assertScope, type Principal } from '../auth/principal.js';
 
 /** GET /v1/usage (and get_usage): the window defaults to the last USAGE_DEFAULT_DAYS days and spans at most USAGE_MAX_DAYS. */
 export async function usageForWindow(
   ctx: Pick<AppContext, 'db' | 'clock'>,
-  orgId: string,
+  caller: Principal | undefined,
   q: UsageQueryInput,
 ): Promise<UsageSummary> {
+  const { orgId } = assertScope(caller, 'usage:read');
   const to = q.to ?? ctx.clock.now();
   const from = q.from ?? to - USAGE_DEFAULT_DAYS * DAY_MS;
   if (from >= to)
@@ -30,7 +32,7 @@ export async function usageForWindow(
     throw new SvcError('validation_failed', `The range may span at most ${USAGE_MAX_DAYS} days`, {
       errors: [{ path: 'from', message: `range over ${USAGE_MAX_DAYS} days` }],
     });
-  return usageSummary(ctx.db, { orgId, from, to, keyId: q.key_id, limit: q.limit, offset: q.offset });
+  return _usageSummary(ctx.db, { orgId, from, to, keyId: q.key_id, limit: q.limit, offset: q.offset });
 }
 
 export interface UsageQuery {
@@ -42,7 +44,17 @@ export interface UsageQuery {
   offset: number;
 }
 
-export async function usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
+/** The caller's usage over [from, to), any span (the dashboard's charts and CSV); usageForWindow bounds it for the API. */
+export function usageSummary(
+  db: Db,
+  caller: Principal | undefined,
+  q: Omit<UsageQuery, 'orgId'>,
+): Promise<UsageSummary> {
+  const { orgId } = assertScope(caller, 'usage:read');
+  return _usageSummary(db, { ...q, orgId });
+}
+
+async function _usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
   let base = db
     .selectFrom('usage_events')
     .where('usage_events.org_id', '=', q.orgId)

@@ -71,7 +71,7 @@ cliLoginPages.get('/cli/login', async (c) => {
 cliLoginPages.post('/cli/login', async (c) => {
   const p = requireWebSession(c, '/dashboard');
   const req = assertLoginRequest(await loginFields(c, 'form'));
-  const code = await issueCliCode(c.get('ctx'), { orgId: p.orgId, userId: p.userId! }, req);
+  const code = await issueCliCode(c.get('ctx'), p, req);
   const to = new URL(req.redirectUri);
   to.searchParams.set('code', code);
   to.searchParams.set('state', req.state);
@@ -115,8 +115,7 @@ cliLoginPages.post('/cli/device', async (c) => {
   try {
     // Wrong user codes count against the address like wrong login codes do, so guessing one is rate limited.
     await withLoginVerifyLimit(ctx, clientIp(c), async () => {
-      if (!(await confirmDevice(ctx, { orgId: p.orgId, userId: p.userId! }, code)))
-        throw new SvcError('invalid_code', 'That code is wrong or expired');
+      if (!(await confirmDevice(ctx, p, code))) throw new SvcError('invalid_code', 'That code is wrong or expired');
     });
   } catch (e) {
     if (!(e instanceof SvcError && e.code === 'invalid_code')) throw e;

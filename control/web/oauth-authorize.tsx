@@ -217,7 +217,7 @@ oauthAuthorizeRoutes.post('/oauth/authorize', async (c) => {
   const { req, issuer } = checked;
   const to =
     (await formString(c, 'decision')) === 'approve'
-      ? await approveAuthorization(c.get('ctx'), req, { orgId: principal.orgId, userId: principal.userId! }, issuer)
+      ? await approveAuthorization(c.get('ctx'), req, principal, issuer)
       : denyAuthorization(req, issuer);
   return c.redirect(to, 303);
 });

@@ -4,7 +4,7 @@
  * page gets a "continue" link instead, so the CSP `form-action` can stay 'self'.
  */
 import type { Context } from 'hono';
-import { billingStatus, packsView } from '../../billing/billing.views.js';
+import { billingStatus, packsView } from '../../billing/account.service.js';
 import { publicBaseFor } from '../../billing/billing.routes.js';
 import { startCheckout } from '../../billing/checkout.service.js';
 import { openPortal, setAutoReload, startCardSetup } from '../../billing/cards.service.js';
@@ -21,7 +21,7 @@ export const billingPages = newWebRouter();
 billingPages.get('/dashboard/billing', async (c) => {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
-  const status = await billingStatus(ctx, p.orgId);
+  const status = await billingStatus(ctx, p);
   const packs = packsView(ctx.config);
   const ar = status.auto_reload;
   return renderPage(
@@ -134,25 +134,25 @@ billingPages.post('/dashboard/billing/checkout', async (c) => {
   const pack = await formString(c, 'pack');
   const amount = pack ? null : dollarsToCents('amount', await formString(c, 'amount'));
   const req = pack ? { pack } : { amount_cents: amount ?? 0 };
-  const r = await startCheckout(c.get('ctx'), p.orgId, req, base(c));
+  const r = await startCheckout(c.get('ctx'), p, req, base(c));
   return goTo(c, r.url, 'Checkout');
 });
 
 billingPages.post('/dashboard/billing/card', async (c) => {
   const p = requireWebSession(c);
-  const r = await startCardSetup(c.get('ctx'), p.orgId, base(c));
+  const r = await startCardSetup(c.get('ctx'), p, base(c));
   return goTo(c, r.url, 'Card setup');
 });
 
 billingPages.post('/dashboard/billing/portal', async (c) => {
   const p = requireWebSession(c);
-  const r = await openPortal(c.get('ctx'), p.orgId, base(c));
+  const r = await openPortal(c.get('ctx'), p, base(c));
   return goTo(c, r.url, 'Billing portal');
 });
 
 billingPages.post('/dashboard/billing/auto-reload', async (c) => {
   const p = requireWebSession(c);
-  await setAutoReload(c.get('ctx'), p.orgId, {
+  await setAutoReload(c.get('ctx'), p, {
     enabled: (await formString(c, 'enabled')) === 'on',
     threshold: dollarsToCents('threshold', await formString(c, 'threshold')) ?? undefined,
     amount: dollarsToCents('amount', await formString(c, 'amount')) ?? undefined,

@@ -37,7 +37,7 @@ catalogPages.get('/catalog', async (c) => {
   }
   const page = f.page ?? 1;
   const [found, categories] = await Promise.all([
-    searchCatalog(db, {
+    searchCatalog(db, c.get('webSession')?.principal, {
       query: f.q || undefined,
       category: f.category || undefined,
       sort: f.sort,
@@ -45,7 +45,7 @@ catalogPages.get('/catalog', async (c) => {
       limit: CATALOG_PAGE_SIZE,
       offset: (page - 1) * CATALOG_PAGE_SIZE,
     }),
-    categoriesWithCounts(db),
+    categoriesWithCounts(db, c.get('webSession')?.principal),
   ]);
   const { data: listings, total } = found;
   const link = (p: number) => {

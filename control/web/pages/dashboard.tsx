@@ -1,5 +1,5 @@
 /** The signed-in dashboard's overview: org, balance, and links to keys, usage, billing and terms. */
-import { getBalance } from '../../ledger/ledger.service.js';
+import { billingStatus } from '../../billing/account.service.js';
 import { formatCents } from '../../../core/money.js';
 import { renderPage } from '../layout.js';
 import { csrfField } from '../csrf.js';
@@ -12,7 +12,7 @@ export const dashboardRoutes = newWebRouter();
 dashboardRoutes.get('/dashboard', async (c) => {
   const p = requireWebSession(c);
   const session = c.get('webSession')!;
-  const balance = await getBalance(c.get('ctx').db, p.orgId);
+  const balance = await billingStatus(c.get('ctx'), p);
   return renderPage(
     c,
     { title: 'Dashboard' },

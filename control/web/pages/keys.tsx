@@ -67,7 +67,7 @@ async function keysPage(
 ) {
   const p = requireWebSession(c);
   // One page of 100 keys, newest first: more than a person manages by hand.
-  const keys = (await listKeys(c.get('ctx').db, p.orgId, 100, 0)).data;
+  const keys = (await listKeys(c.get('ctx').db, p, 100, 0)).data;
   return renderPage(
     c,
     { title: 'API keys', status: extra.status ?? 200 },

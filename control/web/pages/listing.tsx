@@ -5,8 +5,7 @@
 import type { Context } from 'hono';
 import { getVisibleListing } from '../../catalog/listings.repo.js';
 import { listingDetail, listingRanks, listingSchema, listingStats } from '../../catalog/inspect.service.js';
-import { acceptanceOf, acceptTerms, activeDocument } from '../../terms/terms.service.js';
-import { SvcError } from '../../../core/errors.js';
+import { acceptListingTerms, activeDocument, listingTerms, mayAcceptTerms } from '../../terms/terms.service.js';
 import { formatCents } from '../../../core/money.js';
 import { renderChart } from '../chart.js';
 import { pendingPriceText } from '../format.js';
@@ -27,8 +26,9 @@ async function TermsSection(props: { c: Context<WebEnv>; apiId: string; slug: st
   const doc = await activeDocument(db, props.apiId);
   if (!doc) return <p>No terms: calling this API needs no acceptance.</p>;
   const session = c.get('webSession');
-  const accepted = session ? await acceptanceOf(db, session.principal.orgId, doc.id) : undefined;
-  const canAccept = session && (session.principal.role === 'owner' || session.principal.role === 'admin');
+  const mine = session ? await listingTerms(db, session.principal, props.slug) : undefined;
+  const accepted = mine?.accepted_at ? { accepted_at: Date.parse(mine.accepted_at) } : undefined;
+  const canAccept = session && mayAcceptTerms(session.principal);
   return (
     <>
       <p>
@@ -212,15 +212,7 @@ listingPages.get('/apis/:slug', async (c) => {
 
 listingPages.post('/apis/:slug/terms/accept', async (c) => {
   const p = requireWebSession(c, `/apis/${c.req.param('slug')}#terms`);
-  if (p.role !== 'owner' && p.role !== 'admin')
-    throw new SvcError('forbidden', 'Only an owner or admin of your organization can accept terms');
-  const ctx = c.get('ctx');
-  const api = await getVisibleListing(ctx.db, c.req.param('slug'), p.orgId);
-  await acceptTerms(
-    ctx,
-    { orgId: p.orgId, userId: p.userId! },
-    api.id,
-    (await formString(c, 'document_id')) || undefined,
-  );
-  return c.redirect(`/apis/${api.slug}#terms`, 303);
+  const documentId = (await formString(c, 'document_id')) || undefined;
+  const r = await acceptListingTerms(c.get('ctx'), p, c.req.param('slug'), documentId);
+  return c.redirect(`/apis/${r.slug}#terms`, 303);
 });

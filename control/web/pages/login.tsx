@@ -126,14 +126,14 @@ loginRoutes.post('/login/verify', async (c) => {
 
 loginRoutes.post('/logout', async (c) => {
   const session = c.get('webSession');
-  if (session?.principal.sessionId) await endSession(c.get('ctx'), session.principal.sessionId);
+  if (session) await endSession(c.get('ctx'), session.principal);
   clearSessionCookie(c);
   return c.redirect('/', 303);
 });
 
 loginRoutes.post('/logout/all', async (c) => {
   const session = c.get('webSession');
-  if (session?.principal.userId) await endAllSessions(c.get('ctx'), session.principal.userId);
+  if (session) await endAllSessions(c.get('ctx'), session.principal);
   clearSessionCookie(c);
   return c.redirect('/', 303);
 });

@@ -52,7 +52,10 @@ marketPages.get('/leaderboards/:board', async (c) => {
   if (!BOARDS.includes(board)) throw new SvcError('not_found', `No leaderboard ${board}`);
   const { db } = c.get('ctx');
   const category = (c.req.query('category') ?? '').slice(0, 40);
-  const [lb, categories] = await Promise.all([leaderboard(db, board, category, 50), categoriesWithCounts(db)]);
+  const [lb, categories] = await Promise.all([
+    leaderboard(db, c.get('webSession')?.principal, board, category, 50),
+    categoriesWithCounts(db, c.get('webSession')?.principal),
+  ]);
   return renderPage(
     c,
     { title: title(board) },
@@ -92,7 +95,7 @@ marketPages.get('/leaderboards/:board', async (c) => {
 
 marketPages.get('/market', async (c) => {
   const { db, clock } = c.get('ctx');
-  const o = (await marketOverview(db, clock.now())) as Overview;
+  const o = (await marketOverview(db, c.get('webSession')?.principal, clock.now())) as Overview;
   const windows = Object.entries(o.windows);
   return renderPage(
     c,
@@ -158,7 +161,7 @@ marketPages.get('/market', async (c) => {
 
 marketPages.get('/activity', async (c) => {
   const page = Math.max(1, Math.min(1000, Number(c.req.query('page')) || 1));
-  const feed = await activityFeed(c.get('ctx').db, 50, (page - 1) * 50);
+  const feed = await activityFeed(c.get('ctx').db, c.get('webSession')?.principal, 50, (page - 1) * 50);
   return renderPage(
     c,
     { title: 'Activity' },

@@ -8,12 +8,11 @@ import type { Child } from 'hono/jsx';
 import { getOwnedApi, listEndpoints, pendingChanges } from '../../providers/apis.repo.js';
 import { toProviderApiDetail } from '../../providers/apis.serialize.js';
 import { createApi, setCredentials } from '../../providers/apis.service.js';
-import { takeImport } from '../../auth/abuse-limits.js';
 import { publishApi, unpublishApi, verifyApi } from '../../providers/publish.service.js';
 import { providerAnalytics } from '../../providers/analytics.service.js';
 import { cancelPendingPricing, setPricing } from '../../pricing/pricing.service.js';
-import { activateDocument, createDocument, listDocuments } from '../../terms/terms.service.js';
-import { connectOnboard, getConnectAccount } from '../../billing/connect.service.js';
+import { activateDocument, createDocument, documentPage } from '../../terms/terms.service.js';
+import { connectOnboard, payoutAccount } from '../../billing/connect.service.js';
 import { publicBaseFor } from '../../billing/billing.routes.js';
 import { parseDocumentText } from '../../catalog/openapi-import.js';
 import { SvcError } from '../../../core/errors.js';
@@ -55,8 +54,8 @@ providerPages.get('/provider', async (c) => {
     .orderBy('created_at', 'desc')
     .execute();
   const now = ctx.clock.now();
-  const stats = await providerAnalytics(ctx.db, p.orgId, now - 30 * DAY_MS, now);
-  const connect = await getConnectAccount(ctx.db, p.orgId);
+  const stats = await providerAnalytics(ctx.db, p, now - 30 * DAY_MS, now);
+  const connect = await payoutAccount(ctx.db, p);
   const listings = stats.listings;
   return renderPage(
     c,
@@ -122,10 +121,9 @@ providerPages.post('/provider/apis', async (c) => {
   const file = body.file instanceof File && body.file.size > 0 ? body.file : undefined;
   if (!url === !file) throw new SvcError('validation_failed', 'Give either a document URL or a file, not both');
   if (file && file.size > MAX_UPLOAD_BYTES) throw new SvcError('payload_too_large', 'The document is over 2 MB');
-  takeImport(ctx, p.orgId);
   const { apiId } = await createApi(
     ctx,
-    p.orgId,
+    p,
     file ? { body: parseDocumentText(await file.text()) } : { openapi_url: url },
   );
   return c.redirect(`/provider/apis/${apiId}`, 303);
@@ -135,7 +133,7 @@ providerPages.post('/provider/connect', async (c) => {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
   const base = publicBaseFor(ctx.config, c.req.url);
-  const r = await connectOnboard(ctx, p.orgId, base);
+  const r = await connectOnboard(ctx, p, base);
   if (new URL(r.url).origin === new URL(base).origin)
     return c.redirect(new URL(r.url).pathname + new URL(r.url).search, 303);
   return renderPage(
@@ -154,7 +152,7 @@ providerPages.get('/provider/apis/:id', async (c) => {
   const ctx = c.get('ctx');
   const api = await getOwnedApi(ctx.db, p.orgId, c.req.param('id'));
   const d = toProviderApiDetail(api, await listEndpoints(ctx.db, api.id), await pendingChanges(ctx.db, api.id));
-  const docs = await listDocuments(ctx.db, p.orgId, api.id, 100, 0);
+  const docs = (await documentPage(ctx.db, p, api.id, 100, 0)).data;
   const base = `/provider/apis/${api.id}`;
   return renderPage(
     c,
@@ -235,7 +233,7 @@ providerPages.get('/provider/apis/:id', async (c) => {
           <li>
             {doc.version} · {doc.acceptance_mode} · {doc.status}{' '}
             {doc.status === 'activated' ? null : (
-              <Form c={c} action={`${base}/documents/${doc.id}/activate`} class="inline">
+              <Form c={c} action={`${base}/documents/${doc.document_id}/activate`} class="inline">
                 <button class="link" type="submit">
                   Activate {doc.version}
                 </button>
@@ -308,13 +306,13 @@ providerPages.post('/provider/apis/:id/pricing', async (c) => {
       endpoint_id: k.slice('price:'.length),
       price_cents: dollarsToCents(k, v as string) ?? 0,
     }));
-  await setPricing(c.get('ctx'), p.orgId, c.req.param('id'), inputs);
+  await setPricing(c.get('ctx'), p, c.req.param('id'), inputs);
   return back(c);
 });
 
 providerPages.post('/provider/apis/:id/pricing/:endpoint/cancel', async (c) => {
   const p = requireWebSession(c);
-  await cancelPendingPricing(c.get('ctx'), p.orgId, c.req.param('id'), c.req.param('endpoint'));
+  await cancelPendingPricing(c.get('ctx'), p, c.req.param('id'), c.req.param('endpoint'));
   return back(c);
 });
 
@@ -322,7 +320,7 @@ providerPages.post('/provider/apis/:id/credentials', async (c) => {
   const p = requireWebSession(c);
   const secret = (await formString(c, 'secret')) ?? '';
   if (!secret || secret.length > 4096) throw new SvcError('validation_failed', 'Enter the secret (up to 4096 chars)');
-  await setCredentials(c.get('ctx'), p.orgId, c.req.param('id'), { secret });
+  await setCredentials(c.get('ctx'), p, c.req.param('id'), { secret });
   return back(c);
 });
 
@@ -335,7 +333,7 @@ providerPages.post('/provider/apis/:id/documents', async (c) => {
     throw new SvcError('validation_failed', 'version: three dotted numbers, like 1.0.0');
   if (!markdown.trim() || markdown.length > 200_000)
     throw new SvcError('validation_failed', 'markdown: the terms text is required (up to 200,000 characters)');
-  await createDocument(c.get('ctx'), p.orgId, {
+  await createDocument(c.get('ctx'), p, {
     kind: 'terms',
     source: 'hosted',
     version,
@@ -348,19 +346,19 @@ providerPages.post('/provider/apis/:id/documents', async (c) => {
 
 providerPages.post('/provider/apis/:id/documents/:doc/activate', async (c) => {
   const p = requireWebSession(c);
-  await activateDocument(c.get('ctx'), p.orgId, c.req.param('doc'));
+  await activateDocument(c.get('ctx'), p, c.req.param('doc'));
   return back(c);
 });
 
 providerPages.post('/provider/apis/:id/verify', async (c) => {
   const p = requireWebSession(c);
-  await verifyApi(c.get('ctx'), p.orgId, c.req.param('id'));
+  await verifyApi(c.get('ctx'), p, c.req.param('id'));
   return back(c);
 });
 
 providerPages.post('/provider/apis/:id/publish', async (c) => {
   const p = requireWebSession(c);
-  await publishApi(c.get('ctx'), p.orgId, c.req.param('id'), {
+  await publishApi(c.get('ctx'), p, c.req.param('id'), {
     accept_terms: (await formString(c, 'accept_terms')) === 'on',
     skip_verify: (await formString(c, 'skip_verify')) === 'on',
   });
@@ -369,6 +367,6 @@ providerPages.post('/provider/apis/:id/publish', async (c) => {
 
 providerPages.post('/provider/apis/:id/unpublish', async (c) => {
   const p = requireWebSession(c);
-  await unpublishApi(c.get('ctx'), p.orgId, c.req.param('id'));
+  await unpublishApi(c.get('ctx'), p, c.req.param('id'));
   return back(c);
 });

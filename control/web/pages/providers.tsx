@@ -14,7 +14,11 @@ export const providersPages = newWebRouter();
 providersPages.get('/providers', async (c) => {
   const query = (c.req.query('q') ?? '').slice(0, 100);
   const page = Math.max(1, Math.min(1000, Number(c.req.query('page')) || 1));
-  const dir = await listProviders(c.get('ctx').db, { query: query || undefined, limit: 30, offset: (page - 1) * 30 });
+  const dir = await listProviders(c.get('ctx').db, c.get('webSession')?.principal, {
+    query: query || undefined,
+    limit: 30,
+    offset: (page - 1) * 30,
+  });
   return renderPage(
     c,
     { title: 'Providers' },
@@ -48,7 +52,7 @@ providersPages.get('/providers', async (c) => {
 
 providersPages.get('/providers/:slug', async (c) => {
   const { db } = c.get('ctx');
-  const p = await providerPage(db, c.req.param('slug'));
+  const p = await providerPage(db, c.get('webSession')?.principal, c.req.param('slug'));
   const listings = p.listings;
   const website = p.website && /^https?:\/\//i.test(p.website) ? p.website : null;
   return renderPage(
@@ -128,8 +132,7 @@ providersPages.post('/catalog/request', async (c) => {
     notes: (await formString(c, 'notes')) ?? '',
   });
   if (!f.success) return requestPage(c, 'Describe the API in 2 to 500 characters; the email must be valid.');
-  const orgId = c.get('webSession')?.principal.orgId;
-  await recordCatalogRequest(c.get('ctx'), orgId ? { orgId } : { ip: clientIp(c) }, {
+  await recordCatalogRequest(c.get('ctx'), c.get('webSession')?.principal, clientIp(c), {
     query: f.data.query,
     email: f.data.email || undefined,
     notes: f.data.notes || undefined,

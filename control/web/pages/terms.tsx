@@ -4,6 +4,7 @@ import { renderPage } from '../layout.js';
 import { newWebRouter } from '../web-env.js';
 import { requireWebSession } from '../web-session.js';
 import { DashNav } from './dashboard-nav.js';
+import { mayAcceptTerms } from '../../terms/terms.service.js';
 
 export const termsPages = newWebRouter();
 
@@ -37,9 +38,7 @@ termsPages.get('/dashboard/terms', async (c) => {
     { title: 'Terms awaiting acceptance' },
     <>
       <DashNav current="/dashboard/terms" />
-      {p.role === 'owner' || p.role === 'admin' ? null : (
-        <p class="notice">Only an owner or admin of your organization can accept terms.</p>
-      )}
+      {mayAcceptTerms(p) ? null : <p class="notice">Only an owner or admin of your organization can accept terms.</p>}
       {rows.length === 0 ? (
         <p>Nothing waiting: every API your organization used has its current terms accepted (or has none).</p>
       ) : (

@@ -34,7 +34,7 @@ usagePages.get('/dashboard/usage', async (c) => {
   const days = rangeOf(c.req.query('days'));
   const to = Math.floor(clock.now() / DAY_MS) * DAY_MS + DAY_MS;
   const from = to - days * DAY_MS;
-  const u = await usageSummary(db, { orgId: p.orgId, from, to, limit: 20, offset: 0 });
+  const u = await usageSummary(db, p, { from, to, limit: 20, offset: 0 });
   const dayKeys = daysOf(from, to);
   const byDay = new Map(u.by_day.map((d) => [d.day, d]));
   return renderPage(
@@ -176,7 +176,7 @@ usagePages.get('/dashboard/usage.csv', async (c) => {
   const { db, clock } = c.get('ctx');
   const days = rangeOf(c.req.query('days'));
   const to = Math.floor(clock.now() / DAY_MS) * DAY_MS + DAY_MS;
-  const u = await usageSummary(db, { orgId: p.orgId, from: to - days * DAY_MS, to, limit: CSV_MAX_ROWS, offset: 0 });
+  const u = await usageSummary(db, p, { from: to - days * DAY_MS, to, limit: CSV_MAX_ROWS, offset: 0 });
   const lines = [CSV_COLUMNS.join(',')];
   for (const e of u.events.data)
     lines.push(

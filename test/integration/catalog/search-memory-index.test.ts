@@ -272,7 +272,7 @@ describe('in-memory search index', () => {
         const { ids } = await ftsSearch(h.db, { ...p, sort: 'relevance' }, '"weather"* OR "imag"*');
         return (await listingSummaries(h.db, { apiIds: ids.slice(0, p.limit) })).map(toListingSummary);
       };
-      const shown = (await searchCatalog(h.db, p)).data;
+      const shown = (await searchCatalog(h.db, undefined, p)).data;
       expect(shown).toEqual(await truth());
       const target = apiIds.find((id) => shown.some((x) => x.slug === `l-${apiIds.indexOf(id)}`))!;
       const writes: [string, () => Promise<unknown>][] = [
@@ -313,7 +313,7 @@ describe('in-memory search index', () => {
       ];
       for (const [what, write] of writes) {
         await write();
-        expect((await searchCatalog(h.db, p)).data, what).toEqual(await truth());
+        expect((await searchCatalog(h.db, undefined, p)).data, what).toEqual(await truth());
       }
     } finally {
       detach();
@@ -458,9 +458,9 @@ describe('in-memory search index', () => {
       try {
         for (let i = 0; i < 2; i++) {
           expect(searchIndexOf(own.h.db)).toBeUndefined();
-          const found = await searchCatalog(own.h.db, { query: `weather ${i}`, limit: 10, offset: 0 });
+          const found = await searchCatalog(own.h.db, undefined, { query: `weather ${i}`, limit: 10, offset: 0 });
           expect(found.data.map((s) => s.slug)).toEqual(['w']);
-          expect((await categoriesWithCounts(own.h.db)).length).toBe(1);
+          expect((await categoriesWithCounts(own.h.db, undefined)).length).toBe(1);
         }
       } finally {
         detach();

@@ -9,7 +9,7 @@ import { endSession, insertSession, requestLoginCode } from '../../../control/se
 import { startDeviceLogin } from '../../../control/sessions/cli-login.service.js';
 import { registerAnonymous, requestOrgEmail } from '../../../control/orgs/orgs.service.js';
 import { seedOrg } from '../../helpers/db.js';
-import { sha256Hex } from '../../../core/crypto.js';
+import { principalFromToken } from '../../../control/auth/principal.js';
 
 const control = useInProcessControl();
 const HOUR = 3_600_000;
@@ -42,15 +42,10 @@ describe('sign-in sweep', () => {
     const agent = await registerAnonymous(ctx);
     await requestLoginCode(ctx, person.email);
     await startDeviceLogin(ctx, 'http://127.0.0.1');
-    await requestOrgEmail(ctx, agent.org_id, 'sweep-agent@example.test');
+    await requestOrgEmail(ctx, await principalFromToken(ctx, agent.api_key), 'sweep-agent@example.test');
     const live = await insertSession(ctx.db, person, now); // 30 days
     const ended = await insertSession(ctx.db, person, now);
-    const endedRow = await ctx.db
-      .selectFrom('sessions')
-      .select('id')
-      .where('token_hash', '=', sha256Hex(ended.token))
-      .executeTakeFirstOrThrow();
-    await endSession(ctx, endedRow.id);
+    await endSession(ctx, await principalFromToken(ctx, ended.token));
     // Both mails (login code, verification link) are written to the dev outbox after the answer; let them land.
     await expect
       .poll(async () => (await ctx.db.selectFrom('outbox').select('id').execute()).length, { timeout: 5000 })
