@@ -18,6 +18,17 @@ useGatewayWorld((world, gateway) => {
   g = gateway;
 });
 
+/** The native uWS build's pre-handler decisions are pinned; the JavaScript fallback (Node 22+) must do no worse. */
+async function nativeServer(): Promise<boolean> {
+  return ((await (await fetch(`${g.url}/healthz`)).json()) as { native: boolean }).native;
+}
+
+/** What uWS does without an answer, a server that answers instead must answer with a 4xx problem. */
+function expectNoAnswerOr4xx(r: Exchange, native: boolean, name = ''): void {
+  if (native || r.text === '') expect(r.text, name).toBe('');
+  else expect(Number(r.text.split(' ')[1]), name).toBeGreaterThanOrEqual(400);
+}
+
 interface Exchange {
   text: string;
   /** ms from sending to the server closing the connection; null if still open after waitMs. */
@@ -137,7 +148,7 @@ describe('requests uWS 20.30 refuses before the handler runs (pinned; docs/secur
     const c = await paidOrg();
     const seen = w.upstream.seen.length;
     const r = await raw(post(c.key, framing, '3\r\nabc\r\n0\r\n\r\n'));
-    expect(r.text).toBe('');
+    expectNoAnswerOr4xx(r, await nativeServer());
     expect(r.closedAfter).not.toBeNull();
     expect(r.closedAfter!).toBeLessThan(1000);
     expect(w.upstream.seen.length).toBe(seen);
@@ -147,7 +158,7 @@ describe('requests uWS 20.30 refuses before the handler runs (pinned; docs/secur
   it.each(['FOO', 'PROPFIND', 'get', 'A'.repeat(100)])('method %s: closed at once without an answer', async (m) => {
     const seen = w.upstream.seen.length;
     const r = await raw(`${m} /${w.slug}/users/1 HTTP/1.1\r\nHost: x\r\n\r\n`);
-    expect(r.text).toBe('');
+    expectNoAnswerOr4xx(r, await nativeServer());
     expect(r.closedAfter).not.toBeNull();
     expect(r.closedAfter!).toBeLessThan(1000);
     expect(w.upstream.seen.length).toBe(seen);
@@ -165,14 +176,16 @@ describe('requests uWS 20.30 refuses before the handler runs (pinned; docs/secur
       'HTTP/1.0 without Host': `GET /${w.slug}/users/1 HTTP/1.0\r\n\r\n`,
       'HTTP/1.1 without Host': `GET /${w.slug}/users/1 HTTP/1.1\r\n\r\n`,
     };
+    const native = await nativeServer();
     const seen = w.upstream.seen.length;
     const results = await Promise.all(Object.values(cases).map((bytes) => raw(bytes, 16_000)));
     const got = Object.fromEntries(Object.keys(cases).map((name, i) => [name, results[i]!]));
     for (const [name, r] of Object.entries(got)) {
-      expect({ name, text: r.text }).toEqual({ name, text: '' });
+      expectNoAnswerOr4xx(r, native, name);
       expect(r.closedAfter, name).not.toBeNull();
-      expect(r.closedAfter!, name).toBeGreaterThan(1000);
-      expect(r.closedAfter!, name).toBeLessThan(15_000);
+      // uWS 20.30 holds these until its idle timeout; a server that can decide sooner closes within a second.
+      if (native) expect(r.closedAfter!, name).toBeGreaterThan(1000);
+      expect(r.closedAfter!, name).toBeLessThan(native ? 15_000 : 1000);
     }
     expect(w.upstream.seen.length).toBe(seen);
   }, 30_000);
