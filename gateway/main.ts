@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { orExit } from '../core/config.js';
 import { createLogger } from '../core/log.js';
+import { onStop } from '../core/lifecycle.js';
 import { openDatabase } from '../core/db/database.js';
 import { migrateToLatest } from '../core/db/migrate.js';
 import { loadGatewayConfig, type GatewayConfig } from './config.js';
@@ -135,8 +136,7 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
       process.exit(1);
     }, 20_000).unref();
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  onStop(stop);
 }
 
 function freePort(host: string): Promise<number> {

@@ -6,6 +6,8 @@ import { getRequestListener } from '@hono/node-server';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit } from '../core/config.js';
+import { onStop } from '../core/lifecycle.js';
+import { processRegistry, registryRenderer, serveMetrics } from '../core/metrics.js';
 import { intervalJob } from '../control/lib/interval-job.js';
 import { createAppContext } from '../control/context.js';
 import { createControlCalls } from './control-calls.js';
@@ -31,10 +33,11 @@ const fastMode = process.env.SVC_MCP_FAST_TOOL_CALLS;
 const server = createServer(
   fastMode === 'off' ? honoListener : createFastToolCalls(deps, honoListener, { mark: fastMode === 'mark' }),
 );
+const metrics = await serveMetrics(config.metrics, 'mcp', registryRenderer(processRegistry()), ctx.log);
 server.listen(config.ports.mcp, config.host, () => {
   const info = server.address() as AddressInfo;
   const url = `http://${info.address}:${info.port}`;
-  process.stdout.write(JSON.stringify({ ready: 'mcp', url, port: info.port }) + '\n');
+  process.stdout.write(JSON.stringify({ ready: 'mcp', url, port: info.port, metrics_url: metrics?.url }) + '\n');
   ctx.log.info('mcp listening', { url, env: config.env });
 });
 
@@ -52,5 +55,4 @@ function shutdown(): void {
   });
   setTimeout(() => process.exit(0), 2000).unref();
 }
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+onStop(shutdown);

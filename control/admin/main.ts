@@ -6,7 +6,7 @@
 import { defineCommand, runMain } from 'citty';
 
 const main = defineCommand({
-  meta: { name: 'svc-admin', description: 'Operate an svc marketplace: orgs, credits, suspensions, outbox, ledger' },
+  meta: { name: 'svc-admin', description: 'Operate an svc marketplace: orgs, credits, suspensions, outbox, ledger, backups' },
   subCommands: {
     orgs: () => import('./commands/orgs.js').then((m) => m.orgsCommand),
     credits: () => import('./commands/credits.js').then((m) => m.creditsCommand),
@@ -15,6 +15,7 @@ const main = defineCommand({
     outbox: () => import('./commands/outbox.js').then((m) => m.outboxCommand),
     ledger: () => import('./commands/ledger.js').then((m) => m.ledgerCommand),
     payouts: () => import('./commands/payouts.js').then((m) => m.payoutsCommand),
+    backup: () => import('./commands/backup.js').then((m) => m.backupCommand),
   },
 });
 

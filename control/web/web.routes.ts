@@ -11,6 +11,7 @@ import { keysPages } from './pages/keys.js';
 import { billingPages } from './pages/billing.js';
 import { usagePages } from './pages/usage.js';
 import { termsPages } from './pages/terms.js';
+import { webhooksPages } from './pages/webhooks.js';
 import { catalogPages } from './pages/catalog.js';
 import { listingPages } from './pages/listing.js';
 import { testPaymentsPages } from './pages/test-payments.js';
@@ -34,6 +35,7 @@ const PAGES = [
   billingPages,
   usagePages,
   termsPages,
+  webhooksPages,
   catalogPages,
   listingPages,
   testPaymentsPages,

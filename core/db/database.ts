@@ -456,6 +456,53 @@ export interface PayoutsTable {
   completed_at: Ms | null;
 }
 
+export interface WebhookEndpointsTable {
+  id: string;
+  org_id: string;
+  url: string;
+  description: string | null;
+  /** Space-separated event types. */
+  events: string;
+  secret_enc: string;
+  status: Generated<'enabled' | 'disabled'>;
+  disabled_reason: string | null;
+  failing_since: Ms | null;
+  created_at: Ms;
+  updated_at: Ms;
+  deleted_at: Ms | null;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  org_id: string;
+  type: string;
+  data_json: string;
+  dedupe_key: string | null;
+  created_at: Ms;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  org_id: string;
+  status: Generated<'pending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: Ms;
+  last_attempt_at: Ms | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Ms | null;
+  created_at: Ms;
+}
+
+export interface OrgAlertSettingsTable {
+  org_id: string;
+  balance_low_cents: number | null;
+  email_alerts: Generated<number>;
+  updated_at: Ms;
+}
+
 export interface Database {
   orgs: OrgsTable;
   users: UsersTable;
@@ -498,6 +545,10 @@ export interface Database {
   oauth_tokens: OAuthTokensTable;
   oauth_step_ups: OAuthStepUpsTable;
   mcp_sessions: McpSessionsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  org_alert_settings: OrgAlertSettingsTable;
 }
 
 /** Per-listing usage aggregates over 30 days, materialized by the leaderboard job (0002_catalog). */

@@ -40,6 +40,7 @@ export function baseEnv(dataDir: string, extra: Record<string, string> = {}): Re
     SVC_GATEWAY_PORT: '0',
     SVC_MCP_PORT: '0',
     SVC_DEMO_UPSTREAM_PORT: '0',
+    SVC_METRICS_PORT: '0',
     ...extra,
   };
 }

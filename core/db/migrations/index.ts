@@ -13,6 +13,7 @@ import * as m0010 from './0010_listing_search.js';
 import * as m0011 from './0011_endpoint_pages.js';
 import * as m0012 from './0012_search_answer_version.js';
 import * as m0013 from './0013_search_changes.js';
+import * as m0020 from './0020_webhooks.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0011_endpoint_pages': m0011,
   '0012_search_answer_version': m0012,
   '0013_search_changes': m0013,
+  '0020_webhooks': m0020,
 };
