@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // PostgreSQL-only suites run once, in the PostgreSQL pass (vitest.pg.config.ts).
+    exclude: ['**/node_modules/**', 'test/integration/store/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

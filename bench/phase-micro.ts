@@ -7,12 +7,15 @@ import { join } from 'node:path';
 import { ROOT } from './setup.js';
 import type { KeyAuthResult } from './micro/key-auth.bench.js';
 import type { LedgerResult } from './micro/ledger-writer.bench.js';
+import type { PgWriterResult } from './micro/pg-writer.bench.js';
 
 export interface MicroResults {
   keyAuth?: KeyAuthResult;
   ledger?: LedgerResult;
   /** Short runs at other batch sizes: how the rate depends on how many settles share a commit. */
   ledgerSweep?: LedgerResult[];
+  /** The same settles on PostgreSQL (gateway/pg/settle-writer.ts): three gateway writers, one PostgreSQL. */
+  pgWriter?: PgWriterResult;
 }
 
 function _runJson<T>(script: string, args: string[], cpus: string, timeoutSec: number): Promise<T> {
@@ -93,5 +96,24 @@ export async function runMicro(
   };
   out.ledger = await ledger(o.ledgerSec, 128);
   if (o.sweep) out.ledgerSweep = [await ledger(5, 16), await ledger(5, 512)];
+  // PostgreSQL and its three writers need both cores (not pinned to the server core).
+  const pgSec = Math.min(o.ledgerSec, 15);
+  try {
+    out.pgWriter = await _runJson<PgWriterResult>(
+      'pg-writer.bench.js',
+      [String(pgSec), '3', '256'],
+      '0,1',
+      pgSec + 120,
+    );
+    const p = out.pgWriter;
+    log(
+      p.error
+        ? `PostgreSQL writer: ${p.error}`
+        : `PostgreSQL writer (3 writers): ${p.settlesPerSec} settles/s, writer CPU ${p.writerCpuUsPerSettle} µs/settle, PostgreSQL CPU ${p.pgCpuUsPerSettle} µs/settle, consistent=${p.consistent}`,
+    );
+  } catch (e) {
+    log(`PostgreSQL writer: ERROR ${(e as Error).message}`);
+    out.pgWriter = { writers: 3, outstanding: 256, seconds: pgSec, settlesPerSec: null, error: (e as Error).message };
+  }
   return out;
 }

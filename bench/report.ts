@@ -121,6 +121,19 @@ export function renderMarkdown(r: BenchResult): string {
             `WAL peak ${(l.walMaxBytes / 1e6).toFixed(1)} MB, ledger consistent after run: ${l.consistent}. A plain one-table INSERT costs ${fmt(l.calibrationInsertUs)} µs of CPU on this machine.`,
     );
   }
+  const pw = r.micro.pgWriter;
+  if (pw) {
+    const sq = r.micro.ledger;
+    const sqUs = sq && !sq.error && sq.rowsPerCpuSec ? 1e6 / sq.rowsPerCpuSec : null;
+    L.push(
+      pw.error || pw.settlesPerSec === null
+        ? `- PostgreSQL writer: not measured: ${pw.error ?? 'unknown'}`
+        : `- PostgreSQL writer (gateway/pg/settle-writer.ts, ${pw.writers} gateway writer processes on one PostgreSQL 15, ${pw.outstanding} settles in flight each, ${pw.seconds} s, fsync and synchronous_commit on): ` +
+            `**${pw.settlesPerSec} settles/s** (average batch ${pw.avgBatch}), writer CPU ${fmt(pw.writerCpuUsPerSettle ?? NaN)} µs/settle` +
+            `${sqUs === null ? '' : ` (SQLite writer above: ${fmt(sqUs)} µs/settle, ratio ${fmt((pw.writerCpuUsPerSettle ?? NaN) / sqUs)})`}, ` +
+            `PostgreSQL CPU ${fmt(pw.pgCpuUsPerSettle ?? NaN)} µs/settle, commit wait p50 ${pw.commitP50Ms} ms / p99 ${pw.commitP99Ms} ms, books consistent: ${pw.consistent}.`,
+    );
+  }
   if (r.profile.length) {
     L.push(
       '',

@@ -22,8 +22,8 @@ import { httpMetrics } from './lib/http-metrics.js';
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
 
-/** The domain operations under /v1; the MCP process runs the same list in-process (mcp/control-calls.ts). */
-export const DOMAIN_ROUTES = [
+/** The domain operations under /v1. */
+const DOMAIN_ROUTES = [
   identityRoutes,
   keysRoutes,
   catalogRoutes,

@@ -5,7 +5,7 @@
  */
 import type Sqlite from 'better-sqlite3';
 import type { Config } from '../core/config.js';
-import { openDatabase, type Db } from '../core/db/database.js';
+import { openStore, type Db, type StoreHandles } from '../core/db/database.js';
 import { migrateToLatest } from '../core/db/migrate.js';
 import { offsetClock, type Clock } from '../core/clock.js';
 import { createLogger, type Logger } from '../core/log.js';
@@ -18,7 +18,10 @@ import { attachSearchIndex } from './catalog/search-index.owner.js';
 export interface AppContext {
   config: Readonly<Config>;
   db: Db;
-  sqlite: Sqlite.Database;
+  /** The SQLite connection under `db`; null on PostgreSQL (SVC_DATABASE_URL). */
+  sqlite: Sqlite.Database | null;
+  /** The open store (SQLite file or PostgreSQL pool), for the few paths that need the raw handle. */
+  store: StoreHandles;
   clock: Clock;
   log: Logger;
   mailer: Mailer;
@@ -38,11 +41,13 @@ export interface AppContextOptions {
   /** Defaults to the system clock, or SVC_CLOCK_OFFSET_FILE's offset clock in development. */
   clock?: Clock;
   log?: Logger;
+  /** Replaces the mailer built from config (the operator tool, which sends no mail, control/admin/admin-context.ts). */
+  mailer?: Mailer;
 }
 
 /** Opens and migrates the database named by config and builds the rest around it. */
 export async function createAppContext(config: Readonly<Config>, opts: AppContextOptions = {}): Promise<AppContext> {
-  const handles = openDatabase(config.dbFile);
+  const handles = openStore(config, { applicationName: opts.process ?? 'control' });
   try {
     await migrateToLatest(handles.db);
   } catch (e) {
@@ -51,20 +56,26 @@ export async function createAppContext(config: Readonly<Config>, opts: AppContex
   }
   const clock = opts.clock ?? offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
   const secretKey = loadSecretKey(config);
-  const detachSearchIndex = config.searchIndex ? attachSearchIndex(handles.db, handles.sqlite) : () => {};
+  const log = opts.log ?? createLogger(opts.process ?? 'control', config.logLevel);
+  // The in-memory index's base is read from FTS5 (SQLite only); on PostgreSQL search ranks in the database.
+  const detachSearchIndex =
+    config.searchIndex && handles.dialect !== 'postgres' ? attachSearchIndex(handles.db, handles.sqlite, log) : () => {};
   return {
     config,
     db: handles.db,
-    sqlite: handles.sqlite,
+    sqlite: handles.dialect === 'postgres' ? null : handles.sqlite,
+    store: handles,
     clock,
-    log: opts.log ?? createLogger(opts.process ?? 'control', config.logLevel),
-    mailer: createMailer({
-      production: config.isProduction,
-      smtpUrl: config.smtpUrl,
-      from: config.mailFrom,
-      db: handles.db,
-      clock,
-    }),
+    log,
+    mailer:
+      opts.mailer ??
+      createMailer({
+        production: config.isProduction,
+        smtpUrl: config.smtpUrl,
+        from: config.mailFrom,
+        db: handles.db,
+        clock,
+      }),
     secretKey,
     payments: createPaymentsBackend(config, secretKey),
     limiters: createRateLimiters(config),

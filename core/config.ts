@@ -21,6 +21,11 @@ const EnvSchema = z.object({
   SVC_HOST: z.string().min(1).default('127.0.0.1'),
   SVC_DATA_DIR: z.string().min(1).default('./data'),
   SVC_DB_FILE: z.string().min(1).optional(),
+  /** PostgreSQL 15+ for every process (docs/scale-out.md); unset: the SQLite file in the data dir. */
+  SVC_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
   SVC_CONTROL_PORT: port(4000),
   SVC_GATEWAY_PORT: port(4001),
   SVC_MCP_PORT: port(4002),
@@ -111,6 +116,8 @@ export interface Config {
   host: string;
   dataDir: string;
   dbFile: string;
+  /** SVC_DATABASE_URL: when set, every process uses this PostgreSQL database instead of `dbFile`. */
+  databaseUrl: string | undefined;
   ports: { control: number; gateway: number; mcp: number; demoUpstream: number };
   urls: { control: string; gateway: string; mcp: string };
   smtpUrl: string | undefined;
@@ -220,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     host: e.SVC_HOST,
     dataDir,
     dbFile: e.SVC_DB_FILE ? resolve(e.SVC_DB_FILE) : join(dataDir, 'svc.db'),
+    databaseUrl: e.SVC_DATABASE_URL,
     ports: {
       control: e.SVC_CONTROL_PORT,
       gateway: e.SVC_GATEWAY_PORT,

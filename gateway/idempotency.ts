@@ -9,6 +9,7 @@
  */
 import type Sqlite from 'better-sqlite3';
 import { noWait, whenUnlocked, type NoWait } from './no-wait.js';
+import type { ClaimStore } from './store.js';
 import type { SettleWriter } from './settle-writer.js';
 
 export type ClaimOutcome =
@@ -17,7 +18,7 @@ export type ClaimOutcome =
   | { kind: 'conflict' }
   | { kind: 'in_flight' };
 
-interface IdemRow {
+export interface IdemRow {
   request_hash: string;
   request_id: string;
   state: 'in_flight' | 'done';
@@ -27,7 +28,7 @@ interface IdemRow {
   expires_at: number;
 }
 
-export class IdempotencyStore {
+export class IdempotencyStore implements ClaimStore {
   readonly #s: ReturnType<typeof _prepare>;
   readonly #noWait: NoWait;
 
@@ -73,16 +74,21 @@ export class IdempotencyStore {
       s.insert.run(orgId, key, hash, requestId, this.holderId, now, now + this.ttlMs);
       return { kind: 'new' };
     }
-    if (row.request_hash !== hash) return { kind: 'conflict' };
-    if (row.state === 'in_flight') return { kind: 'in_flight' };
-    return {
-      kind: 'replay',
-      requestId: row.request_id,
-      status: row.response_status ?? 200,
-      headers: row.response_headers_json ? (JSON.parse(row.response_headers_json) as [string, string][]) : [],
-      body: row.response_body ?? Buffer.alloc(0),
-    };
+    return existingClaim(row, hash);
   }
+}
+
+/** What an existing record answers a claim of `hash`: 409 for another request, wait while in flight, or replay. */
+export function existingClaim(row: Omit<IdemRow, 'expires_at'>, hash: string): ClaimOutcome {
+  if (row.request_hash !== hash) return { kind: 'conflict' };
+  if (row.state === 'in_flight') return { kind: 'in_flight' };
+  return {
+    kind: 'replay',
+    requestId: row.request_id,
+    status: row.response_status ?? 200,
+    headers: row.response_headers_json ? (JSON.parse(row.response_headers_json) as [string, string][]) : [],
+    body: row.response_body ?? Buffer.alloc(0),
+  };
 }
 
 function _prepare(db: Sqlite.Database) {

@@ -1,9 +1,34 @@
 /**
  * This process's row in gateway_instances (its lease-holder id), its heartbeat, and the reaper that returns
- * the unspent leases of holders that died (stale heartbeat, or a pid that no longer exists on this host).
+ * the unspent leases of holders that died (stale heartbeat, or, for a holder on this same host, a pid that no
+ * longer exists).
  */
 import type Sqlite from 'better-sqlite3';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import type { HolderStore } from './store.js';
 import { newId } from '../core/ids.js';
+
+let _host: string | undefined;
+
+/**
+ * This machine's identity for the holder registry: the hostname plus the kernel's boot id, so neither another
+ * host with the same hostname nor this host after a reboot (pids reused) is mistaken for "here".
+ * `SVC_GATEWAY_HOST_ID` overrides it: containers in their own pid namespaces on one kernel share hostname-less
+ * boot ids, and the multi-host test gives each namespace "host" its own, so only staleness can reap across them.
+ */
+export function hostIdentity(): string {
+  if (_host !== undefined) return _host;
+  const set = process.env.SVC_GATEWAY_HOST_ID;
+  if (set) return (_host = set);
+  let boot = '';
+  try {
+    boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    // Not Linux: the hostname alone.
+  }
+  return (_host = `${hostname()}/${boot}`);
+}
 
 /**
  * Whether a holder is still live (not stopped, not reaped): a read, so hot-path writers can check it inside their
@@ -14,16 +39,21 @@ export function holderLiveness(db: Sqlite.Database): (holderId: string) => boole
   return (holderId) => alive.get(holderId) !== undefined;
 }
 
-export class Instances {
+export class Instances implements HolderStore {
   readonly id: string;
   readonly #s: ReturnType<typeof _prepare>;
   readonly #reapTx: (holderId: string, now: number) => number;
   readonly #stopTx: (now: number) => void;
 
-  constructor(sqlite: Sqlite.Database, now: number) {
+  /** `host` is this holder's host identity (hostIdentity()); tests pass another to play a remote holder. */
+  constructor(
+    sqlite: Sqlite.Database,
+    now: number,
+    readonly host: string = hostIdentity(),
+  ) {
     this.id = newId('gw', now);
     this.#s = _prepare(sqlite);
-    this.#s.register.run(this.id, process.pid, now, now);
+    this.#s.register.run(this.id, process.pid, host, now, now);
     this.#reapTx = sqlite.transaction((holderId: string, t: number) => this.#reapOne(holderId, t)).immediate;
     this.#stopTx = sqlite.transaction((t: number) => {
       this.#s.stop.run(t, this.id);
@@ -36,11 +66,16 @@ export class Instances {
     return this.#s.heartbeat.run(now, this.id).changes === 1;
   }
 
-  /** Releases dead holders' open leases and in-flight idempotency claims; returns the cents returned. */
+  /**
+   * Releases dead holders' open leases and in-flight idempotency claims; returns the cents returned. Dead: a
+   * heartbeat older than `staleMs`, or, for a holder on this same host only, a pid that no longer exists. A pid
+   * says nothing about a process on another machine: testing it there would reap live remote gateways.
+   */
   reapDead(now: number, staleMs: number): number {
     let returned = 0;
     for (const h of this.#s.live.all(this.id)) {
-      if (h.heartbeat_at < now - staleMs || !_pidAlive(h.pid)) returned += this.#reapTx(h.id, now);
+      const dead = h.heartbeat_at < now - staleMs || (h.host === this.host && !pidAlive(h.pid));
+      if (dead) returned += this.#reapTx(h.id, now);
     }
     return returned;
   }
@@ -69,7 +104,8 @@ export class Instances {
   }
 }
 
-function _pidAlive(pid: number): boolean {
+/** Whether a process with this pid exists on this host (EPERM: it exists, owned by someone else). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -80,11 +116,13 @@ function _pidAlive(pid: number): boolean {
 
 function _prepare(db: Sqlite.Database) {
   return {
-    register: db.prepare('INSERT INTO gateway_instances (id, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?)'),
+    register: db.prepare(
+      'INSERT INTO gateway_instances (id, pid, host, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)',
+    ),
     heartbeat: db.prepare('UPDATE gateway_instances SET heartbeat_at = ? WHERE id = ? AND stopped_at IS NULL'),
     stop: db.prepare('UPDATE gateway_instances SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL'),
-    live: db.prepare<[string], { id: string; pid: number; heartbeat_at: number }>(
-      'SELECT id, pid, heartbeat_at FROM gateway_instances WHERE stopped_at IS NULL AND id != ?',
+    live: db.prepare<[string], { id: string; pid: number; host: string; heartbeat_at: number }>(
+      'SELECT id, pid, host, heartbeat_at FROM gateway_instances WHERE stopped_at IS NULL AND id != ?',
     ),
     markDead: db.prepare('UPDATE gateway_instances SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL'),
     openLeases: db.prepare<[string], { id: string; org_id: string; amount_cents: number; spent_cents: number }>(

@@ -10,6 +10,7 @@ import type { KeyRecord } from './cache/key-cache.js';
 import { holderLiveness } from './instances.js';
 import { noWait, type NoWait } from './no-wait.js';
 import { HolderReapedError } from './settle-writer.js';
+import type { LeaseStore } from './store.js';
 
 export interface Lease {
   id: string;
@@ -30,11 +31,69 @@ export type ReserveOutcome =
   | { ok: true; lease: Lease }
   | { ok: false; code: CapCode; headroom: number; othersHold: boolean };
 
-const INF = Number.MAX_SAFE_INTEGER;
+export const INF = Number.MAX_SAFE_INTEGER;
 
-export class LeaseManager {
-  readonly #byKeyDay = new Map<string, Lease>();
-  readonly #byId = new Map<string, Lease>();
+/**
+ * The in-memory side of leases, the same for every store: this holder's slices by id and by (key, UTC day),
+ * reservations of calls in flight, and which slices to return. Only the acquisitions and returns touch a database.
+ */
+export class LeaseBook {
+  readonly byKeyDay = new Map<string, Lease>();
+  readonly byId = new Map<string, Lease>();
+
+  current(keyId: string, day: number): Lease | undefined {
+    return this.byKeyDay.get(`${keyId}:${day}`);
+  }
+
+  /** Reserves `price` from the local slice when it covers it; undefined when the database must be asked. */
+  take(keyId: string, day: number, price: number, now: number): Lease | undefined {
+    const cur = this.byKeyDay.get(`${keyId}:${day}`);
+    if (cur && cur.amount - cur.spent - cur.inflight >= price) {
+      cur.inflight += price;
+      cur.lastUsed = now;
+      return cur;
+    }
+    return undefined;
+  }
+
+  /** The unreserved part of a slice (what a call can still take without the database). */
+  static free(l: Lease | undefined): number {
+    return l ? Math.max(0, l.amount - l.spent - l.inflight) : 0;
+  }
+
+  add(lease: Lease): void {
+    this.byId.set(lease.id, lease);
+    this.byKeyDay.set(`${lease.keyId}:${lease.day}`, lease);
+  }
+
+  forget(l: Lease): void {
+    this.byId.delete(l.id);
+    if (this.byKeyDay.get(`${l.keyId}:${l.day}`) === l) this.byKeyDay.delete(`${l.keyId}:${l.day}`);
+  }
+
+  committed(leaseId: string, cents: number): void {
+    const l = this.byId.get(leaseId);
+    if (!l) return;
+    l.spent += cents;
+    l.inflight -= cents;
+  }
+
+  /** Slices matching `pred` that still hold something unreserved. */
+  unused(pred: (l: Lease) => boolean): Lease[] {
+    return [...this.byId.values()].filter((l) => pred(l) && l.amount - l.spent - l.inflight > 0);
+  }
+
+  idle(now: number, today: number, idleMs: number): Lease[] {
+    return [...this.byId.values()].filter((l) => l.inflight === 0 && (l.day !== today || now - l.lastUsed >= idleMs));
+  }
+
+  all(): Lease[] {
+    return [...this.byId.values()];
+  }
+}
+
+export class LeaseManager implements LeaseStore {
+  readonly #book = new LeaseBook();
   readonly #s: ReturnType<typeof _prepare>;
   readonly #noWait: NoWait;
   readonly #acquireTx: (
@@ -67,21 +126,15 @@ export class LeaseManager {
    * never waits for the write lock: it throws SQLITE_BUSY (no-wait.ts isBusy) and the caller retries on a timer.
    */
   reserve(key: KeyRecord, day: number, price: number, now: number): ReserveOutcome {
-    const cur = this.#byKeyDay.get(`${key.keyId}:${day}`);
-    if (cur && cur.amount - cur.spent - cur.inflight >= price) {
-      cur.inflight += price;
-      cur.lastUsed = now;
-      return { ok: true, lease: cur };
-    }
+    const lease = this.#book.take(key.keyId, day, price, now);
+    if (lease) return { ok: true, lease };
+    const cur = this.#book.current(key.keyId, day);
     return this.#noWait.run(() => this.#acquireTx(key, day, price, now, cur));
   }
 
   /** A settle for this lease committed (settle writer's onCommitted). */
   committed(leaseId: string, cents: number): void {
-    const l = this.#byId.get(leaseId);
-    if (!l) return;
-    l.spent += cents;
-    l.inflight -= cents;
+    this.#book.committed(leaseId, cents);
   }
 
   /** The call was not charged (upstream failed, client gone, settle failed): give the reservation back locally. */
@@ -91,25 +144,23 @@ export class LeaseManager {
 
   /** Returns the unused part of this org's (or key's) leases: another process needs it, or credit/caps changed. */
   shrinkWhere(pred: (l: Lease) => boolean, now: number): void {
-    const hit = [...this.#byId.values()].filter((l) => pred(l) && l.amount - l.spent - l.inflight > 0);
+    const hit = this.#book.unused(pred);
     if (hit.length) this.#shrinkTx(hit, now, false);
   }
 
   releaseIdle(now: number, today: number): void {
-    const idle = [...this.#byId.values()].filter(
-      (l) => l.inflight === 0 && (l.day !== today || now - l.lastUsed >= this.opts.idleMs),
-    );
+    const idle = this.#book.idle(now, today, this.opts.idleMs);
     if (idle.length) this.#shrinkTx(idle, now, true);
   }
 
   /** Shutdown: after the writer flushed, every lease goes back (unspent part returned to the org). */
   releaseAll(now: number): void {
-    const all = [...this.#byId.values()];
+    const all = this.#book.all();
     if (all.length) this.#shrinkTx(all, now, true);
   }
 
   get size(): number {
-    return this.#byId.size;
+    return this.#book.byId.size;
   }
 
   /** Read-only: would a call of `price` pass the org balance and the key's caps right now? (quotes) */
@@ -118,8 +169,7 @@ export class LeaseManager {
     day: number,
     price: number,
   ): { ok: true; headroom: number } | { ok: false; code: CapCode; headroom: number } {
-    const cur = this.#byKeyDay.get(`${key.keyId}:${day}`);
-    const localFree = cur ? Math.max(0, cur.amount - cur.spent - cur.inflight) : 0;
+    const localFree = LeaseBook.free(this.#book.current(key.keyId, day));
     const h = this.#headroom(key, day);
     const headroom = Math.min(h.avail, h.headKey, h.headDay) + localFree;
     if (headroom >= price) return { ok: true, headroom };
@@ -154,7 +204,7 @@ export class LeaseManager {
     if (!s.alive(this.holderId)) {
       throw new HolderReapedError('this gateway holder is stopped; it takes no new lease');
     }
-    const localFree = cur ? Math.max(0, cur.amount - cur.spent - cur.inflight) : 0;
+    const localFree = LeaseBook.free(cur);
     const need = price - localFree;
     const { avail, headKey, headDay } = this.#headroom(key, day);
     const headroom = Math.min(avail, headKey, headDay);
@@ -176,7 +226,7 @@ export class LeaseManager {
     if (lease && s.extend.run(chunk, now + this.opts.idleMs, lease.id).changes === 1) {
       lease.amount += chunk;
     } else {
-      if (lease) this.#forget(lease);
+      if (lease) this.#book.forget(lease);
       lease = {
         id: newId('lease', now),
         orgId: key.orgId,
@@ -188,8 +238,7 @@ export class LeaseManager {
         lastUsed: now,
       };
       s.insert.run(lease.id, this.holderId, key.orgId, key.keyId, day, chunk, now, now + this.opts.idleMs);
-      this.#byId.set(lease.id, lease);
-      this.#byKeyDay.set(`${key.keyId}:${day}`, lease);
+      this.#book.add(lease);
     }
     lease.inflight += price;
     lease.lastUsed = now;
@@ -205,7 +254,7 @@ export class LeaseManager {
         const back = l.amount - l.spent;
         // A lease already released by a reaper (we were presumed dead) must not be returned twice.
         if (s.release.run(now, l.id).changes === 1 && back > 0) s.unreserve.run(back, now, l.orgId);
-        this.#forget(l);
+        this.#book.forget(l);
       } else {
         const back = l.amount - keep;
         if (back <= 0) continue;
@@ -213,11 +262,6 @@ export class LeaseManager {
         l.amount = keep;
       }
     }
-  }
-
-  #forget(l: Lease): void {
-    this.#byId.delete(l.id);
-    if (this.#byKeyDay.get(`${l.keyId}:${l.day}`) === l) this.#byKeyDay.delete(`${l.keyId}:${l.day}`);
   }
 }
 

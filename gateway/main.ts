@@ -14,6 +14,7 @@ import { openDatabase } from '../core/db/database.js';
 import { migrateToLatest } from '../core/db/migrate.js';
 import { loadGatewayConfig, type GatewayConfig } from './config.js';
 import { PICKED_PORT_TAKEN_EXIT, runWorker } from './worker.js';
+import { serverFor } from './server-choice.js';
 
 /** Failed starts of one worker slot, before anything listened, after which the supervisor gives up. */
 const START_ATTEMPTS = 5;
@@ -30,11 +31,17 @@ if (workerIndexEnv !== undefined) {
 }
 
 async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
+  const n = c.base.gatewayWorkers;
+  const log = createLogger('gateway', c.base.logLevel);
+  // A server that cannot run (SVC_GATEWAY_SERVER=native with no build that loads, ...) is refused once, here.
+  const server = serverFor(c.server, c.maxHeaderBytes, n);
+  if (server instanceof Error) {
+    log.error(`refusing to start: ${server.message}`);
+    process.exit(1);
+  }
   const handles = openDatabase(c.base.dbFile);
   await migrateToLatest(handles.db);
   await handles.close();
-  const n = c.base.gatewayWorkers;
-  const log = createLogger('gateway', c.base.logLevel);
   // All workers share one port. uSockets sets SO_REUSEPORT only for a fixed port, so for port 0 the supervisor
   // picks a free port first and hands that to every worker. Another process may take it before the first worker
   // listens: that worker then exits at once (PICKED_PORT_TAKEN_EXIT) and the supervisor picks again.

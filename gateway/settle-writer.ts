@@ -12,6 +12,7 @@ import type Sqlite from 'better-sqlite3';
 import { fastId } from './fast-id.js';
 import { holderLiveness } from './instances.js';
 import { splitPlatformFee } from '../core/platform-fee.js';
+import type { SettleStore } from './store.js';
 import { LOCK_RETRY_LIMIT_MS, LOCK_RETRY_MS, isBusy, noWait, waitingForLock, type NoWait } from './no-wait.js';
 
 export interface SettleRecord {
@@ -67,7 +68,7 @@ interface Joined {
   reject: (e: unknown) => void;
 }
 
-export class SettleWriter {
+export class SettleWriter implements SettleStore {
   #queue: Waiter[] = [];
   #joined: Joined[] = [];
   #scheduled = false;

@@ -13,13 +13,16 @@ import { ListingCache } from './cache/listing-cache.js';
 import { ChangeFeed } from '../core/db/change-feed.js';
 import { LeaseManager } from './leases.js';
 import { SettleWriter, HolderReapedError } from './settle-writer.js';
+import { TermsRefusals } from './terms-refusals.js';
 import { IdempotencyStore } from './idempotency.js';
 import { Instances } from './instances.js';
 import { KeyRateLimiter } from './rate-limiter.js';
 import { createUpstreamPool } from './steps/forward.js';
 import { egressPolicy } from '../core/egress.js';
 import { Pipeline } from './pipeline.js';
-import { createServer, loadUws, type ServerState } from './server.js';
+import { createServer, type ServerState } from './server.js';
+import { serverFor } from './server-choice.js';
+import type { ListenSocket } from './http-api.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
 import { neverWait, noWait, waitingForLock, whenUnlocked } from './no-wait.js';
 
@@ -29,9 +32,25 @@ export const PICKED_PORT_TAKEN_EXIT = 75;
 export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: number, port: number): Promise<void> {
   const base = cfg.base;
   const log = createLogger(`gateway${workerIndex ? `-${workerIndex}` : ''}`, base.logLevel);
-  const { uws, native, file } = loadUws(cfg.maxHeaderBytes);
-  if (!native) {
-    log.error('uWebSockets.js native binary not loaded (JS fallback); refusing to start');
+  const choice = serverFor(cfg.server, cfg.maxHeaderBytes, base.gatewayWorkers);
+  if (choice instanceof Error) {
+    log.error(`refusing to start: ${choice.message}`);
+    process.exit(1);
+  }
+  const uws = choice.server;
+  // The one line that says which HTTP server runs, why, and what it costs (docs/operations.md "Node versions").
+  if (workerIndex === 0)
+    (choice.kind === 'native' ? log.info : log.warn)(`http server: ${choice.kind}`, {
+      server: choice.kind,
+      build: choice.build,
+      why: choice.why,
+      cost: choice.cost,
+      node: process.versions.node,
+    });
+  // The PostgreSQL stores exist (gateway/pg/, docs/scale-out.md) but this worker is not wired to them yet: never
+  // serve from the SQLite file while the control plane writes PostgreSQL, which would split the books in two.
+  if (base.databaseUrl) {
+    log.error('SVC_DATABASE_URL is set but the gateway does not run on PostgreSQL yet; refusing to start');
     process.exit(1);
   }
   const handles = openDatabase(base.dbFile);
@@ -110,6 +129,9 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
       log.error('idempotency release failed', { err: e as Error }),
     ),
     limiter: new KeyRateLimiter(base.gatewayWorkers),
+    termsRefusals: new TermsRefusals(sqlite, writer, (e) =>
+      log.warn('recording a terms refusal failed', { err: e as Error }),
+    ),
     onUpstreamFailure: (slug, requestId, err) =>
       log.warn('upstream failed', { slug, request_id: requestId, err: err.message }),
     upstream: createUpstreamPool({
@@ -153,17 +175,22 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
 
   // From here on this thread's connection never sleeps on the lock (no-wait.ts); only shutdown waits for it.
   neverWait(sqlite);
-  const state: ServerState = { closing: false, active: 0, native, workerIndex, feedSeq: () => feed.seq };
+  const state: ServerState = {
+    closing: false,
+    active: 0,
+    server: choice.kind,
+    workerIndex,
+    feedSeq: () => feed.seq,
+  };
   const app = createServer(uws, pipeline, state, {
     maxRequestBytes: cfg.maxRequestBytes,
     maxHeaderBytes: cfg.maxHeaderBytes,
   });
-  type ListenSocket = Parameters<Parameters<typeof app.listen>[2]>[0];
   // A restarted worker may find its port held by the dead one's TIME_WAIT sockets (this uSockets build sets no
   // SO_REUSEADDR), so a fixed port is retried for up to two minutes before giving up.
-  let listenSocket: ListenSocket = false;
+  let listenSocket: ListenSocket | false = false;
   for (let attempt = 0; attempt < 240; attempt++) {
-    listenSocket = await new Promise<ListenSocket>((resolve) => app.listen(base.host, port, resolve));
+    listenSocket = await new Promise<ListenSocket | false>((resolve) => app.listen(base.host, port, resolve));
     if (listenSocket || port === 0) break;
     // A port the supervisor picked (SVC_GATEWAY_PORT=0) and someone took meanwhile: let it pick another.
     if (process.env.SVC_GATEWAY_WORKER_PORT_PICKED === '1') {
@@ -182,7 +209,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   process.stdout.write(
     JSON.stringify({ ready: 'gateway', url: `http://${host}:${boundPort}`, port: boundPort }) + '\n',
   );
-  log.info('gateway listening', { port: boundPort, metering: cfg.metering, uws: file, holder: instances.id });
+  log.info('gateway listening', { port: boundPort, metering: cfg.metering, server: choice.kind, holder: instances.id });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -39,7 +39,7 @@ interface SessionRow {
 
 export class McpSessionStore {
   /** The lookup every 2025-era request makes: one prepared statement, read synchronously (no query building). */
-  readonly #byHash: Sqlite.Statement<[string], SessionRow>;
+  readonly #byHash: (idHash: string) => SessionRow | undefined | Promise<SessionRow | undefined>;
   /**
    * Decrypted keys by their stored ciphertext (AES-GCM with a fresh IV, so a ciphertext names one encryption of
    * one key): the row is still read on every request (it is the truth: ended, expired, re-bound), only the
@@ -48,9 +48,20 @@ export class McpSessionStore {
   readonly #keys = new LRUCache<string, string>({ max: 10_000 });
 
   constructor(private readonly ctx: SessionCtx) {
-    this.#byHash = ctx.sqlite.prepare<[string], SessionRow>(
-      'SELECT id_hash, key_id, key_secret, protocol_version, last_used_at, expires_at FROM mcp_sessions WHERE id_hash = ?',
-    );
+    const sqlText =
+      'SELECT id_hash, key_id, key_secret, protocol_version, last_used_at, expires_at FROM mcp_sessions WHERE id_hash = ?';
+    if (ctx.sqlite) {
+      const stmt: Sqlite.Statement<[string], SessionRow> = ctx.sqlite.prepare<[string], SessionRow>(sqlText);
+      this.#byHash = (h) => stmt.get(h);
+    } else {
+      // PostgreSQL (SVC_DATABASE_URL): the same read through kysely.
+      this.#byHash = (h) =>
+        ctx.db
+          .selectFrom('mcp_sessions')
+          .select(['id_hash', 'key_id', 'key_secret', 'protocol_version', 'last_used_at', 'expires_at'])
+          .where('id_hash', '=', h)
+          .executeTakeFirst();
+    }
   }
 
   async create(protocolVersion: string, key: { id: string; plaintext: string } | null): Promise<McpSession> {
@@ -74,7 +85,7 @@ export class McpSessionStore {
   /** The live session with this id, or undefined when it never existed, was ended or expired. */
   async get(id: string): Promise<McpSession | undefined> {
     const now = this.ctx.clock.now();
-    const row = this.#byHash.get(sha256Hex(id));
+    const row = await this.#byHash(sha256Hex(id));
     if (!row || row.expires_at <= now) return undefined;
     if (now - row.last_used_at >= TOUCH_EVERY_MS) {
       await this.ctx.db
@@ -109,6 +120,18 @@ export class McpSessionStore {
         key_secret: encryptSecret(this.ctx.secretKey, key.plaintext),
         expires_at: this.ctx.clock.now() + SESSION_TTL_MS,
       })
+      .where('id_hash', '=', sha256Hex(id))
+      .execute();
+  }
+
+  /**
+   * Drops the key bound to the session (it stopped working): later requests act as their own credential, and the
+   * session has an unbound session's lifetime.
+   */
+  async unbindKey(id: string): Promise<void> {
+    await this.ctx.db
+      .updateTable('mcp_sessions')
+      .set({ key_id: null, key_secret: null, expires_at: this.ctx.clock.now() + UNBOUND_SESSION_TTL_MS })
       .where('id_hash', '=', sha256Hex(id))
       .execute();
   }

@@ -11,14 +11,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { loadConfigOrExit } from '../core/config.js';
-import { openDatabase } from '../core/db/database.js';
+import { openStore } from '../core/db/database.js';
 import { migrateToLatest } from '../core/db/migrate.js';
 import { onStop } from '../core/lifecycle.js';
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), '..');
 const config = loadConfigOrExit();
 
-const handles = openDatabase(config.dbFile);
+const handles = openStore(config);
 await migrateToLatest(handles.db);
 await handles.close();
 

@@ -1,6 +1,6 @@
 /** `svc alerts show|set`: the low-balance threshold and email alerts of the org (docs/webhooks.md). */
 import { api } from '../client.js';
-import { str, svcCommand } from '../command.js';
+import { svcCommand } from '../command.js';
 import { usageError } from '../failure.js';
 import { dollars } from '../output.js';
 import { AlertSettingsSchema, type AlertSettings } from '../../core/schemas/webhooks.schemas.js';
@@ -20,7 +20,7 @@ const show = svcCommand({
   meta: { name: 'show', description: 'Show the alert settings' },
   examples: ['svc alerts show'],
   async run() {
-    const r = AlertSettingsSchema.parse(await api('GET', '/v1/alerts'));
+    const r = await api('GET', '/v1/alerts', AlertSettingsSchema);
     return { data: r, human: human(r) };
   },
 });
@@ -34,19 +34,19 @@ const set = svcCommand({
   examples: ['svc alerts set --balance-low 500', 'svc alerts set --email-alerts off'],
   async run({ args }) {
     const body: Record<string, unknown> = {};
-    const low = str(args, 'balance-low');
+    const low = args['balance-low'];
     if (low !== undefined) {
       if (low === 'default') body.balance_low_cents = null;
       else if (/^\d+$/.test(low)) body.balance_low_cents = Number(low);
       else throw usageError(`--balance-low takes cents (e.g. 500) or "default", not ${low}`);
     }
-    const mail = str(args, 'email-alerts');
+    const mail = args['email-alerts'];
     if (mail !== undefined) {
       if (mail !== 'on' && mail !== 'off') throw usageError(`--email-alerts takes on or off, not ${mail}`);
       body.email_alerts = mail === 'on';
     }
     if (Object.keys(body).length === 0) throw usageError('nothing to set: pass --balance-low or --email-alerts');
-    const r = AlertSettingsSchema.parse(await api('PATCH', '/v1/alerts', { body }));
+    const r = await api('PATCH', '/v1/alerts', AlertSettingsSchema, { body });
     return { data: r, human: human(r) };
   },
 });

@@ -1,8 +1,8 @@
 /** The root `svc` command: a lazy map, so each run imports only the command it names. */
-import { type SvcCommand, lazy, svcCommand } from '../command.js';
+import { type AnyCommand, lazy, svcCommand } from '../command.js';
 import { VERSION } from '../version.js';
 
-export const root: SvcCommand<any> = svcCommand({
+export const root: AnyCommand = svcCommand({
   meta: { name: 'svc', description: `svc ${VERSION}: the API marketplace from your terminal` },
   args: { version: { type: 'boolean', alias: 'v', description: 'Print the version' } },
   examples: ['svc register', 'svc search weather', 'svc call demo-weather current --query city=lisbon'],

@@ -6,7 +6,9 @@ import { backupStatus, scheduledBackup } from './backup.service.js';
 
 export function backupJob(ctx: AppContext): () => void {
   const { dir, everyMs, keep } = ctx.config.backup;
-  if (!dir) return () => {};
+  // SQLite file backups only: on PostgreSQL, backups are pg_basebackup + WAL archiving (docs/scale-out.md).
+  const sqlite = ctx.sqlite;
+  if (!dir || !sqlite) return () => {};
   gauge('svc_backup_last_success_timestamp_seconds', 'When the last scheduled backup was written', [], function () {
     this.set(backupStatus.lastSuccessAt / 1000);
   });
@@ -18,7 +20,7 @@ export function backupJob(ctx: AppContext): () => void {
   });
   return intervalJob(ctx.log, 'backup', everyMs, async () => {
     try {
-      const r = await scheduledBackup(ctx.sqlite, dir, keep, ctx.clock.now());
+      const r = await scheduledBackup(sqlite, dir, keep, ctx.clock.now());
       Object.assign(backupStatus, { lastSuccessAt: ctx.clock.now(), lastBytes: r.bytes, lastMs: r.ms });
       ctx.log.info('backup written', { file: r.file, bytes: r.bytes, ms: r.ms, removed: r.removed.length });
     } catch (e) {

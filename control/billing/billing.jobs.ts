@@ -8,16 +8,28 @@ import { runPayouts } from './payouts.service.js';
 import { intervalJob } from '../lib/interval-job.js';
 
 export function autoReloadJob(ctx: AppContext): () => void {
-  return intervalJob(ctx.log, 'auto-reload', ctx.config.billing.autoReloadIntervalMs, async () => {
-    const results = await runAutoReload(ctx);
-    for (const r of results) ctx.log.info('auto-reload', { ...r });
-  });
+  return intervalJob(
+    ctx.log,
+    'auto-reload',
+    ctx.config.billing.autoReloadIntervalMs,
+    async () => {
+      const results = await runAutoReload(ctx);
+      for (const r of results) ctx.log.info('auto-reload', { ...r });
+    },
+    { db: ctx.db },
+  );
 }
 
 export function payoutsJob(ctx: AppContext): () => void {
   if (!ctx.config.billing.payoutsAuto) return () => {};
-  return intervalJob(ctx.log, 'payouts', 3_600_000, async () => {
-    const results = await runPayouts(ctx);
-    for (const r of results) if (r.outcome === 'paid' || r.outcome === 'failed') ctx.log.info('payout', { ...r });
-  });
+  return intervalJob(
+    ctx.log,
+    'payouts',
+    3_600_000,
+    async () => {
+      const results = await runPayouts(ctx);
+      for (const r of results) if (r.outcome === 'paid' || r.outcome === 'failed') ctx.log.info('payout', { ...r });
+    },
+    { db: ctx.db },
+  );
 }

@@ -8,7 +8,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Sqlite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { openDatabase, type Db, type NewRow } from '../../core/db/database.js';
+import { openDatabase, openPostgres, type Db, type NewRow } from '../../core/db/database.js';
+import { dialectOf } from '../../core/db/dialect.js';
 import { newId } from '../../core/ids.js';
 import type { HeavyParts } from './import-job.js';
 import type { ImportedEndpoint } from './openapi-import.js';
@@ -16,6 +17,8 @@ import type { ImportedEndpoint } from './openapi-import.js';
 /** Where the worker writes a new listing's endpoints: the listing (a draft, already inserted) and its time. */
 export interface StoreTarget {
   dbFile: string;
+  /** SVC_DATABASE_URL: the worker writes to PostgreSQL instead (storeNewListingPg). */
+  databaseUrl?: string | undefined;
   apiId: string;
   now: number;
 }
@@ -64,12 +67,14 @@ export function endpointRow(apiId: string, ep: ImportedEndpoint, position: numbe
 
 /** Stops the per-row search triggers for this listing while its endpoints are written (migration 0007). */
 export async function deferSearchPaths(trx: Db, apiId: string): Promise<void> {
-  await sql`INSERT OR IGNORE INTO fts_deferred (api_id) VALUES (${apiId})`.execute(trx);
+  await sql`INSERT INTO fts_deferred (api_id) VALUES (${apiId}) ON CONFLICT DO NOTHING`.execute(trx);
 }
 
 /** Indexes the listing's endpoint paths for search once, and lets the per-row triggers run again. */
 export async function refreshSearchPaths(trx: Db, apiId: string): Promise<void> {
   await sql`DELETE FROM fts_deferred WHERE api_id = ${apiId}`.execute(trx);
+  // PostgreSQL's search reads the listing text through its GIN index: there are no FTS paths to write.
+  if (dialectOf(trx) === 'postgres') return;
   await sql`UPDATE apis_fts SET paths = coalesce((SELECT group_concat(path, ' ') FROM endpoints
               WHERE api_id = ${apiId} AND removed_at IS NULL), '')
             WHERE rowid = (SELECT rowid FROM apis WHERE id = ${apiId})`.execute(trx);
@@ -82,6 +87,7 @@ export async function refreshSearchPaths(trx: Db, apiId: string): Promise<void> 
  * (`discardNewListing`).
  */
 export async function storeNewListing(target: StoreTarget, parts: HeavyParts): Promise<StoreStats> {
+  if (target.databaseUrl) return storeNewListingPg(target, target.databaseUrl, parts);
   const t0 = performance.now();
   const { db, sqlite, close } = openDatabase(target.dbFile);
   const { endpoints } = parts;
@@ -128,6 +134,53 @@ export async function storeNewListing(target: StoreTarget, parts: HeavyParts): P
       longest_lock_ms: +Math.max(longest, index_ms).toFixed(1),
       document_ms: +documentHeld.toFixed(1),
       index_ms: +index_ms.toFixed(1),
+    };
+  } finally {
+    await close();
+  }
+}
+
+/** Endpoint rows per transaction on PostgreSQL: row locks, not a file lock, so only the statement size bounds it. */
+const PG_CHUNK = 500;
+
+/**
+ * PostgreSQL: the same writes through the worker's own small pool, endpoints in multi-row inserts of PG_CHUNK per
+ * transaction (other writers are not blocked by them: PostgreSQL locks rows, not the database).
+ */
+async function storeNewListingPg(target: StoreTarget, url: string, parts: HeavyParts): Promise<StoreStats> {
+  const t0 = performance.now();
+  const { db, close } = openPostgres(url, { max: 1, applicationName: 'import' });
+  try {
+    let longest = 0;
+    const timed = async (write: () => Promise<unknown>) => {
+      const s = performance.now();
+      await write();
+      const ms = performance.now() - s;
+      longest = Math.max(longest, ms);
+      return ms;
+    };
+    const documentMs = await timed(() =>
+      db
+        .updateTable('apis')
+        .set({ openapi_gz: Buffer.from(parts.documentGzip), schema_components_json: JSON.stringify(parts.components) })
+        .where('id', '=', target.apiId)
+        .execute(),
+    );
+    let transactions = 1;
+    for (let i = 0; i < parts.endpoints.length; i += PG_CHUNK) {
+      const rows = parts.endpoints
+        .slice(i, i + PG_CHUNK)
+        .map((ep, j) => endpointRow(target.apiId, ep, i + j, target.now));
+      await timed(() => db.transaction().execute((trx) => trx.insertInto('endpoints').values(rows).execute()));
+      transactions++;
+    }
+    const indexMs = await timed(() => db.transaction().execute((trx) => refreshSearchPaths(trx, target.apiId)));
+    return {
+      store_ms: Math.round(performance.now() - t0),
+      transactions: transactions + 1,
+      longest_lock_ms: +longest.toFixed(1),
+      document_ms: +documentMs.toFixed(1),
+      index_ms: +indexMs.toFixed(1),
     };
   } finally {
     await close();

@@ -13,6 +13,8 @@ import { PAGE_MAX_LIMIT } from '../../core/schemas/common.schemas.js';
 import { listingSummaries, toListingSummary } from './listing-summary.js';
 import { searchIndexOf } from './search-index.owner.js';
 import { COLUMN_WEIGHTS } from './search-index.base.js';
+import { dialectOf } from '../../core/db/dialect.js';
+import { pgSearch } from './search.pg.js';
 import { assertPublicRead, type Principal } from '../auth/principal.js';
 
 export interface SearchResult {
@@ -108,6 +110,7 @@ function normalized(p: SearchParams): NormalizedSearch | undefined {
  * FTS5's two statements. Both give the same ids in the same order (tests hold them equal).
  */
 async function runSearch(db: Db, p: SearchParams, s: NormalizedSearch): Promise<SearchResult> {
+  if (dialectOf(db) === 'postgres') return pgSearch(db, p, s.words);
   const indexed = searchIndexOf(db)?.search({ ...p, words: s.words, sort: p.sort ?? 'relevance' });
   return indexed ?? ftsSearch(db, p, s.match);
 }

@@ -15,7 +15,8 @@ export interface Mail {
 }
 
 export interface Mailer {
-  readonly kind: 'smtp' | 'outbox';
+  /** `none`: a process that sends no mail (the operator tool in production without SVC_SMTP_URL). */
+  readonly kind: 'smtp' | 'outbox' | 'none';
   send(mail: Mail): Promise<void>;
 }
 

@@ -160,6 +160,11 @@ export interface LedgerMismatch {
   settled_sum: number;
   pending_cents: number;
   pending_sum: number;
+  /**
+   * Charges settled against open leases but not yet folded into `balances` (PostgreSQL's settle batch bumps only
+   * its lease row; gateway/pg/README.md). Always 0 on SQLite. The projection holds as credit = settled + unfolded.
+   */
+  unfolded_cents: number;
 }
 
 /**
@@ -171,7 +176,10 @@ export async function checkLedgerConsistency(db: Db): Promise<LedgerMismatch[]> 
     SELECT b.org_id, b.credit_cents, b.pending_cents,
       COALESCE((SELECT SUM(amount_cents) FROM ledger_entries e WHERE e.org_id = b.org_id AND e.status = 'settled'), 0) AS settled_sum,
       COALESCE((SELECT SUM(amount_cents) FROM ledger_entries e WHERE e.org_id = b.org_id AND e.status = 'pending'), 0)
-        - COALESCE((SELECT SUM(amount_cents) FROM ledger_entries e WHERE e.org_id = b.org_id AND e.status = 'settled' AND e.ref_type = 'pending_release'), 0) AS pending_sum
+        - COALESCE((SELECT SUM(amount_cents) FROM ledger_entries e WHERE e.org_id = b.org_id AND e.status = 'settled' AND e.ref_type = 'pending_release'), 0) AS pending_sum,
+      COALESCE((SELECT SUM(unfolded_cents) FROM balance_leases l WHERE l.org_id = b.org_id AND l.released_at IS NULL), 0) AS unfolded_cents
     FROM balances b`.execute(db);
-  return rows.rows.filter((r) => r.credit_cents !== r.settled_sum || r.pending_cents !== r.pending_sum);
+  return rows.rows.filter(
+    (r) => r.credit_cents !== r.settled_sum + r.unfolded_cents || r.pending_cents !== r.pending_sum,
+  );
 }

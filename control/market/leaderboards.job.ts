@@ -1,7 +1,8 @@
 /**
  * Background refresh of leaderboards and listing stats: once at start, then every SVC_LEADERBOARD_REFRESH_MS, in a
  * worker thread with its own connection (leaderboards.worker.ts) so the refresh never holds up a request. An
- * in-memory database cannot be shared with a thread; it is refreshed in-process.
+ * in-memory database cannot be shared with a thread, and on PostgreSQL the database does the work: both refresh
+ * in-process. With several control planes on PostgreSQL one refreshes at a time (interval-job.ts `db`).
  */
 import { Worker } from 'node:worker_threads';
 import { workerScript } from '../lib/worker-script.js';
@@ -58,7 +59,8 @@ class RefreshThread {
 
 export function leaderboardJob(ctx: AppContext): () => void {
   const file = ctx.config.dbFile;
-  const thread = file === ':memory:' ? null : new RefreshThread(file);
+  // On PostgreSQL the database does the work and the process only awaits it: refreshed in-process.
+  const thread = file === ':memory:' || ctx.config.databaseUrl ? null : new RefreshThread(file);
   const stop = intervalJob(
     ctx.log,
     'leaderboard refresh',
@@ -69,7 +71,7 @@ export function leaderboardJob(ctx: AppContext): () => void {
       await thread.refresh(now);
       noteLeaderboardRefresh(now);
     },
-    { firstAfterMs: 500 },
+    { firstAfterMs: 500, db: ctx.db },
   );
   return () => {
     stop();

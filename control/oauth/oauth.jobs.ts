@@ -23,5 +23,6 @@ export async function sweepOAuth(db: Db, now: number): Promise<{ codes: number; 
 export function oauthSweepJob(ctx: AppContext): () => void {
   return intervalJob(ctx.log, 'oauth-sweep', 3_600_000, () => sweepOAuth(ctx.db, ctx.clock.now()), {
     firstAfterMs: 60_000,
+    db: ctx.db,
   });
 }

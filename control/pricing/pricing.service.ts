@@ -282,7 +282,11 @@ export const PRICE_JOB_INTERVAL_MS = 1_000;
 
 /** @internal The price schedule job. */
 export function priceScheduleJob(ctx: AppContext): () => void {
-  return intervalJob(ctx.log, 'price schedule job', PRICE_JOB_INTERVAL_MS, () =>
-    applyDuePriceChanges(ctx.db, ctx.clock.now()),
+  return intervalJob(
+    ctx.log,
+    'price schedule job',
+    PRICE_JOB_INTERVAL_MS,
+    () => applyDuePriceChanges(ctx.db, ctx.clock.now()),
+    { db: ctx.db },
   );
 }

@@ -101,7 +101,7 @@ export async function createApi(
         await deferSearchPaths(trx, apiId);
       });
       created = { apiId, now };
-      return { dbFile: ctx.config.dbFile, apiId, now };
+      return { dbFile: ctx.config.dbFile, databaseUrl: ctx.config.databaseUrl, apiId, now };
     });
     const { apiId, now } = created!;
     // The worker wrote the document, components, endpoints and search paths (import-store.ts); the change feed the

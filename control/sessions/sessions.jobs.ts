@@ -37,5 +37,6 @@ export async function sweepSignIn(db: Db, now: number): Promise<SignInSweep> {
 export function signInSweepJob(ctx: AppContext): () => void {
   return intervalJob(ctx.log, 'sign-in-sweep', 3_600_000, () => sweepSignIn(ctx.db, ctx.clock.now()), {
     firstAfterMs: 90_000,
+    db: ctx.db,
   });
 }

@@ -4,6 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import { utcDayText } from '../../core/db/dialect.js';
 import { DAY_MS } from '../../core/clock.js';
 import { SvcError } from '../../core/errors.js';
 import {
@@ -81,7 +82,7 @@ async function _usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
       .execute(),
     base
       .select([
-        sql<string>`strftime('%Y-%m-%d', usage_events.created_at / 1000, 'unixepoch')`.as('day'),
+        utcDayText(db, sql.ref('usage_events.created_at')).as('day'),
         calls.as('calls'),
         charged.as('charged_cents'),
       ])

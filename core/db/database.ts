@@ -1,12 +1,17 @@
 /**
- * The one place that lists svc's tables (typed once for kysely) and opens the shared SQLite file.
- * Every process opens its own connection: WAL, foreign keys on, a busy timeout so writers queue, not fail.
+ * The one place that lists svc's tables (typed once for kysely) and opens the store: the shared SQLite file
+ * (default), or PostgreSQL when SVC_DATABASE_URL is set (openStore; docs/scale-out.md).
+ * SQLite: every process opens its own connection: WAL, foreign keys on, a busy timeout so writers queue, not fail.
  */
 import Sqlite from 'better-sqlite3';
+import pg from 'pg';
 import {
   CompiledQuery,
   Kysely,
+  PostgresDialect,
   SqliteDialect,
+  type Transaction,
+  type TransactionBuilder,
   SqliteDriver,
   type DatabaseConnection,
   type Driver,
@@ -19,6 +24,7 @@ import {
 import { LRUCache } from 'lru-cache';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { retrySerializable, type StoreDialect } from './dialect.js';
 
 type Ms = number;
 
@@ -360,6 +366,8 @@ export interface ProviderEarningsTable {
 export interface GatewayInstancesTable {
   id: string;
   pid: number;
+  /** Host identity (hostname and boot id, gateway/instances.ts): pids are only compared on the same host. */
+  host: Generated<string>;
   started_at: Ms;
   heartbeat_at: Ms;
   stopped_at: Ms | null;
@@ -373,6 +381,8 @@ export interface BalanceLeasesTable {
   day: number;
   amount_cents: number;
   spent_cents: Generated<number>;
+  /** Settled spend not yet folded into balances/api_keys/key_daily_spend (PostgreSQL store; 0 on SQLite). */
+  unfolded_cents: Generated<number>;
   created_at: Ms;
   expires_at: Ms;
   released_at: Ms | null;
@@ -539,6 +549,7 @@ export interface Database {
   api_stats: ApiStatsTable;
   listing_search: ListingSearchTable;
   search_changes: SearchChangesTable;
+  terms_refusals: TermsRefusalsTable;
   oauth_clients: OAuthClientsTable;
   oauth_grants: OAuthGrantsTable;
   oauth_codes: OAuthCodesTable;
@@ -585,6 +596,16 @@ export interface SearchChangesTable {
   doc: number;
   /** 1 when the FTS text may have changed, 0 when only the `listing_search` row did. */
   text: 0 | 1;
+}
+
+/** Calls refused with 428 terms_not_accepted, one row per (org, API) (0014_terms_refusals). */
+export interface TermsRefusalsTable {
+  org_id: string;
+  api_id: string;
+  /** The required document the refused call lacked an acceptance of. */
+  document_id: string;
+  first_refused_at: Ms;
+  last_refused_at: Ms;
 }
 
 /** OAuth clients: dynamically registered (RFC 7591) or a fetched Client ID Metadata Document (0009_oauth). */
@@ -681,9 +702,37 @@ export type Db = Kysely<Database>;
 
 /** Both handles on one connection: kysely for typed queries, the raw handle for hot-path prepared statements. */
 export interface DbHandles {
+  /** Optional so that objects carrying `db` and `sqlite` (AppContext, test fixtures) still fit. */
+  dialect?: 'sqlite';
   db: Db;
   sqlite: Sqlite.Database;
   close(): Promise<void>;
+}
+
+/** PostgreSQL: kysely over a `pg` pool; `pool` for the raw-SQL paths (gateway hot path, LISTEN). */
+export interface PgHandles {
+  dialect: 'postgres';
+  db: Db;
+  pool: pg.Pool;
+  url: string;
+  close(): Promise<void>;
+}
+
+export type StoreHandles = DbHandles | PgHandles;
+
+/** Where a process's data lives: the SQLite file, unless a PostgreSQL URL is configured. */
+export interface StoreTarget {
+  dbFile: string;
+  databaseUrl?: string | undefined;
+}
+
+export function storeDialect(target: StoreTarget): StoreDialect {
+  return target.databaseUrl ? 'postgres' : 'sqlite';
+}
+
+/** Opens the configured store (SVC_DATABASE_URL, else the SQLite file). */
+export function openStore(target: StoreTarget, opts: PgPoolOptions = {}): StoreHandles {
+  return target.databaseUrl ? openPostgres(target.databaseUrl, opts) : openDatabase(target.dbFile);
 }
 
 export function openSqlite(file: string): Sqlite.Database {
@@ -749,8 +798,92 @@ export function openDatabase(file: string): DbHandles {
   const sqlite = openSqlite(file);
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(sqlite) });
   return {
+    dialect: 'sqlite',
     db,
     sqlite,
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+// ---- PostgreSQL
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/**
+ * `pg` returns int8 (bigint columns: cents, ms times; `count(*)`) and numeric (`sum()` of bigint) as strings.
+ * svc's values are integers below 2^53 (cents, ms, counts), so both parse to Number; a value past the safe range
+ * fails loudly instead of rounding money.
+ */
+function _toSafeNumber(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) && !(Number.isFinite(n) && !/^-?\d+$/.test(text)))
+    throw new RangeError(`integer ${text} from PostgreSQL is past Number.MAX_SAFE_INTEGER`);
+  return n;
+}
+
+export const PG_TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === INT8_OID || oid === NUMERIC_OID) return _toSafeNumber;
+    return pg.types.getTypeParser(oid, format);
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+export interface PgPoolOptions {
+  /** Pool size (default 10). */
+  max?: number;
+  /** Name shown in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/** A `pg` pool with svc's type parsers and session settings (UTC, no statement runs forever holding locks). */
+export function createPgPool(url: string, opts: PgPoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    types: PG_TYPES,
+    application_name: opts.applicationName ?? 'svc',
+    // A partitioned client's open transaction must not hold row locks forever (scale-out-notes §2.1).
+    options: '-c TimeZone=UTC -c idle_in_transaction_session_timeout=30000 -c lock_timeout=10000',
+    keepAlive: true,
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle client that loses its server emits here; without a listener that would crash the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/**
+ * kysely on PostgreSQL where every `db.transaction()` is SERIALIZABLE and re-run on a serialization failure
+ * (SQLSTATE 40001) or deadlock: SQLite's BEGIN IMMEDIATE made every read-then-write check atomic, and
+ * READ COMMITTED would silently permit lost updates (two payouts, two auto-reloads). A transaction callback may
+ * therefore run more than once: it must only touch the database (no mail, no processor calls inside).
+ */
+class SerializableKysely extends Kysely<Database> {
+  override transaction(): TransactionBuilder<Database> {
+    const builder = super.transaction().setIsolationLevel('serializable');
+    return new Proxy(builder, {
+      get(target, prop, receiver) {
+        if (prop === 'execute')
+          return <T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> =>
+            retrySerializable(() => target.execute(fn));
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  }
+}
+
+export function openPostgres(url: string, opts: PgPoolOptions = {}): PgHandles {
+  const pool = createPgPool(url, opts);
+  const db = new SerializableKysely({ dialect: new PostgresDialect({ pool }) });
+  return {
+    dialect: 'postgres',
+    db,
+    pool,
+    url,
     async close() {
       await db.destroy();
     },

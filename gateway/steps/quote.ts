@@ -9,7 +9,9 @@ import type { PipelineDeps } from '../pipeline.js';
 import type { ClientSink } from '../respond.js';
 import type { Refusal, Resolved } from './checks.js';
 import { capDetail } from './relay-util.js';
+import type { PeekOutcome } from '../store.js';
 
+/** Synchronous on SQLite; on PostgreSQL the headroom read is awaited (a promise is returned then). */
 export function quote(
   d: PipelineDeps,
   sink: ClientSink,
@@ -20,14 +22,31 @@ export function quote(
   price: number,
   refusal: Refusal | null,
   now: number,
+): void | Promise<void> {
+  if (refusal === null && price > 0) {
+    const peek = d.leases.peek(key, utcDay(now), price);
+    if (peek instanceof Promise)
+      return peek.then((p) => answerQuote(sink, requestId, verified, resolved, price, refusal, p));
+    return answerQuote(sink, requestId, verified, resolved, price, refusal, peek);
+  }
+  return answerQuote(sink, requestId, verified, resolved, price, refusal, null);
+}
+
+function answerQuote(
+  sink: ClientSink,
+  requestId: string,
+  verified: boolean,
+  resolved: Resolved,
+  price: number,
+  refusal: Refusal | null,
+  peek: PeekOutcome | null,
 ): void {
   let ok = refusal === null;
   let code: string | null = refusal?.code ?? null;
   // Every refusal carries its detail, whichever check made it (the same words the call itself would get).
   let detail: string | null = refusal?.detail ?? null;
   let available: number | null = null;
-  if (ok && price > 0) {
-    const peek = d.leases.peek(key, utcDay(now), price);
+  if (ok && peek) {
     available = peek.headroom;
     if (!peek.ok) {
       ok = false;

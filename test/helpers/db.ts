@@ -4,7 +4,11 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { openDatabase, type DbHandles } from '../../core/db/database.js';
+import { openDatabase, openPostgres, type Db, type DbHandles } from '../../core/db/database.js';
+import { databaseUrlFor, pgTestMode } from './postgres.js';
+
+/** What the seeding helpers need: a kysely handle on either store (SQLite or PostgreSQL). */
+export type StoreDb = { db: Db };
 import { newId } from '../../core/ids.js';
 import { mintApiKey, mintSessionToken } from '../../core/key-format.js';
 import { ALL_SCOPES, formatScopes, type Scope } from '../../core/scopes.js';
@@ -15,8 +19,22 @@ import { utcDay } from '../../core/clock.js';
 import { migrateToLatest } from '../../core/db/migrate.js';
 import { tempDataDir } from './processes.js';
 
+/**
+ * The data dir's database. In the PostgreSQL pass (vitest.pg.config.ts) `db` is the data dir's PostgreSQL database
+ * (the one its processes use) and `sqlite` the unused file: tests that read `sqlite` directly are SQLite-only.
+ */
 export function openTestDb(dataDir: string): DbHandles {
-  return openDatabase(join(dataDir, 'svc.db'));
+  const lite = openDatabase(join(dataDir, 'svc.db'));
+  if (!pgTestMode()) return lite;
+  const pg = openPostgres(databaseUrlFor(dataDir));
+  return {
+    db: pg.db,
+    sqlite: lite.sqlite,
+    async close() {
+      await pg.close();
+      await lite.close();
+    },
+  };
 }
 
 /** A migrated database in a fresh temp data dir, for tests that use the domain code without a process. */
@@ -56,7 +74,7 @@ export interface SeededOrg {
 }
 
 export async function seedOrg(
-  h: DbHandles,
+  h: StoreDb,
   opts: { email?: string; role?: 'owner' | 'admin'; scopes?: Scope[] } = {},
 ): Promise<SeededOrg> {
   const now = Date.now();
@@ -107,7 +125,7 @@ export async function seedOrg(
 }
 
 export async function seedKey(
-  h: DbHandles,
+  h: StoreDb,
   orgId: string,
   opts: {
     scopes?: Scope[];
@@ -147,7 +165,7 @@ export async function seedKey(
   return { key: minted.plaintext, keyId };
 }
 
-export async function grantCredits(h: DbHandles, orgId: string, cents: number, reason = 'test grant'): Promise<void> {
+export async function grantCredits(h: StoreDb, orgId: string, cents: number, reason = 'test grant'): Promise<void> {
   await h.db
     .transaction()
     .execute((trx) =>
@@ -160,7 +178,7 @@ export async function grantCredits(h: DbHandles, orgId: string, cents: number, r
 }
 
 /** The whole books (`svc-admin ledger check`): balances = entries, call charges and earnings = usage, payouts booked. */
-export async function expectLedgerConsistent(h: DbHandles): Promise<void> {
+export async function expectLedgerConsistent(h: StoreDb): Promise<void> {
   const report = await checkBooks(h.db);
   if (!report.ok) throw new Error(`books inconsistent: ${JSON.stringify(report)}`);
 }
@@ -212,7 +230,7 @@ export interface SeedEndpoint {
  * `secret` is encrypted with the data dir's key exactly as the provider routes do.
  */
 export async function seedListing(
-  h: DbHandles,
+  h: StoreDb,
   opts: {
     orgId: string;
     slug: string;

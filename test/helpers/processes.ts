@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { databaseUrlFor, pgTestMode } from './postgres.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -40,7 +41,11 @@ export function baseEnv(dataDir: string, extra: Record<string, string> = {}): Re
     SVC_GATEWAY_PORT: '0',
     SVC_MCP_PORT: '0',
     SVC_DEMO_UPSTREAM_PORT: '0',
+    // The PostgreSQL pass (vitest.pg.config.ts): the data dir's processes share a database of its own.
+    ...(pgTestMode() ? { SVC_DATABASE_URL: databaseUrlFor(dataDir) } : {}),
     SVC_METRICS_PORT: '0',
+    // Lets a whole run exercise one HTTP server (.ci/run, or SVC_GATEWAY_SERVER=fallback on Node 20).
+    ...(process.env.SVC_GATEWAY_SERVER ? { SVC_GATEWAY_SERVER: process.env.SVC_GATEWAY_SERVER } : {}),
     ...extra,
   };
 }
@@ -51,7 +56,8 @@ export async function startProcess(
   env: Record<string, string>,
   opts: { timeoutMs?: number; execArgv?: string[] } = {},
 ): Promise<RunningProcess> {
-  const timeoutMs = opts.timeoutMs ?? 20_000;
+  // The PostgreSQL pass migrates a fresh database at each start (transactional DDL): give it longer on a busy box.
+  const timeoutMs = opts.timeoutMs ?? (pgTestMode() ? 60_000 : 20_000);
   const child = spawn(process.execPath, [...(opts.execArgv ?? []), join(ROOT, 'dist', entry)], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,6 @@
 /** `svc webhooks create --url --events`: registers an endpoint; its signing secret is printed once. */
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { usageError } from '../../failure.js';
 import { CreatedWebhookSchema, WEBHOOK_EVENT_TYPES } from '../../../core/schemas/webhooks.schemas.js';
 
@@ -13,19 +13,17 @@ export default svcCommand({
   },
   examples: ['svc webhooks create --url https://example.com/svc --events balance.low,key.cap_reached'],
   async run({ args }) {
-    const events = (str(args, 'events') ?? '')
+    const events = args.events
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
     const bad = events.filter((e) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e));
     if (events.length === 0 || bad.length)
       throw usageError(`unknown event ${bad.join(', ') || '(none)'}; choose from ${WEBHOOK_EVENT_TYPES.join(', ')}`);
-    const description = str(args, 'description');
-    const r = CreatedWebhookSchema.parse(
-      await api('POST', '/v1/webhooks', {
-        body: { url: str(args, 'url'), events, ...(description ? { description } : {}) },
-      }),
-    );
+    const description = args.description;
+    const r = await api('POST', '/v1/webhooks', CreatedWebhookSchema, {
+      body: { url: args.url, events, ...(description ? { description } : {}) },
+    });
     return {
       data: r,
       human: [

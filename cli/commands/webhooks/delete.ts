@@ -1,6 +1,7 @@
 /** `svc webhooks delete <id>`. */
+import { z } from 'zod';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { idArg } from './shared.js';
 
 export default svcCommand({
@@ -8,8 +9,8 @@ export default svcCommand({
   args: idArg,
   examples: ['svc webhooks delete whe_…'],
   async run({ args }) {
-    const id = str(args, 'id') ?? '';
-    await api('DELETE', `/v1/webhooks/${encodeURIComponent(id)}`);
+    const id = args.id;
+    await api('DELETE', `/v1/webhooks/${encodeURIComponent(id)}`, z.object({}));
     return { data: { id, deleted: true }, human: `Webhook ${id} deleted.` };
   },
 });

@@ -1,6 +1,6 @@
 /** `svc webhooks enable <id>`: an endpoint disabled after 3 days of failures, enabled again. */
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { WebhookEndpointSchema } from '../../../core/schemas/webhooks.schemas.js';
 import { idArg } from './shared.js';
 
@@ -9,8 +9,8 @@ export default svcCommand({
   args: idArg,
   examples: ['svc webhooks enable whe_…'],
   async run({ args }) {
-    const id = str(args, 'id') ?? '';
-    const r = WebhookEndpointSchema.parse(await api('POST', `/v1/webhooks/${encodeURIComponent(id)}/enable`));
+    const id = args.id;
+    const r = await api('POST', `/v1/webhooks/${encodeURIComponent(id)}/enable`, WebhookEndpointSchema);
     return { data: r, human: `Webhook ${r.id} is ${r.status}.` };
   },
 });

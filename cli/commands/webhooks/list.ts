@@ -9,7 +9,7 @@ export default svcCommand({
   meta: { name: 'list', description: "List the org's webhook endpoints" },
   examples: ['svc webhooks list --json'],
   async run() {
-    const r = WebhookEndpointListSchema.parse(await api('GET', '/v1/webhooks'));
+    const r = await api('GET', '/v1/webhooks', WebhookEndpointListSchema);
     return {
       data: r,
       human: () =>

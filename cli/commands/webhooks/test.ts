@@ -1,7 +1,7 @@
 /** `svc webhooks test <id>`: queues a signed `webhook.test` event to this endpoint. */
 import { z } from 'zod';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { idArg } from './shared.js';
 
 export default svcCommand({
@@ -9,10 +9,8 @@ export default svcCommand({
   args: idArg,
   examples: ['svc webhooks test whe_…'],
   async run({ args }) {
-    const id = str(args, 'id') ?? '';
-    const r = z
-      .object({ event_id: z.string() })
-      .parse(await api('POST', `/v1/webhooks/${encodeURIComponent(id)}/test`));
+    const id = args.id;
+    const r = await api('POST', `/v1/webhooks/${encodeURIComponent(id)}/test`, z.object({ event_id: z.string() }));
     return { data: r, human: `Event ${r.event_id} queued. See how it went: svc webhooks deliveries ${id}` };
   },
 });

@@ -1,5 +1,11 @@
-/** Static migration record for kysely's Migrator: numbered files, applied in name order. */
-import type { Migration } from 'kysely';
+/**
+ * Static migration record for kysely's Migrator: numbered files, applied in name order.
+ * PostgreSQL starts from one baseline equal to SQLite's schema after 0013 (pg/0001_baseline.ts), recorded under the
+ * same names so both stores share one history; from 0014 on, every migration runs on both (write them with
+ * kysely's schema builder, or per dialect through core/db/dialect.ts).
+ */
+import type { Kysely, Migration } from 'kysely';
+import type { StoreDialect } from '../dialect.js';
 import * as m0001 from './0001_init.js';
 import * as m0002 from './0002_catalog.js';
 import * as m0003 from './0003_billing.js';
@@ -13,7 +19,10 @@ import * as m0010 from './0010_listing_search.js';
 import * as m0011 from './0011_endpoint_pages.js';
 import * as m0012 from './0012_search_answer_version.js';
 import * as m0013 from './0013_search_changes.js';
+import * as m0014 from './0014_terms_refusals.js';
 import * as m0020 from './0020_webhooks.js';
+import * as m0021 from './0021_gateway_fleet.js';
+import * as pgBaseline from './pg/0001_baseline.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_init': m0001,
@@ -29,5 +38,24 @@ export const migrations: Record<string, Migration> = {
   '0011_endpoint_pages': m0011,
   '0012_search_answer_version': m0012,
   '0013_search_changes': m0013,
+  '0014_terms_refusals': m0014,
   '0020_webhooks': m0020,
+  '0021_gateway_fleet': m0021,
 };
+
+/** The last SQLite migration PostgreSQL's baseline stands for. */
+const PG_BASELINE_THROUGH = '0013_search_changes';
+
+const noop: Migration = { async up(_db: Kysely<any>) {} };
+
+/** The migrations of a store: SQLite's as listed; on PostgreSQL the baseline, then the shared ones after it. */
+export function migrationsFor(dialect: StoreDialect): Record<string, Migration> {
+  if (dialect === 'sqlite') return migrations;
+  const out: Record<string, Migration> = {};
+  for (const name of Object.keys(migrations).sort()) {
+    if (name === '0001_init') out[name] = pgBaseline;
+    else if (name <= PG_BASELINE_THROUGH) out[name] = noop;
+    else out[name] = migrations[name]!;
+  }
+  return out;
+}

@@ -322,6 +322,38 @@ describe('LeaseManager', () => {
     expect(open).toHaveLength(0);
   });
 
+  it('reaps by pid only on its own host: a remote holder with a fresh heartbeat keeps its slice, whatever its pid', async () => {
+    const a = await arrange(400);
+    const day = utcDay(a.now);
+    expect(a.leases.reserve(a.key, day, 5, a.now).ok).toBe(true);
+    expect((await a.bal()).reserved_cents).toBe(20);
+    // A pid that does not exist here (above pid_max). On another host that proves nothing.
+    const gonePid = 4_194_305;
+    await h.db
+      .updateTable('gateway_instances')
+      .set({ pid: gonePid, host: 'other-host/boot' })
+      .where('id', '=', a.inst.id)
+      .execute();
+    const here = new Instances(h.sqlite, a.now);
+    expect(here.reapDead(a.now + 1_000, 5_000)).toBe(0);
+    expect((await a.bal()).reserved_cents).toBe(20);
+    // Same holder claimed by this host: now the missing pid means it is dead, and its unspent slice returns.
+    await h.db.updateTable('gateway_instances').set({ host: here.host }).where('id', '=', a.inst.id).execute();
+    // All 20 come back: the 5 in flight were only reserved in the dead process's memory, never charged.
+    expect(here.reapDead(a.now + 1_000, 5_000)).toBe(20);
+    expect((await a.bal()).reserved_cents).toBe(0);
+    // A remote holder still dies by staleness.
+    const remote = new Instances(h.sqlite, a.now, 'other-host/boot');
+    expect(here.reapDead(a.now + 1_000, 5_000)).toBe(0);
+    expect(here.reapDead(a.now + 60_000, 5_000)).toBe(0);
+    const row = await h.db
+      .selectFrom('gateway_instances')
+      .select('stopped_at')
+      .where('id', '=', remote.id)
+      .executeTakeFirstOrThrow();
+    expect(row.stopped_at).not.toBeNull();
+  });
+
   it('a holder that is stopped (shut down, or reaped while stalled) takes no new slice: nothing could ever return it', async () => {
     const a = await arrange(400);
     // Shutdown released everything and marked the holder stopped; a call on a still-open keep-alive connection
