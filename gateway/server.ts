@@ -6,6 +6,7 @@
 import type { HttpApp, HttpServerModule } from './http-api.js';
 import { SvcError } from '../core/errors.js';
 import { fastId } from './fast-id.js';
+import { FRAMING_ANSWER_PAD, checkFraming } from './framing.js';
 import type { Pipeline, ProxyRequest } from './pipeline.js';
 import { UwsSink, type Headers } from './respond.js';
 import { BodyDrain, DRAIN_BYTES, RequestBody } from './request-body.js';
@@ -37,6 +38,9 @@ export function createServer(
   state: ServerState,
   opts: { maxRequestBytes: number; maxHeaderBytes: number },
 ): HttpApp {
+  // No `uWebSockets: 20` header on answers (it names the server and its version): uWS's `_cfg('silent')`.
+  const cfg: unknown = Reflect.get(uws, '_cfg');
+  if (typeof cfg === 'function') cfg.call(uws, 'silent');
   const app = uws.App();
   app.get('/healthz', (res) => {
     res.cork(() => {
@@ -66,18 +70,9 @@ export function createServer(
     const query = req.getQuery() ?? '';
     const headers: Headers = [];
     let headerBytes = url.length + query.length;
-    let contentLength = -1;
-    let badLength = false;
-    let chunked = false;
     req.forEach((k, v) => {
       headers.push([k, v]);
       headerBytes += k.length + v.length + 4;
-      if (k === 'content-length') {
-        // RFC 9112 §6.3: differing or malformed Content-Length values make the framing unknowable (smuggling).
-        const n = /^[0-9]{1,15}$/.test(v) ? Number(v) : Number.NaN;
-        if (Number.isNaN(n) || (contentLength !== -1 && n !== contentLength)) badLength = true;
-        contentLength = n;
-      } else if (k === 'transfer-encoding') chunked = true;
     });
     state.active++;
     const started = performance.now();
@@ -93,17 +88,16 @@ export function createServer(
       );
     });
     const requestId = fastId('req');
-    if (badLength) {
-      const message = 'Content-Length must be one decimal value (sent once, or repeated with the same value).';
+    // Method, header count, Transfer-Encoding and Content-Length (framing.ts); a refusal closes the connection.
+    const framing = checkFraming(method, headers);
+    if (!framing.ok)
       return sink.problem(
-        new SvcError('validation_failed', message, { errors: [{ path: 'header:Content-Length', message }] }),
+        framing.error,
         requestId,
-        [
-          ['x-svc-request-id', requestId],
-          ['connection', 'close'],
-        ],
+        [...framing.headers, ['x-svc-request-id', requestId], ['connection', 'close']],
+        FRAMING_ANSWER_PAD,
       );
-    }
+    const { contentLength, chunked } = framing;
     if (headerBytes > opts.maxHeaderBytes) {
       return sink.problem(
         new SvcError('headers_too_large', `Request headers exceed ${opts.maxHeaderBytes} bytes.`),
