@@ -35,6 +35,9 @@ export interface ClientSink {
 
 export class UwsSink implements ClientSink {
   aborted = false;
+  /** The answer's status, and whether svc itself answered (a problem) rather than relaying the upstream (metrics). */
+  status = 0;
+  own = false;
   #abortCb: (() => void) | undefined;
   #writableCb: (() => void) | undefined;
 
@@ -65,6 +68,8 @@ export class UwsSink implements ClientSink {
   }
 
   problem(err: SvcError, requestId: string, headers: Headers, padTo = 0): void {
+    // An upstream that failed or timed out is the upstream's failure, even though svc words the answer.
+    this.own = err.code !== 'upstream_error' && err.code !== 'upstream_timeout';
     const h: Headers = [['content-type', PROBLEM_CONTENT_TYPE], ...headers];
     // Our refusals are never charged; every one says so (docs/gateway.md "Response headers").
     if (!headers.some((e) => e[0] === 'x-svc-charged-cents')) h.push(['x-svc-charged-cents', '0']);
@@ -75,6 +80,7 @@ export class UwsSink implements ClientSink {
 
   send(status: number, headers: Headers, body: Buffer | string): void {
     if (this.aborted) return;
+    this.status = status;
     const res = this.res;
     // A `connection: close` answer (framing refused, oversized body) must really end the socket: uWS keeps it open
     // unless told, and unread body bytes would then parse as the next request.
@@ -94,6 +100,7 @@ export class UwsSink implements ClientSink {
 
   begin(status: number, headers: Headers): void {
     if (this.aborted) return;
+    this.status = status;
     const res = this.res;
     res.cork(() => {
       res.writeStatus(statusLine(status));

@@ -11,6 +11,14 @@ import type { Pipeline, ProxyRequest } from './pipeline.js';
 import { UwsSink, type Headers } from './respond.js';
 import { BodyDrain, DRAIN_BYTES, RequestBody } from './request-body.js';
 import { SMALL_BODY } from './steps/relay-util.js';
+import type { GatewayMetrics } from './metrics.js';
+
+/** The listing slug of a proxied path (`/_quote/<slug>/…` for quotes). */
+function slugOf(url: string): string {
+  const path = url.startsWith('/_quote/') ? url.slice(7) : url;
+  const end = path.indexOf('/', 1);
+  return end < 0 ? path.slice(1) : path.slice(1, end);
+}
 
 export interface ServerState {
   closing: boolean;
@@ -20,6 +28,8 @@ export interface ServerState {
   workerIndex: number;
   /** Last change-feed seq applied by this worker. */
   feedSeq: () => number;
+  /** Per-call metrics (gateway/metrics.ts); absent in tests that build a server without them. */
+  metrics?: GatewayMetrics;
 }
 
 export function createServer(
@@ -65,7 +75,18 @@ export function createServer(
       headerBytes += k.length + v.length + 4;
     });
     state.active++;
-    const sink = new UwsSink(res, method === 'HEAD', () => state.active--);
+    const started = performance.now();
+    const sink: UwsSink = new UwsSink(res, method === 'HEAD', () => {
+      state.active--;
+      // A 404 from svc itself names no listing that exists: it is not labelled (bounded cardinality).
+      const slug = sink.own && sink.status === 404 ? null : slugOf(url);
+      state.metrics?.answered(
+        sink.own ? 'gateway' : 'upstream',
+        sink.status || 499,
+        slug,
+        (performance.now() - started) / 1000,
+      );
+    });
     const requestId = fastId('req');
     // Method, header count, Transfer-Encoding and Content-Length (framing.ts); a refusal closes the connection.
     const framing = checkFraming(method, headers);

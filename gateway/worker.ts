@@ -19,9 +19,11 @@ import { Instances } from './instances.js';
 import { KeyRateLimiter } from './rate-limiter.js';
 import { createUpstreamPool } from './steps/forward.js';
 import { egressPolicy } from '../core/egress.js';
-import { Pipeline } from './pipeline.js';
+import { Pipeline, upstreamFailureKind } from './pipeline.js';
 import { createServer, type ServerState } from './server.js';
 import { serverFor } from './server-choice.js';
+import { GatewayMetrics, ReadCounter, ReadGauge, answerMetricsRequests, walBytes } from './metrics.js';
+import { registryRenderer, serveMetrics } from '../core/metrics.js';
 import type { ListenSocket } from './http-api.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
 import { neverWait, noWait, waitingForLock, whenUnlocked } from './no-wait.js';
@@ -32,6 +34,8 @@ export const PICKED_PORT_TAKEN_EXIT = 75;
 export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: number, port: number): Promise<void> {
   const base = cfg.base;
   const log = createLogger(`gateway${workerIndex ? `-${workerIndex}` : ''}`, base.logLevel);
+  const metrics = new GatewayMetrics();
+  let lastCheckpointAt = 0;
   const choice = serverFor(cfg.server, cfg.maxHeaderBytes, base.gatewayWorkers);
   if (choice instanceof Error) {
     log.error(`refusing to start: ${choice.message}`);
@@ -81,9 +85,17 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     platformFeeBps: base.platformFeeBps,
     lockWaitLimitMs: cfg.lockWaitMs,
     onCommitted: (records) => {
-      for (const r of records)
+      for (const r of records) {
         if (r.leaseId !== null && r.chargedCents > 0) leases.committed(r.leaseId, r.chargedCents);
+        if (r.priceCents > 0) {
+          metrics.priced.inc();
+          if (r.chargedCents > 0) metrics.charged.inc([], r.chargedCents);
+          else metrics.refunded.inc([], r.priceCents);
+        }
+        metrics.upstreamDuration.observe(r.latencyMs / 1000);
+      }
     },
+    onCommitTime: (ms) => metrics.settleCommit.observe(ms / 1000),
   });
   const fatal = (why: string) => {
     log.error('stopping: this holder was reaped by another process', { why });
@@ -98,6 +110,10 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     holderId: instances.id,
     heartbeatMs: cfg.heartbeatMs,
     onReaped: () => fatal('heartbeat refused'),
+    onCheckpoint: (c) => {
+      metrics.checkpoint.observe(c.ms / 1000);
+      lastCheckpointAt = Date.now();
+    },
   });
   const feed = new ChangeFeed(
     sqlite,
@@ -132,8 +148,10 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     termsRefusals: new TermsRefusals(sqlite, writer, (e) =>
       log.warn('recording a terms refusal failed', { err: e as Error }),
     ),
-    onUpstreamFailure: (slug, requestId, err) =>
-      log.warn('upstream failed', { slug, request_id: requestId, err: err.message }),
+    onUpstreamFailure: (slug, requestId, err) => {
+      metrics.upstreamErrors.inc([upstreamFailureKind(err)]);
+      log.warn('upstream failed', { slug, request_id: requestId, err: err.message });
+    },
     upstream: createUpstreamPool({
       connections: cfg.upstreamConnections,
       connectTimeoutMs: cfg.connectTimeoutMs,
@@ -181,7 +199,47 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     server: choice.kind,
     workerIndex,
     feedSeq: () => feed.seq,
+    metrics,
   };
+  const registry = metrics.registry([
+    new ReadGauge('svc_gateway_leases_open', 'Credit leases this gateway holds', () => leases.size),
+    new ReadGauge(
+      'svc_gateway_reserved_cents',
+      'Cents reserved in leases and not spent yet',
+      () => leases.reservedCents,
+    ),
+    new ReadGauge(
+      'svc_gateway_settle_queue_depth',
+      'Settles waiting for their group commit',
+      () => writer.pending,
+      'max',
+    ),
+    new ReadGauge('svc_gateway_wal_bytes', 'Size of the SQLite WAL file', () => walBytes(base.dbFile), 'max'),
+    new ReadGauge(
+      'svc_gateway_checkpoint_last_timestamp_seconds',
+      'When the last WAL checkpoint finished (0: none yet)',
+      () => lastCheckpointAt / 1000,
+      'max',
+    ),
+    new ReadGauge(
+      'svc_gateway_change_feed_lag_seconds',
+      'Seconds since the change feed last read the database successfully',
+      () => (performance.now() - feed.polledAt) / 1000,
+      'max',
+    ),
+    new ReadCounter('svc_gateway_cache_requests_total', 'Key and listing cache lookups by result', () => [
+      { labels: { cache: 'key', result: 'hit' }, value: keys.hits },
+      { labels: { cache: 'key', result: 'miss' }, value: keys.misses },
+      { labels: { cache: 'listing', result: 'hit' }, value: listings.hits },
+      { labels: { cache: 'listing', result: 'miss' }, value: listings.misses },
+    ]),
+  ]);
+  // One worker serves its own scrape; under the multi-worker supervisor, the supervisor asks each worker over IPC.
+  const supervised = process.env.SVC_GATEWAY_WORKER_INDEX !== undefined;
+  const metricsListener = supervised
+    ? undefined
+    : await serveMetrics(base.metrics, 'gateway', registryRenderer(registry), log);
+  if (supervised) answerMetricsRequests(registry);
   const app = createServer(uws, pipeline, state, {
     maxRequestBytes: cfg.maxRequestBytes,
     maxHeaderBytes: cfg.maxHeaderBytes,
@@ -207,7 +265,12 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   const boundPort = uws.us_socket_local_port(listenSocket);
   const host = base.host === '0.0.0.0' ? '127.0.0.1' : base.host;
   process.stdout.write(
-    JSON.stringify({ ready: 'gateway', url: `http://${host}:${boundPort}`, port: boundPort }) + '\n',
+    JSON.stringify({
+      ready: 'gateway',
+      url: `http://${host}:${boundPort}`,
+      port: boundPort,
+      metrics_url: metricsListener?.url,
+    }) + '\n',
   );
   log.info('gateway listening', { port: boundPort, metering: cfg.metering, server: choice.kind, holder: instances.id });
 

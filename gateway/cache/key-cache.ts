@@ -42,6 +42,9 @@ interface KeyRow {
  * whenever a row is added to api_keys (the feed watches max(rowid)), so a new key works at once.
  */
 export class KeyCache {
+  /** Lookups answered from memory, and those that went to the database (gateway metrics). */
+  hits = 0;
+  misses = 0;
   readonly #byHash: LRUCache<string, KeyRecord>;
   readonly #unknown: LRUCache<string, true>;
   readonly #orgs = new Map<string, OrgRecord>();
@@ -60,7 +63,11 @@ export class KeyCache {
   /** The record for a key hash, or undefined when no such key exists. */
   byHash(hash: string): KeyRecord | undefined {
     const hit = this.#byHash.get(hash);
-    if (hit) return hit;
+    if (hit) {
+      this.hits++;
+      return hit;
+    }
+    this.misses++;
     if (this.#unknown.has(hash)) return undefined;
     const row = this.#keyStmt.get(hash);
     if (!row) {

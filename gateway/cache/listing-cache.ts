@@ -45,6 +45,9 @@ interface ApiRow {
 }
 
 export class ListingCache {
+  /** Lookups answered from memory, and those that went to the database (gateway metrics). */
+  hits = 0;
+  misses = 0;
   /** slug -> listing, or null for "no live listing" (negative entries dropped on any api change). */
   readonly #bySlug = new Map<string, Listing | null>();
   readonly #accepted = new Map<string, boolean>();
@@ -60,7 +63,11 @@ export class ListingCache {
 
   bySlug(slug: string): Listing | null {
     const hit = this.#bySlug.get(slug);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) {
+      this.hits++;
+      return hit;
+    }
+    this.misses++;
     const listing = this.#load(slug);
     if (this.#bySlug.size > 50_000) this.#bySlug.clear();
     this.#bySlug.set(slug, listing);
