@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool, noted, type ToolEnv } from '../tool-kit.js';
 import { CODES, SvcError, type ErrorCode } from '../../core/errors.js';
 import { NextStepSchema } from '../../core/next-step.js';
-import { getBalance } from '../../control/ledger/ledger.service.js';
+import { billingStatus } from '../../control/billing/account.service.js';
 import { idempotencyKeyOf } from '../gateway-calls.js';
 
 const Input = z
@@ -108,9 +108,8 @@ async function viaGateway(tool: string, a: CallArgs, env: ToolEnv, rpcId: string
   if (g.problem) throw gatewayRefusal(g.problem);
   const { problem: _p, ...result } = g;
   // A replay carries the first answer, not a balance: report the org's balance now, as a fresh call does.
-  const orgId = env.caller.principal?.orgId;
-  if (result.balance_cents === null && result.idempotent_replay && orgId) {
-    result.balance_cents = (await getBalance(env.ctx.db, orgId)).credit_cents;
+  if (result.balance_cents === null && result.idempotent_replay && env.caller.principal) {
+    result.balance_cents = (await billingStatus(env.ctx, env.caller.principal)).credit_cents;
   }
   const note =
     `HTTP ${g.status} from ${a.slug}${path}; charged ${g.charged_cents} cents` +
