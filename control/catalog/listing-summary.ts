@@ -1,4 +1,5 @@
 /** One compact public shape for a live listing (search results, provider pages, boards), built from a few grouped queries. */
+import { withoutIndex } from '../../core/db/dialect.js';
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { iso, parseJsonArray } from '../providers/apis.serialize.js';
@@ -67,7 +68,7 @@ export async function listingSummaries(
   // Given ids, read them by primary key: SQLite would otherwise walk every live listing through `apis_status`
   // (the unary + keeps that index out of the plan).
   q = filter.apiIds
-    ? q.where('apis.id', 'in', filter.apiIds).where(sql`+apis.status`, '=', 'live')
+    ? q.where('apis.id', 'in', filter.apiIds).where(withoutIndex(db, 'apis.status'), '=', 'live')
     : q.where('apis.status', '=', 'live');
   if (filter.orgId) q = q.where('apis.org_id', '=', filter.orgId);
   const rows = await q

@@ -92,3 +92,11 @@ export async function runAsSingleRunner(db: Kysely<any>, job: string, run: () =>
     }
   });
 }
+
+/**
+ * A column reference the planner should not use an index for: SQLite's unary `+` (its documented way to keep an
+ * index out of a plan); PostgreSQL's planner costs the choice itself, and `+` is not defined on text there.
+ */
+export function withoutIndex(db: Kysely<any>, column: string): RawBuilder<unknown> {
+  return dialectOf(db) === 'postgres' ? sql.ref(column) : sql`+${sql.ref(column)}`;
+}

@@ -86,6 +86,31 @@ async function _freePort(host: string): Promise<number> {
 
 let dbCounter = 0;
 
+/** What every cluster offers from the client side (URLs, psql, databases), given where it listens. */
+function _clientApi(host: string, port: number): Pick<PgCluster, 'url' | 'psql' | 'createDatabase' | 'dropDatabase'> {
+  const url = (database = 'postgres') => `postgres://postgres@${host}:${port}/${database}`;
+  const psql = async (sqlText: string, database = 'postgres') =>
+    (
+      await run(
+        join(PG_BIN, 'psql'),
+        ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', url(database), '-c', sqlText],
+        { timeout: 60_000, maxBuffer: 64 << 20 },
+      )
+    ).stdout;
+  return {
+    url,
+    psql,
+    async createDatabase(name) {
+      const db = name ?? `svc_${process.pid}_${++dbCounter}_${Date.now() % 1e6}`;
+      await psql(`CREATE DATABASE "${db}"`);
+      return url(db);
+    },
+    async dropDatabase(name) {
+      await psql(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    },
+  };
+}
+
 export async function startPostgres(opts: StartPostgresOptions = {}): Promise<PgCluster> {
   if (!postgresAvailable())
     throw new Error(`PostgreSQL 15 binaries not found in ${PG_BIN} (apt install postgresql-15)`);
@@ -125,30 +150,12 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
       }
     }
   }
-  const url = (database = 'postgres') => `postgres://postgres@${host}:${port}/${database}`;
-  const psql = async (sqlText: string, database = 'postgres') => {
-    const { stdout } = await run(
-      join(PG_BIN, 'psql'),
-      ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', url(database), '-c', sqlText],
-      { timeout: 60_000, maxBuffer: 64 << 20 },
-    );
-    return stdout;
-  };
   let stopped = false;
   return {
     host,
     port,
     dir,
-    url,
-    psql,
-    async createDatabase(name) {
-      const db = name ?? `svc_${process.pid}_${++dbCounter}_${Date.now() % 1e6}`;
-      await psql(`CREATE DATABASE "${db}"`);
-      return url(db);
-    },
-    async dropDatabase(name) {
-      await psql(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    },
+    ..._clientApi(host, port),
     async restart(mode = 'immediate') {
       await _pgRun('pg_ctl', ['-D', data, '-l', logFile, '-m', mode, '-w', '-t', '60', 'restart']);
     },
@@ -191,29 +198,11 @@ function _sharedCluster(): PgCluster | null {
   const u = new URL(admin);
   const host = u.hostname;
   const port = Number(u.port);
-  const url = (database = 'postgres') => `postgres://postgres@${host}:${port}/${database}`;
-  const psql = async (sqlText: string, database = 'postgres') =>
-    (
-      await run(
-        join(PG_BIN, 'psql'),
-        ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', url(database), '-c', sqlText],
-        { timeout: 60_000, maxBuffer: 64 << 20 },
-      )
-    ).stdout;
   return {
     host,
     port,
     dir: '',
-    url,
-    psql,
-    async createDatabase(name) {
-      const db = name ?? `svc_${process.pid}_${++dbCounter}_${Date.now() % 1e6}`;
-      await psql(`CREATE DATABASE "${db}"`);
-      return url(db);
-    },
-    async dropDatabase(name) {
-      await psql(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    },
+    ..._clientApi(host, port),
     async restart() {
       throw new Error('the shared test cluster cannot be restarted: startPostgres() one of your own');
     },
