@@ -6,7 +6,7 @@ import { openDatabase } from '../core/db/database.js';
 import { migrateToLatest } from '../core/db/migrate.js';
 import { loadSecretKey } from '../core/secret-key.js';
 import { offsetClock, utcDay } from '../core/clock.js';
-import { createLogger } from '../core/log.js';
+import { createLogger, type Logger } from '../core/log.js';
 import type { GatewayConfig } from './config.js';
 import { KeyCache } from './cache/key-cache.js';
 import { ListingCache } from './cache/listing-cache.js';
@@ -16,12 +16,12 @@ import { SettleWriter, HolderReapedError } from './settle-writer.js';
 import { IdempotencyStore } from './idempotency.js';
 import { Instances } from './instances.js';
 import { KeyRateLimiter } from './rate-limiter.js';
-import { createUpstreamPool } from './steps/forward.js';
-import { egressPolicy } from '../core/egress.js';
-import { Pipeline } from './pipeline.js';
+import type { Pipeline } from './pipeline.js';
+import { buildPipeline } from './wire.js';
 import { createServer, loadUws, type ServerState } from './server.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
 import { neverWait, noWait, waitingForLock, whenUnlocked } from './no-wait.js';
+import type { ChangeSource, LeaseStore, SettleStore } from './store.js';
 
 /** Exit code of a worker whose supervisor-picked port was taken before it could listen (main.ts picks again). */
 export const PICKED_PORT_TAKEN_EXIT = 75;
@@ -34,11 +34,11 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     log.error('uWebSockets.js native binary not loaded (JS fallback); refusing to start');
     process.exit(1);
   }
-  // The PostgreSQL stores exist (gateway/pg/, docs/scale-out.md) but this worker is not wired to them yet: never
-  // serve from the SQLite file while the control plane writes PostgreSQL, which would split the books in two.
+  // PostgreSQL (SVC_DATABASE_URL): the same pipeline over the gateway/pg stores (gateway/pg/worker-stores.ts).
   if (base.databaseUrl) {
-    log.error('SVC_DATABASE_URL is set but the gateway does not run on PostgreSQL yet; refusing to start');
-    process.exit(1);
+    const { openPgStores } = await import('./pg/worker-stores.js');
+    const stores = await openPgStores(cfg, base.databaseUrl, workerIndex, log);
+    return serve(cfg, workerIndex, port, log, { uws, native, file }, stores);
   }
   const handles = openDatabase(base.dbFile);
   await migrateToLatest(handles.db);
@@ -105,9 +105,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   );
   const pressureAt = new Map<string, number>();
   const pressureStmt = sqlite.prepare("INSERT INTO changes (entity, entity_id, created_at) VALUES ('org', ?, ?)");
-  const pipeline = new Pipeline({
-    cfg,
-    clock,
+  const pipeline = buildPipeline(cfg, log, clock, {
     keys,
     listings,
     leases,
@@ -116,15 +114,6 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
       log.error('idempotency release failed', { err: e as Error }),
     ),
     limiter: new KeyRateLimiter(base.gatewayWorkers),
-    onUpstreamFailure: (slug, requestId, err) =>
-      log.warn('upstream failed', { slug, request_id: requestId, err: err.message }),
-    upstream: createUpstreamPool({
-      connections: cfg.upstreamConnections,
-      connectTimeoutMs: cfg.connectTimeoutMs,
-      headersTimeoutMs: cfg.headersTimeoutMs,
-      bodyTimeoutMs: cfg.bodyTimeoutMs,
-      egress: egressPolicy(base),
-    }),
     signalPressure(orgId) {
       const now = clock.now();
       if ((pressureAt.get(orgId) ?? 0) > now - cfg.pollMs) return;
@@ -159,6 +148,62 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
 
   // From here on this thread's connection never sleeps on the lock (no-wait.ts); only shutdown waits for it.
   neverWait(sqlite);
+  return serve(
+    cfg,
+    workerIndex,
+    port,
+    log,
+    { uws, native, file },
+    {
+      holderId: instances.id,
+      pipeline,
+      feed,
+      writer,
+      leases,
+      async stop() {
+        writer.flush(true);
+        feed.stop();
+        clearInterval(housekeeping);
+        try {
+          waitingForLock(sqlite, cfg.lockWaitMs, () => {
+            leases.releaseAll(clock.now());
+            instances.markStopped(clock.now());
+          });
+        } catch (e) {
+          log.error('releasing leases failed', { err: e as Error });
+        }
+        await stopBackground();
+        sqlite.close();
+      },
+      fatal,
+    },
+  );
+}
+
+/** What `serve` needs from a store: the pipeline over it, and how to stop (after the calls in flight drained). */
+export interface WorkerStores {
+  holderId: string;
+  pipeline: Pipeline;
+  feed: ChangeSource;
+  writer: SettleStore;
+  leases: LeaseStore;
+  /** Writes what is queued, returns this holder's leases, marks it stopped, closes the database. */
+  stop(): Promise<void>;
+  /** This holder was reaped by another process: stop serving at once (exit 1; the supervisor restarts it). */
+  fatal(why: string): void;
+}
+
+/** Listens, prints the ready line, and on SIGTERM/SIGINT/supervisor loss drains and stops the stores. */
+async function serve(
+  cfg: Readonly<GatewayConfig>,
+  workerIndex: number,
+  port: number,
+  log: Logger,
+  { uws, native, file }: ReturnType<typeof loadUws>,
+  stores: WorkerStores,
+): Promise<void> {
+  const base = cfg.base;
+  const { pipeline, feed, writer, leases } = stores;
   const state: ServerState = { closing: false, active: 0, native, workerIndex, feedSeq: () => feed.seq };
   const app = createServer(uws, pipeline, state, {
     maxRequestBytes: cfg.maxRequestBytes,
@@ -188,7 +233,13 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   process.stdout.write(
     JSON.stringify({ ready: 'gateway', url: `http://${host}:${boundPort}`, port: boundPort }) + '\n',
   );
-  log.info('gateway listening', { port: boundPort, metering: cfg.metering, uws: file, holder: instances.id });
+  log.info('gateway listening', {
+    port: boundPort,
+    metering: cfg.metering,
+    uws: file,
+    holder: stores.holderId,
+    store: base.databaseUrl ? 'postgres' : 'sqlite',
+  });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -202,24 +253,12 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     const deadline = Date.now() + 10_000;
     while ((state.active > 0 || writer.pending > 0) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
-    writer.flush(true);
+    await stores.stop();
     log.info('settle writer totals', {
       calls: writer.written,
       transactions: writer.batches,
       lease_acquisitions: leases.acquisitions,
     });
-    feed.stop();
-    clearInterval(housekeeping);
-    try {
-      waitingForLock(sqlite, cfg.lockWaitMs, () => {
-        leases.releaseAll(clock.now());
-        instances.markStopped(clock.now());
-      });
-    } catch (e) {
-      log.error('releasing leases failed', { err: e as Error });
-    }
-    await stopBackground();
-    sqlite.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -227,7 +266,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   process.on('disconnect', () => void shutdown('supervisor gone'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('unhandledRejection', (e) => {
-    if (e instanceof HolderReapedError) fatal('settle refused');
+    if (e instanceof HolderReapedError) stores.fatal('settle refused');
     log.error('unhandled rejection', { err: e as Error });
   });
 }
