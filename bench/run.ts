@@ -133,6 +133,16 @@ async function _main(): Promise<void> {
         procs.push(pass);
         const paid = await startGateway(paidSeed, 'gateway-paid', { metering: true, cpus: SUT_CPU, nodeOptions, env });
         procs.push(paid);
+        // The same paid path on the JavaScript fallback server (what Node 22+ gets without a native uWS build).
+        const fallbackSeed = await seedDataDir(stub.url, 'paid-fallback');
+        seeds.push(fallbackSeed);
+        const fallback = await startGateway(fallbackSeed, 'gateway-paid-fallback', {
+          metering: true,
+          cpus: SUT_CPU,
+          nodeOptions,
+          env: { ...env, SVC_GATEWAY_SERVER: 'fallback' },
+        });
+        procs.push(fallback);
         log(`gateway pass-through ${pass.url} (pid ${pass.pid}), paid ${paid.url} (pid ${paid.pid}), cpu ${SUT_CPU}`);
         const auth = (k: string) => ({ authorization: `Bearer ${k}` });
         targets.push(
@@ -151,6 +161,15 @@ async function _main(): Promise<void> {
             url: paid.url + paidSeed.path,
             headers: auth(paidSeed.key),
             sut: paid,
+            expectStatus: 200,
+            eld: true,
+          },
+          {
+            id: 'paid-fallback',
+            label: TARGET_LABELS['paid-fallback'],
+            url: fallback.url + fallbackSeed.path,
+            headers: auth(fallbackSeed.key),
+            sut: fallback,
             expectStatus: 200,
             eld: true,
           },

@@ -8,7 +8,7 @@ import type { Pinned } from './procs.js';
 import { PRICE_CENTS, type Seeded } from './setup.js';
 import { STUB_BODY } from './stub-upstream.js';
 
-export type TargetId = 'direct' | 'nginx' | 'haproxy' | 'fastify' | 'passthrough' | 'paid' | 'unauth';
+export type TargetId = 'direct' | 'nginx' | 'haproxy' | 'fastify' | 'passthrough' | 'paid' | 'paid-fallback' | 'unauth';
 
 export interface Target {
   id: TargetId;
@@ -29,6 +29,7 @@ export const TARGET_LABELS: Record<TargetId, string> = {
   fastify: '@fastify/http-proxy 11 (no metering)',
   passthrough: 'gateway pass-through (metering off)',
   paid: 'gateway full paid path',
+  'paid-fallback': 'gateway full paid path, fallback HTTP server (JS, gateway/http-fallback.ts)',
   unauth: 'gateway 401 (unknown key)',
 };
 

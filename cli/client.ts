@@ -1,11 +1,14 @@
 /**
  * Calls to the control plane (`/v1`). The session token is used when both credentials are configured (spec §5);
  * a problem+json refusal becomes a CliFailure carrying the server's code, status and the next command to run.
+ * Every answer is parsed with the operation's output schema from core/schemas (the same one the route declares):
+ * an answer of another shape is a clear `unexpected_answer` failure, never a cast.
  */
+import type { z } from 'zod';
 import { type ResolvedConfig, loadConfig } from './config-store.js';
 import { CliFailure } from './failure.js';
 import { isProblem, readAll, send } from './http.js';
-import { type NextHint, nextCommand } from './next-step.js';
+import { type NextHint, forPeople, nextCommand } from './next-step.js';
 
 export type AuthMode = 'auto' | 'session' | 'key' | 'none';
 
@@ -43,11 +46,12 @@ export function withQuery(path: string, query: ApiOptions['query']): string {
   return s ? `${path}?${s}` : path;
 }
 
-export async function api<T = Record<string, unknown>>(
+export async function api<S extends z.ZodType>(
   method: string,
   path: string,
+  schema: S,
   opts: ApiOptions = {},
-): Promise<T> {
+): Promise<z.output<S>> {
   const cfg = config();
   const token = opts.token ?? _token(cfg, opts.auth ?? 'auto');
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -61,22 +65,46 @@ export async function api<T = Record<string, unknown>>(
   const text = (await readAll(res)).toString('utf8');
   const status = res.statusCode ?? 0;
   if (status >= 400) throw failureFrom(status, text, isProblem(res), opts.hint);
-  return (text ? JSON.parse(text) : {}) as T;
+  return parseAnswer(schema, text, status);
+}
+
+/** A JSON answer checked against its output schema; anything else is `unexpected_answer` (exit 1). */
+export function parseAnswer<S extends z.ZodType>(schema: S, text: string, status: number): z.output<S> {
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : {};
+  } catch {
+    throw unexpected('it is not JSON', status);
+  }
+  const r = schema.safeParse(json);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+  throw unexpected(`${where}${issue?.message ?? 'wrong shape'}`, status);
+}
+
+function unexpected(why: string, status: number): CliFailure {
+  return new CliFailure(
+    'api',
+    'unexpected_answer',
+    `The server's answer is not what this version of svc understands (${why}); the CLI and the server may be different versions`,
+    status,
+    'svc --version',
+  );
 }
 
 export function failureFrom(status: number, text: string, problem: boolean, hint: NextHint = {}): CliFailure {
   let parsed: Record<string, unknown> = {};
   try {
-    parsed = JSON.parse(text) as Record<string, unknown>;
+    const v: unknown = JSON.parse(text);
+    if (v && typeof v === 'object' && !Array.isArray(v)) parsed = v as Record<string, unknown>;
   } catch {
     /* not JSON */
   }
   const code = problem && typeof parsed.code === 'string' ? parsed.code : `http_${status}`;
-  const message =
-    (typeof parsed.detail === 'string' && parsed.detail) ||
-    (typeof parsed.title === 'string' && parsed.title) ||
-    `HTTP ${status}`;
-  const next = parsed.next as { action?: unknown } | undefined;
-  const action = next && typeof next.action === 'string' ? next.action : null;
-  return new CliFailure('api', code, message, status, nextCommand(code, action, hint));
+  const title = typeof parsed.title === 'string' && parsed.title ? parsed.title : null;
+  const detail = typeof parsed.detail === 'string' && parsed.detail ? parsed.detail : null;
+  const message = forPeople(detail) || title || `The server refused (${status})`;
+  const requestId = typeof parsed.request_id === 'string' ? parsed.request_id : null;
+  return new CliFailure('api', code, message, status, nextCommand(code, parsed.next, hint), requestId);
 }

@@ -51,7 +51,12 @@ export function readStored(file = configFile()): StoredConfig {
   } catch {
     /* reported below */
   }
-  throw new CliFailure('api', 'config_invalid', `${file} is not a JSON object; fix or delete it`, null, `rm ${file}`);
+  // No `rm` advice: the file may hold keys that were shown only once; a person repairs it by hand.
+  throw new CliFailure(
+    'api',
+    'config_invalid',
+    `${file} is not a JSON object; repair it in an editor (it may hold API keys shown only once)`,
+  );
 }
 
 function _strings(o: Record<string, unknown>): StoredConfig {

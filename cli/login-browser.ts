@@ -7,17 +7,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { z } from 'zod';
+import { CliSessionSchema, DeviceLoginSchema } from '../core/schemas/identity.schemas.js';
 import { api, config } from './client.js';
 import { CliFailure } from './failure.js';
 import { instruct } from './output.js';
 import { openInBrowser } from './open-url.js';
 import { withSpinner } from './spinner.js';
 
-export interface CliSession {
-  session_token: string;
-  expires_at: string;
-  org_id: string;
-}
+export type CliSession = z.infer<typeof CliSessionSchema>;
 
 const WAIT_MS = 5 * 60_000;
 const b64url = (b: Buffer) => b.toString('base64url');
@@ -42,14 +40,15 @@ export async function loopbackLogin(): Promise<CliSession> {
       res.writeHead(404).end();
       return;
     }
-    const ok = u.searchParams.get('state') === state && Boolean(u.searchParams.get('code'));
+    const code = u.searchParams.get('code');
+    const ok = u.searchParams.get('state') === state && Boolean(code);
     res.writeHead(ok ? 200 : 400, { 'content-type': 'text/html; charset=utf-8' });
     res.end(
       ok
         ? '<!doctype html><title>svc</title><p>The svc CLI is signed in. You can close this window.</p>'
         : '<!doctype html><title>svc</title><p>This sign-in does not match the waiting CLI; run svc login again.</p>',
     );
-    if (ok) done({ code: u.searchParams.get('code')!, redirectUri });
+    if (ok && code) done({ code, redirectUri });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
@@ -75,7 +74,7 @@ export async function loopbackLogin(): Promise<CliSession> {
   try {
     await openInBrowser(url);
     const { code } = await withSpinner('Waiting for you to confirm in the browser', () => got);
-    return await api<CliSession>('POST', '/v1/auth/cli/token', {
+    return await api('POST', '/v1/auth/cli/token', CliSessionSchema, {
       auth: 'none',
       body: { code, code_verifier: verifier, redirect_uri: redirectUri },
     });
@@ -86,20 +85,14 @@ export async function loopbackLogin(): Promise<CliSession> {
 }
 
 export async function deviceLogin(): Promise<CliSession> {
-  const d = await api<{
-    device_code: string;
-    user_code: string;
-    verification_uri: string;
-    interval: number;
-    expires_in: number;
-  }>('POST', '/v1/auth/cli/device', { auth: 'none' });
+  const d = await api('POST', '/v1/auth/cli/device', DeviceLoginSchema, { auth: 'none' });
   instruct(`Open ${d.verification_uri} in a browser and enter the code ${d.user_code}`);
   const until = Date.now() + d.expires_in * 1000;
   return withSpinner('Waiting for you to confirm', async () => {
     while (Date.now() < until) {
       await new Promise((r) => setTimeout(r, d.interval * 1000));
       try {
-        return await api<CliSession>('POST', '/v1/auth/cli/token', {
+        return await api('POST', '/v1/auth/cli/token', CliSessionSchema, {
           auth: 'none',
           body: { device_code: d.device_code },
         });

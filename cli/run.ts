@@ -1,10 +1,11 @@
 /**
  * The runner: takes `--json` and `--help` from anywhere on the line, walks the lazy subCommands to the one command
  * named, parses its flags strictly, runs it and maps the outcome to an exit code: 0 ok, 1 API failure, 2 usage,
- * 130 cancelled at a prompt.
+ * 130 cancelled at a prompt. `svc help [command…]` is `svc [command…] --help`; an unknown command or flag is
+ * answered with the closest name.
  */
-import { parseStrict } from './args.js';
-import type { SvcCommand } from './command.js';
+import { closest, parseStrict } from './args.js';
+import type { AnyCommand } from './command.js';
 import { CliFailure, usageError } from './failure.js';
 import { emitFailure, emitResult, setJsonMode, stripAnsi, useColor } from './output.js';
 
@@ -13,18 +14,27 @@ export async function run(argv: string[]): Promise<number> {
   const flags = dashdash === -1 ? argv : argv.slice(0, dashdash);
   const tail = dashdash === -1 ? [] : argv.slice(dashdash);
   const json = flags.includes('--json');
-  const help = flags.includes('--help') || flags.includes('-h');
+  let help = flags.includes('--help') || flags.includes('-h');
   const rest = [...flags.filter((a) => a !== '--json' && a !== '--help' && a !== '-h'), ...tail];
+  if (rest[0] === 'help') {
+    rest.shift();
+    help = true;
+  }
   setJsonMode(json);
   const path = ['svc'];
-  let cmd: SvcCommand<any> | undefined;
+  let cmd: AnyCommand | undefined;
   try {
-    let cur: SvcCommand<any> = (await import('./commands/index.js')).root;
+    let cur: AnyCommand = (await import('./commands/index.js')).root;
     cmd = cur;
-    while (cur.subCommands && rest.length > 0 && !rest[0]!.startsWith('-')) {
-      const name = rest[0]!;
+    for (let name = rest[0]; cur.subCommands && name !== undefined && !name.startsWith('-'); name = rest[0]) {
       const load = cur.subCommands[name];
-      if (!load) throw usageError(`unknown command '${[...path, name].join(' ')}'`, `${path.join(' ')} --help`);
+      if (!load) {
+        const guess = closest(name, Object.keys(cur.subCommands));
+        throw usageError(
+          `unknown command '${[...path, name].join(' ')}'${guess ? `; did you mean '${[...path, guess].join(' ')}'?` : ''}`,
+          `${path.join(' ')} --help`,
+        );
+      }
       cur = await load();
       cmd = cur;
       path.push(name);
@@ -53,13 +63,12 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** citty's usage text with the full command path and an EXAMPLES block; plain when colors are off. */
-export async function usage(cmd: SvcCommand<any>, path: string[]): Promise<string> {
+export async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
   const { renderUsage } = await import('citty');
-  const subs: Record<string, () => Promise<SvcCommand<any>>> = cmd.subCommands ?? {};
   const def = {
     meta: { ...cmd.meta, name: path.join(' ') },
     args: { ...(cmd.args ?? {}), json: { type: 'boolean', description: 'One JSON document on stdout' } },
-    ...(cmd.subCommands ? { subCommands: subs } : {}),
+    ...(cmd.subCommands ? { subCommands: cmd.subCommands } : {}),
   };
   let text = await renderUsage(def as Parameters<typeof renderUsage>[0]);
   if (cmd.examples?.length) text += `\n\nEXAMPLES\n\n${cmd.examples.map((e) => `  ${e}`).join('\n')}`;

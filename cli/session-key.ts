@@ -6,9 +6,14 @@
  * once, so it is kept, not dropped) and a key is created for the session's org. With no key stored, sign-in adds
  * none (a provider may never call the gateway; `svc logout` then leaves nothing behind); `svc provision` does.
  */
+import { MeSchema } from '../core/schemas/identity.schemas.js';
+import { CreatedKeySchema } from '../core/schemas/keys.schemas.js';
 import { api, reloadConfig } from './client.js';
 import { readStored, saveConfig } from './config-store.js';
 import { CliFailure } from './failure.js';
+
+/** The name of the key a sign-in creates; `svc logout --all` revokes a stored key of that name. */
+export const CLI_KEY_NAME = 'svc CLI';
 
 export interface SessionKey {
   /** The stored key now, or null when none is stored (sign-in without a key, and createIfMissing false). */
@@ -19,12 +24,10 @@ export interface SessionKey {
   previous_key_org_id: string | null;
 }
 
-type Me = { org: { id: string }; credential: { key_id?: string } };
-
 /** The org of a key, or null when the server no longer accepts it (revoked, or from another installation). */
 async function _orgOfKey(key: string): Promise<{ orgId: string; keyId: string } | null> {
   try {
-    const me = await api<Me>('GET', '/v1/me', { token: key });
+    const me = await api('GET', '/v1/me', MeSchema, { token: key });
     return me.credential.key_id ? { orgId: me.org.id, keyId: me.credential.key_id } : null;
   } catch (e) {
     if (e instanceof CliFailure && e.status === 401) return null;
@@ -49,9 +52,9 @@ export async function keyForSessionOrg(
   if (current?.orgId === orgId) {
     return { data: { key_id: current.keyId, key_created: false, previous_key_org_id: null }, human: null };
   }
-  const created = await api<{ api_key: string; key: { id: string } }>('POST', '/v1/keys', {
+  const created = await api('POST', '/v1/keys', CreatedKeySchema, {
     auth: 'session',
-    body: { name: 'svc CLI' },
+    body: { name: CLI_KEY_NAME },
   });
   saveConfig({ apiKey: created.api_key, ...(current ? { previousApiKey: stored } : {}) });
   const file = reloadConfig().file;

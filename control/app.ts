@@ -14,14 +14,16 @@ import { termsRoutes } from './terms/terms.routes.js';
 import { billingRoutes } from './billing/billing.routes.js';
 import { marketRoutes } from './market/market.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
+import { webhooksRoutes } from './webhooks/webhooks.routes.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { cliLoginRoutes } from './sessions/cli-login.routes.js';
 import { createWebRoutes } from './web/web.routes.js';
+import { httpMetrics } from './lib/http-metrics.js';
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
 
-/** The domain operations under /v1; the MCP process runs the same list in-process (mcp/control-calls.ts). */
-export const DOMAIN_ROUTES = [
+/** The domain operations under /v1. */
+const DOMAIN_ROUTES = [
   identityRoutes,
   keysRoutes,
   catalogRoutes,
@@ -30,10 +32,12 @@ export const DOMAIN_ROUTES = [
   billingRoutes,
   marketRoutes,
   usageRoutes,
+  webhooksRoutes,
 ] as const;
 
 export function createApp(ctx: AppContext): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
+  app.use('*', httpMetrics(ctx.log));
   app.use('*', async (c, next) => {
     c.set('ctx', ctx);
     c.set('requestId', newId('req'));

@@ -41,6 +41,8 @@ export interface AppContextOptions {
   /** Defaults to the system clock, or SVC_CLOCK_OFFSET_FILE's offset clock in development. */
   clock?: Clock;
   log?: Logger;
+  /** Replaces the mailer built from config (the operator tool, which sends no mail, control/admin/admin-context.ts). */
+  mailer?: Mailer;
 }
 
 /** Opens and migrates the database named by config and builds the rest around it. */
@@ -54,23 +56,26 @@ export async function createAppContext(config: Readonly<Config>, opts: AppContex
   }
   const clock = opts.clock ?? offsetClock(config.env === 'development' ? config.clockOffsetFile : undefined);
   const secretKey = loadSecretKey(config);
+  const log = opts.log ?? createLogger(opts.process ?? 'control', config.logLevel);
   // The in-memory index's base is read from FTS5 (SQLite only); on PostgreSQL search ranks in the database.
   const detachSearchIndex =
-    config.searchIndex && handles.dialect !== 'postgres' ? attachSearchIndex(handles.db, handles.sqlite) : () => {};
+    config.searchIndex && handles.dialect !== 'postgres' ? attachSearchIndex(handles.db, handles.sqlite, log) : () => {};
   return {
     config,
     db: handles.db,
     sqlite: handles.dialect === 'postgres' ? null : handles.sqlite,
     store: handles,
     clock,
-    log: opts.log ?? createLogger(opts.process ?? 'control', config.logLevel),
-    mailer: createMailer({
-      production: config.isProduction,
-      smtpUrl: config.smtpUrl,
-      from: config.mailFrom,
-      db: handles.db,
-      clock,
-    }),
+    log,
+    mailer:
+      opts.mailer ??
+      createMailer({
+        production: config.isProduction,
+        smtpUrl: config.smtpUrl,
+        from: config.mailFrom,
+        db: handles.db,
+        clock,
+      }),
     secretKey,
     payments: createPaymentsBackend(config, secretKey),
     limiters: createRateLimiters(config),

@@ -6,6 +6,8 @@ import { leaderboardJob } from './market/leaderboards.job.js';
 import { oauthSweepJob } from './oauth/oauth.jobs.js';
 import { signInSweepJob } from './sessions/sessions.jobs.js';
 import { searchIndexWarmUp } from './catalog/search-index.owner.js';
+import { backupJob } from './backup/backup.jobs.js';
+import { alertsJob, webhookDeliveryJob } from './webhooks/webhooks.jobs.js';
 
 export type Job = (ctx: AppContext) => () => void;
 
@@ -17,6 +19,9 @@ const JOBS: Job[] = [
   oauthSweepJob,
   signInSweepJob,
   searchIndexWarmUp,
+  backupJob,
+  webhookDeliveryJob,
+  alertsJob,
 ];
 
 export function startBackgroundJobs(ctx: AppContext): () => void {

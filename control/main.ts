@@ -2,6 +2,8 @@
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit, productionProblems } from '../core/config.js';
+import { onStop } from '../core/lifecycle.js';
+import { processRegistry, registryRenderer, serveMetrics } from '../core/metrics.js';
 import { createApp } from './app.js';
 import { createAppContext } from './context.js';
 import { paymentsMode } from './billing/payments.js';
@@ -25,10 +27,11 @@ if (config.demo) await seedDemo(ctx);
 const app = createApp(ctx);
 const stopJobs = startBackgroundJobs(ctx);
 
+const metrics = await serveMetrics(config.metrics, 'control', registryRenderer(processRegistry()), log);
 const server = serve({ fetch: app.fetch, port: config.ports.control, hostname: config.host }, (info: AddressInfo) => {
   const url = `http://${info.address}:${info.port}`;
   // One machine-readable line on stdout: the supervisor and tests read the bound port from it.
-  process.stdout.write(JSON.stringify({ ready: 'control', url, port: info.port }) + '\n');
+  process.stdout.write(JSON.stringify({ ready: 'control', url, port: info.port, metrics_url: metrics?.url }) + '\n');
   log.info('control plane listening', { url, env: config.env, mail: ctx.mailer.kind, payments: paymentsMode(ctx) });
 });
 
@@ -43,7 +46,6 @@ function shutdown(signal: string): void {
   });
   setTimeout(() => process.exit(0), 3000).unref();
 }
-process.on('SIGTERM', () => shutdown('SIGTERM'));
-process.on('SIGINT', () => shutdown('SIGINT'));
+onStop(shutdown);
 // Requests Node's parser refuses get a problem+json answer, not Node's bare status line (docs/security.md).
 answerClientErrors(server);

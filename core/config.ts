@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve, join } from 'node:path';
 import { z } from 'zod';
+import type { MetricsConfig } from './metrics.js';
 
 const port = (def: number) => z.coerce.number().int().min(0).max(65535).default(def);
 const cents = (def: number) => z.coerce.number().int().min(0).max(10_000_000).default(def);
@@ -90,6 +91,21 @@ const EnvSchema = z.object({
   SVC_LEADERBOARD_REFRESH_MS: z.coerce.number().int().min(200).max(86_400_000).default(60_000),
   /** Word searches ranked in memory (control/catalog/search-index.ts); 0 leaves every search to FTS5. */
   SVC_SEARCH_INDEX: bool(true),
+  /** Scheduled online backups by the control process (docs/operations.md "Backups"): where, how often, how many kept. */
+  SVC_BACKUP_DIR: z.string().min(1).optional(),
+  SVC_BACKUP_EVERY: z
+    .string()
+    .regex(/^\d+(ms|s|m|h|d)$/, 'must be a number with a unit: ms, s, m, h or d (e.g. 6h)')
+    .default('24h'),
+  SVC_BACKUP_KEEP: z.coerce.number().int().min(1).max(1000).default(7),
+  /** Webhooks (docs/webhooks.md): how often due deliveries are sent, the first retry delay, the alert detector. */
+  SVC_WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  SVC_WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+  SVC_ALERTS_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** Prometheus listeners (core/metrics.ts): control on the port, gateway +1, MCP +2; loopback unless told. */
+  SVC_METRICS: bool(true),
+  SVC_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  SVC_METRICS_PORT: port(9464),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -123,11 +139,24 @@ export interface Config {
   leaderboardRefreshMs: number;
   /** Whether catalog searches use the in-memory index (SVC_SEARCH_INDEX). */
   searchIndex: boolean;
+  /** Outbound webhooks and the alert detector (SVC_WEBHOOK_*, SVC_ALERTS_INTERVAL_MS). */
+  webhooks: { pollMs: number; retryBaseMs: number; alertsIntervalMs: number };
+  /** Prometheus listeners (SVC_METRICS*). */
+  metrics: MetricsConfig;
+  /** Scheduled backups (SVC_BACKUP_*): off while `dir` is unset. */
+  backup: { dir: string | undefined; everyMs: number; keep: number };
   /** SVC_EGRESS_ALLOW split: hosts the production egress rule lets through although they resolve to private addresses. */
   egressAllow: readonly string[];
 }
 
 export class ConfigError extends Error {}
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** `6h` → 21600000 (the format is checked by the schema). */
+function durationMs(text: string): number {
+  const m = /^(\d+)(ms|s|m|h|d)$/.exec(text);
+  return m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : Number.NaN;
+}
 
 /** A credit pack: what the buyer pays and what lands in the ledger (credit - price = bonus). */
 export interface CreditPack {
@@ -242,6 +271,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     logLevel: e.SVC_LOG_LEVEL,
     leaderboardRefreshMs: e.SVC_LEADERBOARD_REFRESH_MS,
     searchIndex: e.SVC_SEARCH_INDEX,
+    webhooks: {
+      pollMs: e.SVC_WEBHOOK_POLL_MS,
+      retryBaseMs: e.SVC_WEBHOOK_RETRY_BASE_MS,
+      alertsIntervalMs: e.SVC_ALERTS_INTERVAL_MS,
+    },
+    metrics: { enabled: e.SVC_METRICS, host: e.SVC_METRICS_HOST, port: e.SVC_METRICS_PORT },
+    backup: {
+      dir: e.SVC_BACKUP_DIR ? resolve(e.SVC_BACKUP_DIR) : undefined,
+      everyMs: durationMs(e.SVC_BACKUP_EVERY),
+      keep: e.SVC_BACKUP_KEEP,
+    },
     egressAllow: Object.freeze(
       e.SVC_EGRESS_ALLOW.split(',')
         .map((h) => h.trim())

@@ -35,8 +35,3 @@ export function priceForNextCall(baseCents: number, tiers: readonly DiscountTier
   for (const t of tiers) if (callsThisMonth >= t.min_calls) pct = t.percent_off;
   return baseCents - Math.floor((baseCents * pct) / 100);
 }
-
-/** UTC calendar month key, e.g. 2026-11, for the monthly call counter. */
-export function monthKey(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 7);
-}

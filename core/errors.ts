@@ -111,10 +111,6 @@ export class SvcError extends Error {
   }
 }
 
-export function statusOf(code: ErrorCode): number {
-  return CODES[code].status;
-}
-
 export function isSvcError(e: unknown): e is SvcError {
   return e instanceof SvcError;
 }

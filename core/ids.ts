@@ -6,6 +6,9 @@ const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 export type IdPrefix =
   | 'org'
+  | 'whe'
+  | 'evt'
+  | 'whd'
   | 'usr'
   | 'key'
   | 'ses'

@@ -1,6 +1,6 @@
 /**
  * Links shown publicly (provider website and logo, listing docs and logo): `https:` only (`http:` too in
- * development), no control characters anywhere in the raw value, so no `javascript:`/`file:` link and no header
+ * development), no control characters anywhere in the raw value, no user info (`https://a@b`), so no `javascript:`/`file:` link and no header
  * or log injection through a stored URL.
  */
 import { z } from 'zod';
@@ -23,7 +23,23 @@ export function linkUrlSchema(max: number) {
     .string()
     .max(max)
     .refine((v) => !CONTROL.test(v), 'must not contain control characters (CR, LF, NUL, tab…)')
-    .pipe(z.string().url());
+    .pipe(z.string().url())
+    .refine((v) => !hasUserInfo(v), CREDENTIALS);
+}
+
+const CREDENTIALS = 'must not contain a user name or password (https://name@host): it hides the real host';
+
+/**
+ * `https://trusted.example@evil.example` opens evil.example: a link with user info misleads whoever reads it and may
+ * carry a secret, so no public link or redirect URI may have one.
+ */
+export function hasUserInfo(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.username !== '' || url.password !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** Throws one `validation_failed` naming every bad field; null and undefined values are left alone. */
@@ -46,6 +62,7 @@ export function linkUrlProblem(value: string, production: boolean): string | nul
   } catch {
     return 'must be an absolute URL';
   }
+  if (url.username !== '' || url.password !== '') return CREDENTIALS;
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && !production) return null;
   return production ? 'must be an https: URL' : 'must be an https: (or, in development, http:) URL';

@@ -5,6 +5,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handle, send } from './upstream-handler.js';
+import { onStop } from '../core/lifecycle.js';
 
 const port = Number.parseInt(process.env.SVC_DEMO_UPSTREAM_PORT ?? '4010', 10);
 const host = process.env.SVC_HOST === '0.0.0.0' ? '0.0.0.0' : '127.0.0.1';
@@ -22,5 +23,4 @@ const stop = (): void => {
   server.close(() => process.exit(0));
   setTimeout(() => process.exit(0), 2000).unref();
 };
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+onStop(stop);

@@ -40,6 +40,8 @@ const GatewayEnvSchema = z.object({
   SVC_GATEWAY_WAL_LIMIT_MB: int(64, 1),
   /** How long a call waits for the SQLite write lock held by another connection before it fails, uncharged. */
   SVC_GATEWAY_LOCK_WAIT_MS: int(LOCK_RETRY_LIMIT_MS, 1),
+  /** HTTP server: a native uWS build, the JavaScript fallback, or native where one loads (server-choice.ts). */
+  SVC_GATEWAY_SERVER: z.enum(['native', 'fallback', 'auto']).default('auto'),
 });
 
 export interface GatewayConfig {
@@ -64,6 +66,7 @@ export interface GatewayConfig {
   checkpointFrames: number;
   walLimitBytes: number;
   lockWaitMs: number;
+  server: 'native' | 'fallback' | 'auto';
 }
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonly<GatewayConfig> {
@@ -96,5 +99,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonl
     checkpointFrames: e.SVC_GATEWAY_CHECKPOINT_FRAMES,
     walLimitBytes: e.SVC_GATEWAY_WAL_LIMIT_MB * 1024 * 1024,
     lockWaitMs: e.SVC_GATEWAY_LOCK_WAIT_MS,
+    server: e.SVC_GATEWAY_SERVER,
   });
 }

@@ -9,10 +9,12 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { orExit } from '../core/config.js';
 import { createLogger } from '../core/log.js';
+import { onStop } from '../core/lifecycle.js';
 import { openDatabase } from '../core/db/database.js';
 import { migrateToLatest } from '../core/db/migrate.js';
 import { loadGatewayConfig, type GatewayConfig } from './config.js';
 import { PICKED_PORT_TAKEN_EXIT, runWorker } from './worker.js';
+import { serverFor } from './server-choice.js';
 
 /** Failed starts of one worker slot, before anything listened, after which the supervisor gives up. */
 const START_ATTEMPTS = 5;
@@ -29,11 +31,17 @@ if (workerIndexEnv !== undefined) {
 }
 
 async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
+  const n = c.base.gatewayWorkers;
+  const log = createLogger('gateway', c.base.logLevel);
+  // A server that cannot run (SVC_GATEWAY_SERVER=native with no build that loads, ...) is refused once, here.
+  const server = serverFor(c.server, c.maxHeaderBytes, n);
+  if (server instanceof Error) {
+    log.error(`refusing to start: ${server.message}`);
+    process.exit(1);
+  }
   const handles = openDatabase(c.base.dbFile);
   await migrateToLatest(handles.db);
   await handles.close();
-  const n = c.base.gatewayWorkers;
-  const log = createLogger('gateway', c.base.logLevel);
   // All workers share one port. uSockets sets SO_REUSEPORT only for a fixed port, so for port 0 the supervisor
   // picks a free port first and hands that to every worker. Another process may take it before the first worker
   // listens: that worker then exits at once (PICKED_PORT_TAKEN_EXIT) and the supervisor picks again.
@@ -135,8 +143,7 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
       process.exit(1);
     }, 20_000).unref();
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  onStop(stop);
 }
 
 function freePort(host: string): Promise<number> {

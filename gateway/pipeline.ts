@@ -13,13 +13,14 @@ import type { KeyCache, KeyRecord } from './cache/key-cache.js';
 import type { ListingCache } from './cache/listing-cache.js';
 import type { Lease, ReserveOutcome } from './leases.js';
 import type { SettleRecord } from './settle-writer.js';
+import type { TermsRefusalSink } from './terms-refusals.js';
 import type { ClaimOutcome } from './idempotency.js';
 import type { ClaimStore, LeaseStore, SettleStore } from './store.js';
 import type { KeyRateLimiter } from './rate-limiter.js';
 import type { ClientSink, Headers } from './respond.js';
 import { authenticate, keyHashOf } from './steps/authenticate.js';
 import { checkCall, monthStartOf, parseMaxPrice, priceOf, resolveListing, type Resolved } from './steps/checks.js';
-import { SMALL_BODY, capDetail, header, responseHeaders } from './steps/relay-util.js';
+import { SMALL_BODY, capDetail, header, refusalNext, responseHeaders } from './steps/relay-util.js';
 import { passThrough } from './steps/pass-through.js';
 import { forward, type ForwardRequest } from './steps/forward.js';
 import { quote } from './steps/quote.js';
@@ -50,6 +51,8 @@ export interface PipelineDeps {
   upstream: UpstreamPool;
   /** Ask other processes to hand back this org's unused lease slices (writes a 'org' change). */
   signalPressure(orgId: string): void;
+  /** Where 428 terms refusals are recorded for the dashboard (gateway/terms-refusals.ts); none in unit tests. */
+  termsRefusals?: TermsRefusalSink;
   /** Where the upstream's own failure (host, port, errno) goes: the operator's log, never the consumer's answer. */
   onUpstreamFailure?(slug: string, requestId: string, err: Error): void;
 }
@@ -124,16 +127,21 @@ export class Pipeline {
       if (h !== null && !(await warmed(() => d.keys.warm(h)))) return unreachable();
     }
     const auth = authenticate(authorization, xSvcKey, d.keys);
-    if (!auth.ok) return refuse(auth.code, auth.detail);
+    if (!auth.ok) return refuse(auth.code, auth.detail, { next: refusalNext(auth.code, slug, false) });
     const key = auth.key;
     const now = d.clock.now();
     const wait = d.limiter.take(key.keyId, key.rateLimitPerMin ?? d.cfg.defaultRatePerMin, now);
     if (wait > 0)
-      return refuse('rate_limited', `Rate limit of this key reached; retry in ${wait} s.`, { retryAfter: wait });
+      return refuse('rate_limited', `Rate limit of this key reached; retry in ${wait} s.`, {
+        retryAfter: wait,
+        next: { action: 'retry_later' },
+      });
     if (d.listings.async && !(await warmed(() => d.listings.warm(slug, key.orgId, p.method, path, monthStartOf(now)))))
       return unreachable();
     const resolved = resolveListing(d.listings, slug, p.method, path);
-    if (!resolved.ok) return refuse(resolved.code, resolved.detail);
+    const verified = auth.org.emailVerified;
+    if (!resolved.ok)
+      return refuse(resolved.code, resolved.detail, { next: refusalNext(resolved.code, slug, verified) });
     // HEAD is free (no body is served, so nothing is sold); it still needs a valid key and counts toward rate limits.
     const price = p.method === 'HEAD' ? 0 : priceOf(d.listings, key.orgId, resolved.endpoint, now);
     ids.push(['x-svc-price-cents', String(price)]);
@@ -149,7 +157,14 @@ export class Pipeline {
     }
     const refusal = checkCall(d.listings, key, resolved, price, maxPrice);
     if (isQuote) return quote(d, sink, p.requestId, key, auth.org.emailVerified, resolved, price, refusal, now);
-    if (refusal) return refuse(refusal.code, refusal.detail, { extra: refusal.extra });
+    if (refusal) {
+      if (refusal.code === 'terms_not_accepted' && resolved.listing.requiredTermsDocId !== null)
+        d.termsRefusals?.record(key.orgId, resolved.listing.apiId, resolved.listing.requiredTermsDocId, now);
+      return refuse(refusal.code, refusal.detail, {
+        extra: refusal.extra,
+        next: refusalNext(refusal.code, resolved.listing.slug, verified),
+      });
+    }
 
     const idemKey = header(p.headers, 'idempotency-key');
     if (idemKey && p.body instanceof RequestBody) {
@@ -179,10 +194,9 @@ export class Pipeline {
         if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
         if (sink.aborted) return;
         // An org without a verified email cannot buy credits yet: verifying is the step before any checkout.
-        const verifyFirst = r.code === 'insufficient_credits' && !auth.org.emailVerified;
-        return refuse(r.code, capDetail(r.code, price, r.headroom, auth.org.emailVerified), {
+        return refuse(r.code, capDetail(r.code, price, r.headroom, verified), {
           extra: { price_cents: price, available_cents: r.headroom },
-          next: verifyFirst ? { action: 'verify_email' } : undefined,
+          next: refusalNext(r.code, resolved.listing.slug, verified),
         });
       }
       lease = r.lease;

@@ -4,7 +4,7 @@
  * the upstream client reads again. Over the size cap the stream fails and the call is answered 413, not charged.
  */
 import { Readable } from 'node:stream';
-import type { HttpResponse } from 'uWebSockets.js';
+import type { HttpResponse } from './http-api.js';
 
 /** How much of a refused body we still read (and drop) so the client gets to read the answer. */
 export const DRAIN_BYTES = 1024 * 1024;

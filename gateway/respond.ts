@@ -2,7 +2,7 @@
  * The gateway's only writer of HTTP responses (uWS): problem+json for our refusals, whole bodies, and
  * streamed upstream bodies with backpressure. Every write after an await checks `aborted` and is corked.
  */
-import type { HttpResponse } from 'uWebSockets.js';
+import type { HttpResponse } from './http-api.js';
 import { STATUS_CODES } from 'node:http';
 import type { SvcError } from '../core/errors.js';
 import { PROBLEM_CONTENT_TYPE, problemOf } from '../core/problem.js';

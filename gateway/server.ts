@@ -1,9 +1,9 @@
 /**
- * The uWS HTTP server (the only file besides respond.ts that touches uWS): health routes, header-size guard,
- * request body intake with a size cap, then hands a typed ProxyRequest to the pipeline.
+ * The gateway's HTTP routes over the uWS API subset in http-api.ts (a native uWS build or the JavaScript fallback,
+ * picked by server-choice.ts): health routes, header-size guard, request body intake with a size cap, then hands a
+ * typed ProxyRequest to the pipeline.
  */
-import { createRequire } from 'node:module';
-import type * as Uws from 'uWebSockets.js';
+import type { HttpApp, HttpServerModule } from './http-api.js';
 import { SvcError } from '../core/errors.js';
 import { fastId } from './fast-id.js';
 import type { Pipeline, ProxyRequest } from './pipeline.js';
@@ -11,38 +11,22 @@ import { UwsSink, type Headers } from './respond.js';
 import { BodyDrain, DRAIN_BYTES, RequestBody } from './request-body.js';
 import { SMALL_BODY } from './steps/relay-util.js';
 
-const require = createRequire(import.meta.url);
-
-/**
- * Loads uWS after setting its header limit (read by the native module at load). `native` is false when the
- * package silently fell back to its JS implementation: the gateway refuses to run that way.
- */
-export function loadUws(maxHeaderBytes: number): { uws: typeof Uws; native: boolean; file: string | undefined } {
-  // uWS drops (no response) requests whose headers exceed its own limit; keep that limit well above ours so
-  // oversized headers reach the handler and get a proper 431 instead.
-  process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(Math.max(maxHeaderBytes * 4, 64 * 1024));
-  const uws = require('uWebSockets.js') as typeof Uws;
-  const file = Object.keys(require.cache).find(
-    (k) => /uWebSockets\.js\/binaries\/uws_[^/]+\.node$/.test(k) || /uws_[a-z0-9_]+\.node$/.test(k),
-  );
-  return { uws, native: file !== undefined && typeof (uws as { App?: unknown }).App === 'function', file };
-}
-
 export interface ServerState {
   closing: boolean;
   active: number;
-  native: boolean;
+  /** Which HTTP server runs: a native uWS build or the JavaScript fallback (server-choice.ts). */
+  server: 'native' | 'fallback';
   workerIndex: number;
   /** Last change-feed seq applied by this worker. */
   feedSeq: () => number;
 }
 
 export function createServer(
-  uws: typeof Uws,
+  uws: HttpServerModule,
   pipeline: Pipeline,
   state: ServerState,
   opts: { maxRequestBytes: number; maxHeaderBytes: number },
-): Uws.TemplatedApp {
+): HttpApp {
   const app = uws.App();
   app.get('/healthz', (res) => {
     res.cork(() => {
@@ -50,7 +34,8 @@ export function createServer(
       res.end(
         JSON.stringify({
           ok: true,
-          native: state.native,
+          native: state.server === 'native',
+          server: state.server,
           pid: process.pid,
           worker: state.workerIndex,
           changes_seq: state.feedSeq(),

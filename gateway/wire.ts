@@ -8,7 +8,7 @@ import { createUpstreamPool } from './steps/forward.js';
 
 export type StoreParts = Pick<
   PipelineDeps,
-  'keys' | 'listings' | 'leases' | 'writer' | 'idem' | 'limiter' | 'signalPressure'
+  'keys' | 'listings' | 'leases' | 'writer' | 'idem' | 'limiter' | 'signalPressure' | 'termsRefusals'
 >;
 
 export function buildPipeline(cfg: Readonly<GatewayConfig>, log: Logger, clock: Clock, parts: StoreParts): Pipeline {

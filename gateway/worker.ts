@@ -13,12 +13,15 @@ import { ListingCache } from './cache/listing-cache.js';
 import { ChangeFeed } from '../core/db/change-feed.js';
 import { LeaseManager } from './leases.js';
 import { SettleWriter, HolderReapedError } from './settle-writer.js';
+import { TermsRefusals } from './terms-refusals.js';
 import { IdempotencyStore } from './idempotency.js';
 import { Instances } from './instances.js';
 import { KeyRateLimiter } from './rate-limiter.js';
 import type { Pipeline } from './pipeline.js';
 import { buildPipeline } from './wire.js';
-import { createServer, loadUws, type ServerState } from './server.js';
+import { createServer, type ServerState } from './server.js';
+import { serverFor, type ServerChoice } from './server-choice.js';
+import type { ListenSocket } from './http-api.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
 import { neverWait, noWait, waitingForLock, whenUnlocked } from './no-wait.js';
 import type { ChangeSource, LeaseStore, SettleStore } from './store.js';
@@ -29,16 +32,25 @@ export const PICKED_PORT_TAKEN_EXIT = 75;
 export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: number, port: number): Promise<void> {
   const base = cfg.base;
   const log = createLogger(`gateway${workerIndex ? `-${workerIndex}` : ''}`, base.logLevel);
-  const { uws, native, file } = loadUws(cfg.maxHeaderBytes);
-  if (!native) {
-    log.error('uWebSockets.js native binary not loaded (JS fallback); refusing to start');
+  const choice = serverFor(cfg.server, cfg.maxHeaderBytes, base.gatewayWorkers);
+  if (choice instanceof Error) {
+    log.error(`refusing to start: ${choice.message}`);
     process.exit(1);
   }
+  // The one line that says which HTTP server runs, why, and what it costs (docs/operations.md "Node versions").
+  if (workerIndex === 0)
+    (choice.kind === 'native' ? log.info : log.warn)(`http server: ${choice.kind}`, {
+      server: choice.kind,
+      build: choice.build,
+      why: choice.why,
+      cost: choice.cost,
+      node: process.versions.node,
+    });
   // PostgreSQL (SVC_DATABASE_URL): the same pipeline over the gateway/pg stores (gateway/pg/worker-stores.ts).
   if (base.databaseUrl) {
     const { openPgStores } = await import('./pg/worker-stores.js');
     const stores = await openPgStores(cfg, base.databaseUrl, workerIndex, log);
-    return serve(cfg, workerIndex, port, log, { uws, native, file }, stores);
+    return serve(cfg, workerIndex, port, log, choice, stores);
   }
   const handles = openDatabase(base.dbFile);
   await migrateToLatest(handles.db);
@@ -114,6 +126,9 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
       log.error('idempotency release failed', { err: e as Error }),
     ),
     limiter: new KeyRateLimiter(base.gatewayWorkers),
+    termsRefusals: new TermsRefusals(sqlite, writer, (e) =>
+      log.warn('recording a terms refusal failed', { err: e as Error }),
+    ),
     signalPressure(orgId) {
       const now = clock.now();
       if ((pressureAt.get(orgId) ?? 0) > now - cfg.pollMs) return;
@@ -148,36 +163,29 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
 
   // From here on this thread's connection never sleeps on the lock (no-wait.ts); only shutdown waits for it.
   neverWait(sqlite);
-  return serve(
-    cfg,
-    workerIndex,
-    port,
-    log,
-    { uws, native, file },
-    {
-      holderId: instances.id,
-      pipeline,
-      feed,
-      writer,
-      leases,
-      async stop() {
-        writer.flush(true);
-        feed.stop();
-        clearInterval(housekeeping);
-        try {
-          waitingForLock(sqlite, cfg.lockWaitMs, () => {
-            leases.releaseAll(clock.now());
-            instances.markStopped(clock.now());
-          });
-        } catch (e) {
-          log.error('releasing leases failed', { err: e as Error });
-        }
-        await stopBackground();
-        sqlite.close();
-      },
-      fatal,
+  return serve(cfg, workerIndex, port, log, choice, {
+    holderId: instances.id,
+    pipeline,
+    feed,
+    writer,
+    leases,
+    async stop() {
+      writer.flush(true);
+      feed.stop();
+      clearInterval(housekeeping);
+      try {
+        waitingForLock(sqlite, cfg.lockWaitMs, () => {
+          leases.releaseAll(clock.now());
+          instances.markStopped(clock.now());
+        });
+      } catch (e) {
+        log.error('releasing leases failed', { err: e as Error });
+      }
+      await stopBackground();
+      sqlite.close();
     },
-  );
+    fatal,
+  });
 }
 
 /** What `serve` needs from a store: the pipeline over it, and how to stop (after the calls in flight drained). */
@@ -199,22 +207,28 @@ async function serve(
   workerIndex: number,
   port: number,
   log: Logger,
-  { uws, native, file }: ReturnType<typeof loadUws>,
+  choice: ServerChoice,
   stores: WorkerStores,
 ): Promise<void> {
   const base = cfg.base;
+  const uws = choice.server;
   const { pipeline, feed, writer, leases } = stores;
-  const state: ServerState = { closing: false, active: 0, native, workerIndex, feedSeq: () => feed.seq };
+  const state: ServerState = {
+    closing: false,
+    active: 0,
+    server: choice.kind,
+    workerIndex,
+    feedSeq: () => feed.seq,
+  };
   const app = createServer(uws, pipeline, state, {
     maxRequestBytes: cfg.maxRequestBytes,
     maxHeaderBytes: cfg.maxHeaderBytes,
   });
-  type ListenSocket = Parameters<Parameters<typeof app.listen>[2]>[0];
   // A restarted worker may find its port held by the dead one's TIME_WAIT sockets (this uSockets build sets no
   // SO_REUSEADDR), so a fixed port is retried for up to two minutes before giving up.
-  let listenSocket: ListenSocket = false;
+  let listenSocket: ListenSocket | false = false;
   for (let attempt = 0; attempt < 240; attempt++) {
-    listenSocket = await new Promise<ListenSocket>((resolve) => app.listen(base.host, port, resolve));
+    listenSocket = await new Promise<ListenSocket | false>((resolve) => app.listen(base.host, port, resolve));
     if (listenSocket || port === 0) break;
     // A port the supervisor picked (SVC_GATEWAY_PORT=0) and someone took meanwhile: let it pick another.
     if (process.env.SVC_GATEWAY_WORKER_PORT_PICKED === '1') {
@@ -236,7 +250,7 @@ async function serve(
   log.info('gateway listening', {
     port: boundPort,
     metering: cfg.metering,
-    uws: file,
+    server: choice.kind,
     holder: stores.holderId,
     store: base.databaseUrl ? 'postgres' : 'sqlite',
   });

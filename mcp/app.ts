@@ -23,7 +23,7 @@ import {
   type McpHttpRequest,
 } from './request-gate.js';
 import { SvcError } from '../core/errors.js';
-import { buildServer, serverFactory } from './server.js';
+import { buildServer, carrying, serverFactory } from './server.js';
 import type { ToolEnv } from './tool-kit.js';
 
 export type { McpAppDeps } from './request-gate.js';
@@ -39,7 +39,7 @@ export function authInfoOf(env: ToolEnv): AuthInfo {
     token: caller.key ?? '',
     clientId: caller.kind,
     scopes: caller.principal ? [...caller.principal.scopes] : [],
-    extra: { toolEnv: env },
+    extra: carrying(env),
   };
 }
 
@@ -47,7 +47,9 @@ export function createMcpApp(deps: McpAppDeps): Hono<Env> {
   const { ctx, sessions } = deps;
   const config = ctx.config;
   const gate = createRequestGate(deps);
-  const modern = createMcpHandler(serverFactory, { legacy: 'reject', responseMode: 'json' });
+  const modern = sdkWarningsLogged(ctx.log, () =>
+    createMcpHandler(serverFactory, { legacy: 'reject', responseMode: 'json' }),
+  );
   const app = new Hono<Env>();
 
   const originOf = (c: Context<Env>) => publicOrigin(config, { requestOrigin: () => new URL(c.req.url).origin });
@@ -88,7 +90,7 @@ export function createMcpApp(deps: McpAppDeps): Hono<Env> {
 
     if (!legacy) return modern.fetch(forward(), { authInfo, ...(parsed === undefined ? {} : { parsedBody: parsed }) });
 
-    const res = await serveLegacy(forward(), parsed, authInfo);
+    const res = await asBatchAnswer(parsed, await serveLegacy(forward(), parsed, authInfo));
     if (!session && parsed !== undefined && isInitializeRequest(parsed) && res.status === 200) {
       const caller = gated.pass.caller;
       const key =
@@ -106,6 +108,39 @@ export function createMcpApp(deps: McpAppDeps): Hono<Env> {
   app.notFound(() => responseOf(problemAnswer(new SvcError('not_found', 'Not found: the MCP endpoint is /mcp'))));
   app.onError((e) => responseOf(failureAnswer(ctx, e)));
   return app;
+}
+
+/**
+ * The SDK's handler prints a plain-text notice on stderr when built for JSON responses (responseMode 'json': we
+ * answer JSON on purpose). Every other line of this process is JSON, so the notice goes through the logger.
+ */
+function sdkWarningsLogged<T>(log: McpAppDeps['ctx']['log'], build: () => T): T {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => log.debug('mcp sdk notice', { notice: args.map(String).join(' ') });
+  try {
+    return build();
+  } finally {
+    console.warn = warn;
+  }
+}
+
+/**
+ * JSON-RPC 2.0 §6: a batch is answered with an array, even of one. The SDK's 2025 transport answers a one-request
+ * batch with the bare response object, so it is wrapped here (a batch of notifications only stays 202, no body).
+ */
+async function asBatchAnswer(parsed: unknown, res: Response): Promise<Response> {
+  if (!Array.isArray(parsed) || !res.headers.get('content-type')?.startsWith('application/json')) return res;
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return new Response(text, { status: res.status, headers: res.headers });
+  }
+  const out = Array.isArray(body) ? text : JSON.stringify([body]);
+  const headers = new Headers(res.headers);
+  headers.delete('content-length');
+  return new Response(out, { status: res.status, headers });
 }
 
 /** 2025-era request: a server and stateless transport per request, answering JSON (sessions live in SQLite). */

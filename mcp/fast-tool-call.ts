@@ -19,7 +19,6 @@ import {
   isJsonContentType,
   type CallToolResult,
   type JSONRPCRequest,
-  type StandardSchemaV1,
 } from '@modelcontextprotocol/server';
 import {
   createRequestGate,
@@ -32,7 +31,7 @@ import {
   type McpHttpRequest,
 } from './request-gate.js';
 import { REGISTRATIONS_BY_NAME, SERVER_INFO, type Registration } from './server.js';
-import type { ToolEnv } from './tool-kit.js';
+import { issuesText, toolError, type ToolEnv } from './tool-kit.js';
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -131,30 +130,17 @@ export function fastCallOf(header: McpHttpRequest['header'], parsed: unknown): F
   return { reg, era, id: id as string | number, args, modern: true };
 }
 
-/** The SDK's rendering of schema issues (its validateStandardSchema / formatIssue). */
-function issuesText(issues: readonly StandardSchemaV1.Issue[]): string {
-  return issues
-    .map((i) =>
-      i.path?.length
-        ? `${i.path.map((p) => String(typeof p === 'object' ? p.key : p)).join('.')}: ${i.message}`
-        : i.message,
-    )
-    .join(', ');
-}
-
-const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
-
-/** What the SDK's McpServer does for tools/call of a registered tool, minus the server and transport. */
+/**
+ * What the SDK's McpServer does for tools/call of a registered tool, minus the server and transport: the tool's
+ * `run` parses the arguments with its input schema (a failure worded as the SDK words it), then the output schema
+ * is checked on a result that is not an error.
+ */
 export async function runToolCall(call: FastCall, env: ToolEnv): Promise<CallToolResult> {
   const { reg } = call;
   const name = reg.tool.name;
-  const input = await reg.input['~standard'].validate(call.args ?? {});
-  if (input.issues?.length) {
-    return toolError(`Input validation error: Invalid arguments for tool ${name}: ${issuesText(input.issues)}`);
-  }
   let result: CallToolResult;
   try {
-    result = await reg.tool.run((input as { value: Record<string, unknown> }).value, env, call.id);
+    result = await reg.tool.run(call.args ?? {}, env, call.id);
   } catch (e) {
     return toolError(e instanceof Error ? e.message : String(e));
   }

@@ -92,6 +92,8 @@ export function collect(pool: Pool, opts: Dispatcher.DispatchOptions): Promise<C
   });
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 const num = (v: string | undefined): number | null => (v === undefined || v === '' ? null : Number(v));
 const TEXTUAL = /^(text\/|application\/(json|problem\+json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
 
@@ -135,9 +137,9 @@ export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
       let problem: Record<string, unknown> | null = null;
       if (contentType.startsWith('application/problem+json')) {
         try {
-          const p = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+          const p: unknown = JSON.parse(raw.toString('utf8'));
           // Our refusals carry the call's own request id; an upstream's problem body does not.
-          if (typeof p.code === 'string' && p.request_id === requestId) problem = p;
+          if (isRecord(p) && typeof p.code === 'string' && p.request_id === requestId) problem = p;
         } catch {
           /* an upstream's malformed body: relayed as is */
         }

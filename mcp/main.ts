@@ -1,14 +1,16 @@
 /**
  * MCP process: the 34 tools of spec §4 at `/mcp` for both protocol eras (2025-11-25 sessions, 2026-07-28
- * stateless), on the shared SQLite file and the control plane's own code; call_api goes through the gateway.
+ * stateless), on the shared SQLite file; tools call the control plane's use-case services in-process, call_api goes
+ * through the gateway.
  */
 import { getRequestListener } from '@hono/node-server';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit } from '../core/config.js';
+import { onStop } from '../core/lifecycle.js';
+import { processRegistry, registryRenderer, serveMetrics } from '../core/metrics.js';
 import { intervalJob } from '../control/lib/interval-job.js';
 import { createAppContext } from '../control/context.js';
-import { createControlCalls } from './control-calls.js';
 import { createGatewayCalls } from './gateway-calls.js';
 import { McpSessionStore } from './sessions.js';
 import { PrincipalCache } from './principal-cache.js';
@@ -20,7 +22,7 @@ const ctx = await createAppContext(config, { process: 'mcp' });
 const sessions = new McpSessionStore(ctx);
 const gateway = createGatewayCalls(config.urls.gateway);
 const principals = new PrincipalCache(ctx);
-const deps = { ctx, sessions, control: createControlCalls(ctx), gateway, principals };
+const deps = { ctx, sessions, gateway, principals };
 const app = createMcpApp(deps);
 const stopSweep = intervalJob(ctx.log, 'mcp session sweep', 3600_000, () => sessions.sweep(), { firstAfterMs: 5_000 });
 
@@ -31,10 +33,11 @@ const fastMode = process.env.SVC_MCP_FAST_TOOL_CALLS;
 const server = createServer(
   fastMode === 'off' ? honoListener : createFastToolCalls(deps, honoListener, { mark: fastMode === 'mark' }),
 );
+const metrics = await serveMetrics(config.metrics, 'mcp', registryRenderer(processRegistry()), ctx.log);
 server.listen(config.ports.mcp, config.host, () => {
   const info = server.address() as AddressInfo;
   const url = `http://${info.address}:${info.port}`;
-  process.stdout.write(JSON.stringify({ ready: 'mcp', url, port: info.port }) + '\n');
+  process.stdout.write(JSON.stringify({ ready: 'mcp', url, port: info.port, metrics_url: metrics?.url }) + '\n');
   ctx.log.info('mcp listening', { url, env: config.env });
 });
 
@@ -52,5 +55,4 @@ function shutdown(): void {
   });
   setTimeout(() => process.exit(0), 2000).unref();
 }
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+onStop(shutdown);

@@ -12,7 +12,6 @@ import { SvcError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { PROBLEM_CONTENT_TYPE, problemOf, toSvcError } from '../core/problem.js';
 import { ANONYMOUS, callerFromBearer, hasScope, type Caller } from './auth.js';
-import type { ControlCalls } from './control-calls.js';
 import type { GatewayCalls } from './gateway-calls.js';
 import { allowedHostnames, rebindingRefusal } from './http-guard.js';
 import type { McpSession, McpSessionStore } from './sessions.js';
@@ -23,7 +22,6 @@ import { TOOL_SCOPES } from './tools/index.js';
 export interface McpAppDeps {
   ctx: AppContext;
   sessions: McpSessionStore;
-  control: ControlCalls;
   gateway: GatewayCalls;
   /** API keys' principals kept in memory (the MCP process); without it every request reads the key. */
   principals?: PrincipalCache;
@@ -166,7 +164,7 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
       } catch (e) {
         const err = toSvcError(e);
         if (err.code === 'internal') throw e;
-        return problemAnswer(err, challenge(', error="invalid_token"'));
+        return problemAnswer(asBearerFailure(err), challenge(', error="invalid_token"'));
       }
     };
 
@@ -186,7 +184,8 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
 
     const { legacy, route } = req.readBody?.era ?? eraOf(method, req.header, parsed);
     let session: McpSession | undefined;
-    const sessionId = req.header('mcp-session-id');
+    // An initialize starts a new session whatever id it carries, so a client can always start over.
+    const sessionId = isInitialize(parsed) ? undefined : req.header('mcp-session-id');
     if (legacy && sessionId) {
       session = await sessions.get(sessionId);
       if (!session) {
@@ -202,7 +201,13 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
       }
       if (!auth && session.key) {
         const c = await asCaller(session.key);
-        if ('status' in c) return { answer: c };
+        if ('status' in c) {
+          // The bound key no longer works (revoked or unknown: 401): unbind it, so the session is not refused
+          // forever. This answer says why; the next request acts keyless (svc_register binds a new key) or with
+          // the credential it sends. A suspended org (403) stays refused.
+          if (c.status === 401) await sessions.unbindKey(sessionId);
+          return { answer: c };
+        }
         caller = c;
       }
     }
@@ -269,18 +274,19 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
     const env: ToolEnv = {
       ctx,
       config,
-      control: deps.control,
       gateway: deps.gateway,
       caller,
       ip,
       idempotencyScope: session?.id ?? caller.principal?.keyId ?? `ip:${ip}`,
+      session: session ? { id: session.id, keyId: session.keyId } : null,
       bindKey: async () => false,
     };
     let boundKey: { id: string; plaintext: string } | undefined;
     env.bindKey = async (key) => {
-      env.caller = { kind: 'api_key', principal: undefined, key: key.plaintext };
+      env.caller = { kind: 'api_key', principal: key.principal, key: key.plaintext };
       if (session) {
         await sessions.bindKey(session.id, key);
+        env.session = { id: session.id, keyId: key.id };
         return true;
       }
       // An initialize that registers in the same request: bound when its session is created (mcp/app.ts).
@@ -291,6 +297,20 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
       pass: { legacy, route, bodyText, parsed, session, caller, env, boundKey: () => boundKey },
     };
   };
+}
+
+const isInitialize = (body: unknown): boolean =>
+  !!body && typeof body === 'object' && !Array.isArray(body) && (body as { method?: unknown }).method === 'initialize';
+
+/**
+ * A bearer that does not work is a 401 with `error="invalid_token"` (RFC 6750 §3.1, the MCP authorization spec),
+ * revoked keys included: the REST code `key_revoked` is a 403 there, so here it is `unauthorized` with the reason.
+ */
+function asBearerFailure(err: SvcError): SvcError {
+  if (err.code !== 'key_revoked') return err;
+  return new SvcError('unauthorized', `${err.detail}: send another credential (or start a new session)`, {
+    extra: { reason: 'key_revoked' },
+  });
 }
 
 /** The scope a tools/call in this body needs beyond a registered key's (billing:write / provider:write). */

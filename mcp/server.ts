@@ -24,25 +24,113 @@ const OPTIONS = {
   cacheHints: { 'tools/list': { ttlMs: 300_000, cacheScope: 'public' as const } },
 };
 
-/** The per-request ToolEnv travels in `authInfo.extra` (the SDK passes it through untouched). */
+/**
+ * The per-request ToolEnv travels with `authInfo.extra` (the SDK passes that object through untouched): the object
+ * is the key of this map, so the handler gets the env back typed, without a cast.
+ */
+const envs = new WeakMap<object, ToolEnv>();
+
+/** The `authInfo.extra` object that carries `env` to the tool handlers. */
+export function carrying(env: ToolEnv): Record<string, unknown> {
+  const extra = {};
+  envs.set(extra, env);
+  return extra;
+}
+
 export function toolEnvOf(extra: Record<string, unknown> | undefined): ToolEnv {
-  const env = extra?.toolEnv as ToolEnv | undefined;
+  const env = extra ? envs.get(extra) : undefined;
   if (!env) throw new Error('MCP request reached the server without a ToolEnv');
   return env;
 }
 
+type Json = Record<string, unknown>;
+const isRecord = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /**
- * The zod schema as the SDK sees it, with its JSON Schema converted once per target and io, then shared by every
- * request. Validation stays zod's own; the cached JSON is never mutated (the SDK spreads it into a new root object).
+ * What `tools/list` advertises of a tool's JSON Schemas, kept small because every agent loads the list into its
+ * context at every start (issue 29 item 7: it was 107 KB; the test holds it under 40 KB). The tool's own zod schemas
+ * still validate every call and answer; only the advertisement is shorter (docs/mcp.md, "Tool schemas"):
+ * - both: no `$schema` (MCP 2025-11-25 makes JSON Schema 2020-12 the default dialect), no `pattern` beside a
+ *   `format` (zod writes a 300-character regex beside `format: date-time`), no integer bounds that are only
+ *   JavaScript's safe-integer range;
+ * - an input schema keeps every level: it is what an agent fills in;
+ * - an output schema names every top-level member of the answer with its type (`null` among them when it may be
+ *   null) and description; a nested object or array of objects is described as such, without its members (they
+ *   are in the answer itself, and in `/v1/openapi.json` under the same component names). No `required` list (it
+ *   repeated every name) and no `additionalProperties: false`. `$ref`s are resolved first.
  */
-export function withJsonSchemaOnce(schema: z.ZodObject): StandardSchemaWithJSON {
+export function advertisedSchema(json: Json, role: 'input' | 'output'): Json {
+  const compact = role === 'input' ? json : topLevelOnly(resolveRefs(json, defsOf(json)), 0);
+  const out = stripNoise(compact, true);
+  return isRecord(out) ? out : {};
+}
+
+const defsOf = (json: Json): Json => (isRecord(json.$defs) ? json.$defs : {});
+
+function resolveRefs(json: unknown, defs: Json): unknown {
+  if (Array.isArray(json)) return json.map((v) => resolveRefs(v, defs));
+  if (!isRecord(json)) return json;
+  const { $ref, $defs: _defs, ...rest } = json;
+  const target = typeof $ref === 'string' ? defs[$ref.replace('#/$defs/', '')] : undefined;
+  const out: Json = isRecord(target) ? { ...(resolveRefs(target, defs) as Json) } : {};
+  for (const [k, v] of Object.entries(rest))
+    out[k] = k === 'properties' ? mapValues(v, (s) => resolveRefs(s, defs)) : resolveRefs(v, defs);
+  return out;
+}
+
+/** Members of the root object only (depth 0); deeper objects keep their type and description. */
+function topLevelOnly(json: unknown, depth: number): unknown {
+  if (!isRecord(json)) return json;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(json)) {
+    if (k === 'properties') {
+      if (depth === 0) out[k] = mapValues(v, (s) => topLevelOnly(s, 1));
+    } else if (k === 'required' || k === 'additionalProperties') {
+      // Neither is kept: `required` repeats every member's name (a third of an output schema), and
+      // additionalProperties: false only lets a client refuse an answer with a member it does not know.
+    } else if (k === 'items') out[k] = topLevelOnly(v, depth);
+    else if (k === 'anyOf' || k === 'oneOf' || k === 'allOf')
+      out[k] = Array.isArray(v) ? v.map((s) => topLevelOnly(s, depth)) : v;
+    else out[k] = v;
+  }
+  return out;
+}
+
+function stripNoise(json: unknown, root: boolean): unknown {
+  if (Array.isArray(json)) return json.map((v) => stripNoise(v, false));
+  if (!isRecord(json)) return json;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(json)) {
+    if (k === '$schema' && root) continue;
+    if (k === 'pattern' && 'format' in json) continue;
+    if ((k === 'minimum' && v === -Number.MAX_SAFE_INTEGER) || (k === 'maximum' && v === Number.MAX_SAFE_INTEGER))
+      continue;
+    // Property names are data, not keywords: a member named `pattern` stays.
+    out[k] = k === 'properties' || k === '$defs' ? mapValues(v, (s) => stripNoise(s, false)) : stripNoise(v, false);
+  }
+  return out;
+}
+
+function mapValues(v: unknown, f: (s: unknown) => unknown): unknown {
+  if (!isRecord(v)) return v;
+  const out: Json = {};
+  for (const [k, s] of Object.entries(v)) out[k] = f(s);
+  return out;
+}
+
+/**
+ * The zod schema as the SDK sees it, with its JSON Schema converted (and compacted) once per target and io, then
+ * shared by every request. Validation stays zod's own; the cached JSON is never mutated (the SDK spreads it into a
+ * new root object). `role` says which of the tool's schemas this is: its input or its output.
+ */
+export function withJsonSchemaOnce(schema: z.ZodObject, role: 'input' | 'output'): StandardSchemaWithJSON {
   const std = schema['~standard'];
   const memo = new Map<string, Record<string, unknown>>();
   const once = (io: 'input' | 'output') => (o: { target: string }) => {
     const k = `${io} ${o.target}`;
     let json = memo.get(k);
     if (!json) {
-      json = std.jsonSchema[io](o as Parameters<typeof std.jsonSchema.input>[0]);
+      json = advertisedSchema(std.jsonSchema[io](o as Parameters<typeof std.jsonSchema.input>[0]), role);
       memo.set(k, json);
     }
     return json;
@@ -66,10 +154,9 @@ export interface Registration {
 
 const REGISTRATIONS: readonly Registration[] = TOOLS.map((tool) => ({
   tool,
-  input: withJsonSchemaOnce(tool.input),
-  output: withJsonSchemaOnce(tool.output),
-  handler: (args, ctx) =>
-    tool.run(args as Record<string, unknown>, toolEnvOf(ctx.http?.authInfo?.extra), ctx.mcpReq.id),
+  input: withJsonSchemaOnce(tool.input, 'input'),
+  output: withJsonSchemaOnce(tool.output, 'output'),
+  handler: (args, ctx) => tool.run(args, toolEnvOf(ctx.http?.authInfo?.extra), ctx.mcpReq.id),
 }));
 
 /** Each tool's prebuilt parts by name: the fast path (mcp/fast-tool-call.ts) validates with the very same schemas. */
@@ -88,7 +175,7 @@ export function buildServer(): McpServer {
         description: r.tool.description,
         inputSchema: r.input,
         outputSchema: r.output,
-        annotations: { title: r.tool.title, ...r.tool.annotations },
+        annotations: r.tool.annotations,
       },
       r.handler,
     );

@@ -124,6 +124,18 @@ export class McpSessionStore {
       .execute();
   }
 
+  /**
+   * Drops the key bound to the session (it stopped working): later requests act as their own credential, and the
+   * session has an unbound session's lifetime.
+   */
+  async unbindKey(id: string): Promise<void> {
+    await this.ctx.db
+      .updateTable('mcp_sessions')
+      .set({ key_id: null, key_secret: null, expires_at: this.ctx.clock.now() + UNBOUND_SESSION_TTL_MS })
+      .where('id_hash', '=', sha256Hex(id))
+      .execute();
+  }
+
   /** DELETE /mcp: true when a live session was ended. */
   async end(id: string): Promise<boolean> {
     const r = await this.ctx.db.deleteFrom('mcp_sessions').where('id_hash', '=', sha256Hex(id)).executeTakeFirst();

@@ -1,28 +1,46 @@
-/** What a tool is (one definition serves both protocol eras) and what it gets to run. */
+/**
+ * What a tool is (one definition serves both protocol eras) and what it gets to run. A tool is a thin adapter over
+ * the control plane's use-case services, called in-process: the caller's principal and the input its schema parsed
+ * go to the service, whose typed answer is the tool's output (`z.infer` of its output schema, checked by the
+ * compiler). A refusal is the service's SvcError, turned into a tool error once, here, with the server's own next
+ * step (mcp/next-step.ts). See docs/mcp.md, "How a tool runs".
+ */
 import type { z } from 'zod';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
 import type { Config } from '../core/config.js';
 import type { AppContext } from '../control/context.js';
 import type { Scope } from '../core/scopes.js';
+import { SvcError } from '../core/errors.js';
+import type { Principal } from '../control/auth/principal.js';
 import type { Caller } from './auth.js';
-import type { ControlCalls, ControlAnswer, QueryValue } from './control-calls.js';
 import type { GatewayCalls } from './gateway-calls.js';
-import { fail, isErrorCode, ok } from './result.js';
-import { nextStepFor } from './next-step.js';
+import { fail, ok } from './result.js';
+import { mcpNextStep } from './next-step.js';
 
 export interface ToolEnv {
   ctx: AppContext;
   config: Readonly<Config>;
-  control: ControlCalls;
   gateway: GatewayCalls;
   caller: Caller;
   ip: string;
   /** Scopes the Idempotency-Key of gateway calls: the session id, else the caller's key id. */
   idempotencyScope: string;
-  /** Binds a newly minted key to the 2025-era session (true), or says there is no session to bind it to (false). */
-  bindKey(key: { id: string; plaintext: string }): Promise<boolean>;
+  /** The 2025-era session this request belongs to and the key bound to it, if any (`null`: a stateless request). */
+  session: { id: string; keyId: string | null } | null;
+  /**
+   * Binds a newly minted key to the 2025-era session (true), or says there is no session to bind it to (false).
+   * From then on `caller` acts as that key.
+   */
+  bindKey(key: { id: string; plaintext: string; principal: Principal }): Promise<boolean>;
 }
 
+/** A tool's answer: its data (typed by its output schema) and an optional line of text for the agent. */
+export interface Answer<T> {
+  data: T;
+  note?: string;
+}
+
+/** The tool as the servers see it (mcp/server.ts, mcp/fast-tool-call.ts): schemas for the wire, and `run`. */
 export interface ToolDef {
   name: string;
   title: string;
@@ -32,20 +50,85 @@ export interface ToolDef {
   annotations: ToolAnnotations;
   /** Checked in front of the transport too: a bare key gets HTTP 403 insufficient_scope (spec §7). */
   scope?: Extract<Scope, 'billing:write' | 'provider:write'>;
-  run(args: Record<string, unknown>, env: ToolEnv, rpcId: string | number): Promise<CallToolResult>;
+  /** Parses `args` with the input schema, runs the tool, answers a tool result (refusals as `isError`). */
+  run(args: unknown, env: ToolEnv, rpcId: string | number): Promise<CallToolResult>;
 }
 
-export function defineTool<I extends z.ZodObject>(def: {
+/** The SDK's rendering of schema issues (its validateStandardSchema / formatIssue), so both paths word them alike. */
+export function issuesText(
+  issues: readonly { path?: readonly (PropertyKey | { key: PropertyKey })[] | undefined; message: string }[],
+): string {
+  return issues
+    .map((i) =>
+      i.path?.length
+        ? `${i.path.map((p) => String(typeof p === 'object' ? p.key : p)).join('.')}: ${i.message}`
+        : i.message,
+    )
+    .join(', ');
+}
+
+export const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: {
   name: string;
   title: string;
   description: string;
   input: I;
-  output: z.ZodObject;
+  output: O;
   annotations: ToolAnnotations;
   scope?: ToolDef['scope'];
-  run(args: z.infer<I>, env: ToolEnv, rpcId: string | number): Promise<CallToolResult>;
+  run(args: z.infer<I>, env: ToolEnv, rpcId: string | number): Promise<z.infer<O> | Answer<z.infer<O>>>;
 }): ToolDef {
-  return def as unknown as ToolDef;
+  const { run, ...meta } = def;
+  return {
+    ...meta,
+    async run(args, env, rpcId) {
+      const parsed = def.input.safeParse(args ?? {});
+      if (!parsed.success) {
+        return toolError(
+          `Input validation error: Invalid arguments for tool ${def.name}: ${issuesText(parsed.error.issues)}`,
+        );
+      }
+      try {
+        const out = await run(parsed.data, env, rpcId);
+        return out instanceof Noted ? ok(out.data, out.note) : ok(out);
+      } catch (e) {
+        if (e instanceof SvcError) return refusal(e, def.name, env, slugOf(parsed.data));
+        throw e;
+      }
+    },
+  };
+}
+
+/** The listing a refusal is about, when the tool takes one (a 428's page is that listing's). */
+function slugOf(args: object): string | undefined {
+  return 'slug' in args && typeof args.slug === 'string' ? args.slug : undefined;
+}
+
+class Noted<T> implements Answer<T> {
+  constructor(
+    readonly data: T,
+    readonly note: string,
+  ) {}
+}
+
+/** Data with a line of text for the agent (e.g. "a person must open this URL"). */
+export const noted = <T>(data: T, note: string): Answer<T> => new Noted(data, note);
+
+/** A refusal as a tool error: the error's code, detail, problem members, and the server's next step in MCP terms. */
+export function refusal(
+  e: Pick<SvcError, 'code' | 'detail' | 'extra' | 'errors' | 'next'>,
+  tool: string,
+  env: Pick<ToolEnv, 'config'>,
+  slug?: string,
+): CallToolResult {
+  return fail({
+    ...(e.extra ?? {}),
+    ...(e.errors ? { errors: e.errors } : {}),
+    code: e.code,
+    detail: e.detail,
+    next: mcpNextStep(e, tool, { control: env.config.urls.control }, slug),
+  });
 }
 
 export const READ: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
@@ -55,46 +138,3 @@ export const WRITE: ToolAnnotations = {
   idempotentHint: false,
   openWorldHint: false,
 };
-
-/** A control answer as a tool result: 2xx data (arrays wrapped as `{ data }`), else the refusal with its next step. */
-export function answer(
-  tool: string,
-  env: ToolEnv,
-  a: ControlAnswer,
-  shape?: (body: Record<string, unknown>) => Record<string, unknown>,
-  note?: string,
-): CallToolResult {
-  if (a.status >= 200 && a.status < 300) {
-    const body = Array.isArray(a.body)
-      ? { data: a.body }
-      : a.body && typeof a.body === 'object'
-        ? (a.body as Record<string, unknown>)
-        : { ok: true };
-    return ok(shape ? shape(body) : body, note);
-  }
-  return refusal(tool, env, a.body, a.status);
-}
-
-export function refusal(tool: string, env: ToolEnv, body: unknown, status: number, slug?: string): CallToolResult {
-  const p = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-  const code = isErrorCode(p.code) ? p.code : 'internal';
-  const { type: _t, title: _ti, status: _s, code: _c, detail, ...extra } = p;
-  return fail({
-    ...extra,
-    code,
-    detail: typeof detail === 'string' ? detail : `HTTP ${status}`,
-    next: nextStepFor(code, tool, { control: env.config.urls.control }, slug),
-  });
-}
-
-/** Runs one /v1 operation as the caller. */
-export function rest(
-  env: ToolEnv,
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
-  path: string,
-  opts?: { query?: Record<string, QueryValue>; body?: unknown },
-): Promise<ControlAnswer> {
-  return env.control.call({ key: env.caller.key, principal: env.caller.principal, ip: env.ip }, method, path, opts);
-}
-
-export const seg = encodeURIComponent;

@@ -2,6 +2,8 @@
  * `npm start`: the whole marketplace on one machine. Migrates the SQLite file once, then runs the demo upstream
  * (when SVC_DEMO), the control plane, the gateway and the MCP server as child processes on loopback ports.
  * Ctrl-C / SIGTERM stops them all; if one dies, the rest are stopped too and the exit code is 1.
+ * Children get an IPC channel, so they stop by themselves when this supervisor dies without a chance to signal them
+ * (core/lifecycle.ts); and the supervisor stops when the process that started it (npm) is gone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { loadConfigOrExit } from '../core/config.js';
 import { openStore } from '../core/db/database.js';
 import { migrateToLatest } from '../core/db/migrate.js';
+import { onStop } from '../core/lifecycle.js';
 
 const DIST = join(dirname(fileURLToPath(import.meta.url)), '..');
 const config = loadConfigOrExit();
@@ -23,21 +26,23 @@ interface Child {
   name: string;
   proc: ChildProcess;
   url?: string;
+  metricsUrl?: string;
 }
 const children: Child[] = [];
 let stopping = false;
 
 function start(name: string, entry: string, env: NodeJS.ProcessEnv = process.env): Promise<Child> {
-  const proc = spawn(process.execPath, [join(DIST, entry)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [join(DIST, entry)], { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const child: Child = { name, proc };
   children.push(child);
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: proc.stdout! });
     rl.on('line', (line) => {
       try {
-        const msg = JSON.parse(line) as { ready?: string; url?: string };
+        const msg = JSON.parse(line) as { ready?: string; url?: string; metrics_url?: string };
         if (msg.ready && msg.url) {
           child.url = msg.url;
+          child.metricsUrl = msg.metrics_url;
           resolve(child);
           return;
         }
@@ -74,8 +79,13 @@ async function stopAll(code: number): Promise<void> {
   );
   process.exit(code);
 }
-process.on('SIGINT', () => void stopAll(0));
-process.on('SIGTERM', () => void stopAll(0));
+onStop(() => void stopAll(0));
+// `npm start` execs this script (package.json), so npm forwards SIGTERM/SIGINT here. If npm itself is killed with
+// SIGKILL this process is re-parented: notice that and stop everything rather than keep the ports serving.
+const startedBy = process.ppid;
+setInterval(() => {
+  if (process.ppid !== startedBy) void stopAll(0);
+}, 1000).unref();
 
 try {
   let controlEnv: NodeJS.ProcessEnv = process.env;
@@ -99,6 +109,7 @@ try {
       `  control plane  ${control.url}/v1   (OpenAPI: ${control.url}/v1/openapi.json)`,
       `  gateway        ${gateway.url}`,
       `  MCP            ${mcp.url}/mcp`,
+      `  metrics        ${[control, gateway, mcp].map((c) => c.metricsUrl ?? 'off').join('  ')}`,
       '',
       // Without the demo listing these commands would only find nothing: the banner shows them only with it.
       ...(demo

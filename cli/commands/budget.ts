@@ -1,6 +1,8 @@
 /** `svc budget set`: spend caps of a key (default: the key this CLI is configured with). */
+import { MeSchema } from '../../core/schemas/identity.schemas.js';
+import { KeyResourceSchema } from '../../core/schemas/keys.schemas.js';
 import { api, config } from '../client.js';
-import { str, svcCommand } from '../command.js';
+import { svcCommand } from '../command.js';
 import { usageError } from '../failure.js';
 import { describe } from '../output.js';
 import { budgetArgs, budgetBody } from './_shared.js';
@@ -13,15 +15,15 @@ const set = svcCommand({
     const body = budgetBody(args);
     if (Object.keys(body).length === 0)
       throw usageError('nothing to set: pass --budget, --per-call-max, --daily-cap or --approval-mode');
-    let keyId = str(args, 'key');
+    let keyId = args.key;
     if (!keyId) {
       const token = config().apiKey;
       if (!token) throw usageError('no key configured: pass --key <key_id>', 'svc keys list');
-      const me = await api<{ credential: { key_id: string | null } }>('GET', '/v1/me', { auth: 'key' });
+      const me = await api('GET', '/v1/me', MeSchema, { auth: 'key' });
       keyId = me.credential.key_id ?? undefined;
       if (!keyId) throw usageError('pass --key <key_id>', 'svc keys list');
     }
-    const r = await api('PATCH', `/v1/keys/${encodeURIComponent(keyId)}`, { body });
+    const r = await api('PATCH', `/v1/keys/${encodeURIComponent(keyId)}`, KeyResourceSchema, { body });
     return { data: r, human: () => describe(r) };
   },
 });

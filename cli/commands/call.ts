@@ -1,13 +1,14 @@
 /**
  * `svc call <slug> <endpoint>`: a gateway call with the API key. The upstream's body goes to stdout byte for byte
  * (binary safe); the price charged and the balance left go to stderr, or into the JSON with `--json`. `--quote`
- * asks the gateway's free quote and calls nothing. An upstream status of 400 or more exits 1 (body still relayed).
+ * asks the gateway's free quote and calls nothing. An upstream status of 400 or more exits 1 (body still relayed,
+ * and with `--json` still in the document, with the charge and the request id).
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { pipeline } from 'node:stream/promises';
-import { config, failureFrom } from '../client.js';
-import { list, str, svcCommand } from '../command.js';
+import { valueFlag } from '../args.js';
+import { config, failureFrom, parseAnswer } from '../client.js';
+import { svcCommand } from '../command.js';
 import { CliFailure, usageError } from '../failure.js';
 import { isProblem, readAll, send } from '../http.js';
 import { dollars, isJson, note } from '../output.js';
@@ -22,7 +23,7 @@ export default svcCommand({
     input: { type: 'string', description: "Request body from a file ('@file' or a path; '-' is stdin)" },
     query: { type: 'string', alias: 'q', description: 'Query parameter name=value (repeatable)' },
     header: { type: 'string', alias: 'H', description: "Request header 'Name: value' (repeatable)" },
-    'max-price': { type: 'string', description: 'Refuse (uncharged) if the price is above this many cents' },
+    'max-price': valueFlag('cents', 'Refuse (uncharged) if the price is above this many cents'),
     'idempotency-key': { type: 'string', description: 'Retries with the same key are not charged twice' },
     quote: { type: 'boolean', description: 'Ask the price and whether the call would pass; calls nothing' },
   },
@@ -38,75 +39,83 @@ export default svcCommand({
       throw new CliFailure(
         'api',
         'api_key_required',
-        'Gateway calls need an API key; none is configured',
+        'Calls need an API key; none is configured',
         401,
         'svc provision',
       );
-    const slug = str(args, 'slug')!;
-    const endpoint = str(args, 'endpoint')!.replace(/^\/+/, '');
+    const { slug } = args;
+    const endpoint = args.endpoint.replace(/^\/+/, '');
+    const hint = { slug, endpoint };
     const qs = new URLSearchParams();
-    for (const q of list(args, 'query')) {
+    for (const q of args.query) {
       const i = q.indexOf('=');
       if (i <= 0) throw usageError(`--query takes name=value, got '${q}'`);
       qs.append(q.slice(0, i), q.slice(i + 1));
     }
     const headers: Record<string, string> = { authorization: `Bearer ${cfg.apiKey}` };
-    for (const h of list(args, 'header')) {
+    for (const h of args.header) {
       const i = h.indexOf(':');
       if (i <= 0) throw usageError(`--header takes 'Name: value', got '${h}'`);
       headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
     }
-    const maxPrice = str(args, 'max-price');
-    if (maxPrice !== undefined) {
-      if (!/^\d{1,9}$/.test(maxPrice)) throw usageError('--max-price takes whole cents');
-      headers['x-svc-max-price-cents'] = maxPrice;
-    }
-    const idem = str(args, 'idempotency-key');
-    if (idem) headers['idempotency-key'] = idem;
-    const body = _body(str(args, 'data'), str(args, 'input'));
+    if (args['max-price'] !== undefined) headers['x-svc-max-price-cents'] = args['max-price'];
+    if (args['idempotency-key']) headers['idempotency-key'] = args['idempotency-key'];
+    const body = _body(args.data, args.input);
     if (body && !headers['content-type']) headers['content-type'] = body.type;
-    const method = (str(args, 'method') ?? (body ? 'POST' : 'GET')).toUpperCase();
+    const method = (args.method ?? (body ? 'POST' : 'GET')).toUpperCase();
     const search = qs.toString();
     const path = `/${encodeURIComponent(slug)}/${endpoint}${search ? `?${search}` : ''}`;
-
     if (args.quote) {
       const res = await send(`${cfg.gatewayUrl}/_quote${path}`, { method, headers });
       const text = (await readAll(res)).toString('utf8');
-      if ((res.statusCode ?? 0) >= 400) throw failureFrom(res.statusCode ?? 0, text, isProblem(res), { slug });
-      const q = JSON.parse(text) as {
-        price_cents: number;
-        would_pass: boolean;
-        code: string | null;
-        available_cents: number;
-      };
+      const status = res.statusCode ?? 0;
+      if (status >= 400) throw failureFrom(status, text, isProblem(res), hint);
+      // Loaded here: zod and the schemas cost a plain call's cold start more than the call itself.
+      const { QuoteSchema } = await import('../../core/schemas/catalog.schemas.js');
+      const q = parseAnswer(QuoteSchema, text, status);
       return {
         data: q,
-        human: `${dollars(q.price_cents)} per call; ${q.would_pass ? 'would pass' : `would be refused (${q.code})`}; ${dollars(q.available_cents)} available`,
+        human: `${dollars(q.price_cents)} per call; ${q.would_pass ? 'would pass' : `would be refused (${q.code})`}${q.available_cents === null ? '' : `; ${dollars(q.available_cents)} available`}`,
       };
     }
-
     const res = await send(cfg.gatewayUrl + path, { method, headers, ...(body ? { body: body.data } : {}) });
     const status = res.statusCode ?? 0;
     const meta = _meta(res);
     if (isProblem(res) && status >= 400) {
       const text = (await readAll(res)).toString('utf8');
-      throw failureFrom(status, text, true, { slug });
+      throw failureFrom(status, text, true, hint);
     }
+    const upstreamFailed = (data?: unknown) =>
+      new CliFailure('api', 'upstream_status', `The API answered ${status}`, status, null, meta.request_id, data);
     if (isJson()) {
       const raw = await readAll(res);
       const type = String(res.headers['content-type'] ?? '');
       const data = { status, content_type: type || null, ...meta, ..._encode(raw, type) };
-      if (status >= 400) throw new CliFailure('api', 'upstream_status', `The API answered ${status}`, status);
+      if (status >= 400) throw upstreamFailed(data);
       return { data };
     }
-    await pipeline(res, process.stdout, { end: false });
+    const endsWithNewline = await _relay(res);
+    // On a terminal the status line (stderr) would be glued to a body's last line that has no newline.
+    if (!endsWithNewline && process.stdout.isTTY) process.stdout.write('\n');
     note(
       `${status} · charged ${dollars(meta.charged_cents)} · balance ${dollars(meta.balance_cents)}${meta.idempotent_replay ? ' · replay (not charged)' : ''} · ${meta.request_id ?? ''}`,
     );
-    if (status >= 400) throw new CliFailure('api', 'upstream_status', `The API answered ${status}`, status);
+    if (status >= 400) throw upstreamFailed();
     return { data: { status, ...meta }, human: '' };
   },
 });
+
+/** Copies the body to stdout untouched; true when it was empty or ended with a newline. */
+async function _relay(res: IncomingMessage): Promise<boolean> {
+  let last = 0x0a;
+  for await (const chunk of res) {
+    const buf = chunk as Buffer;
+    if (buf.length === 0) continue;
+    last = buf.at(-1) ?? last;
+    if (!process.stdout.write(buf)) await new Promise((r) => process.stdout.once('drain', r));
+  }
+  return last === 0x0a;
+}
 
 function _num(v: string | string[] | undefined): number | null {
   const n = Number(Array.isArray(v) ? v[0] : v);
@@ -114,8 +123,9 @@ function _num(v: string | string[] | undefined): number | null {
 }
 
 function _meta(res: IncomingMessage) {
+  const id = res.headers['x-svc-request-id'];
   return {
-    request_id: (res.headers['x-svc-request-id'] as string | undefined) ?? null,
+    request_id: typeof id === 'string' ? id : null,
     price_cents: _num(res.headers['x-svc-price-cents']),
     charged_cents: _num(res.headers['x-svc-charged-cents']),
     balance_cents: _num(res.headers['x-svc-balance-cents']),

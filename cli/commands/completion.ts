@@ -1,7 +1,9 @@
 /** `svc completion bash|zsh|fish`: a completion script for commands, flags, boards and clients. */
-import { str, svcCommand } from '../command.js';
+import { svcCommand } from '../command.js';
 import { completionScript, commandTree } from '../completion.js';
 import { usageError } from '../failure.js';
+
+const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
 export default svcCommand({
   meta: { name: 'completion', description: 'Print a shell completion script (bash, zsh, fish)' },
@@ -12,8 +14,8 @@ export default svcCommand({
     'svc completion fish > ~/.config/fish/completions/svc.fish',
   ],
   async run({ args }) {
-    const shell = str(args, 'shell')!;
-    if (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish') throw usageError('shell must be bash, zsh or fish');
+    const shell = SHELLS.find((s) => s === args.shell);
+    if (!shell) throw usageError('shell must be bash, zsh or fish');
     const { root } = await import('./index.js');
     const script = completionScript(shell, await commandTree(root));
     return { data: { shell, script }, human: script };

@@ -8,6 +8,7 @@
  * committed, so they never get a key unless `--allow-key-in-project` says so.
  */
 import { join } from 'node:path';
+import { MeSchema } from '../../core/schemas/identity.schemas.js';
 import { api, config, reloadConfig } from '../client.js';
 import { list, str, svcCommand } from '../command.js';
 import { type FileChange, backupDir, changed, planClient, readMaybe, writeChange } from '../connect/apply.js';
@@ -222,7 +223,7 @@ async function _auth(
   const cfg = config();
   if (cfg.apiKey) return { auth: { kind: 'plain', key: cfg.apiKey }, source: 'stored' };
   if (cfg.sessionToken && !dry) {
-    const me = await api<{ org: { id: string } }>('GET', '/v1/me', { auth: 'session' });
+    const me = await api('GET', '/v1/me', MeSchema, { auth: 'session' });
     await keyForSessionOrg(me.org.id, { createIfMissing: true });
     const stored = reloadConfig().apiKey;
     if (stored) return { auth: { kind: 'plain', key: stored }, source: 'created' };

@@ -1,8 +1,8 @@
 /** The root `svc` command: a lazy map, so each run imports only the command it names. */
-import { type SvcCommand, lazy, svcCommand } from '../command.js';
+import { type AnyCommand, lazy, svcCommand } from '../command.js';
 import { VERSION } from '../version.js';
 
-export const root: SvcCommand<any> = svcCommand({
+export const root: AnyCommand = svcCommand({
   meta: { name: 'svc', description: `svc ${VERSION}: the API marketplace from your terminal` },
   args: { version: { type: 'boolean', alias: 'v', description: 'Print the version' } },
   examples: ['svc register', 'svc search weather', 'svc call demo-weather current --query city=lisbon'],
@@ -30,6 +30,8 @@ export const root: SvcCommand<any> = svcCommand({
     budget: lazy(() => import('./budget.js')),
     balance: lazy(() => import('./balance.js')),
     billing: lazy(() => import('./billing/index.js')),
+    webhooks: lazy(() => import('./webhooks/index.js')),
+    alerts: lazy(() => import('./alerts.js')),
     provider: lazy(() => import('./provider/index.js')),
     publish: lazy(() => import('./provider/create.js')),
     connect: lazy(() => import('./connect.js')),

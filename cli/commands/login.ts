@@ -3,8 +3,9 @@
  * code by mail (`--email`, then `--code`; on a terminal the code is prompted for). A session sign-in also makes
  * sure a stored key is one of the session's org (session-key.ts), so `svc call` spends what `svc balance` shows.
  */
+import { AcceptedSchema, LoginResultSchema, MeSchema } from '../../core/schemas/identity.schemas.js';
 import { api, config, reloadConfig } from '../client.js';
-import { str, svcCommand } from '../command.js';
+import { svcCommand } from '../command.js';
 import { saveConfig } from '../config-store.js';
 import { CliFailure, usageError } from '../failure.js';
 import { interactive } from '../output.js';
@@ -32,10 +33,9 @@ export default svcCommand({
     'svc login --email ada@example.com --code 123456',
   ],
   async run({ args }) {
-    const key = str(args, 'key');
+    const { key, email } = args;
     if (key !== undefined) return loginWithKey(key === '-' ? (await readStdin()).toString('utf8').trim() : key);
-    const email = str(args, 'email');
-    let code = str(args, 'code');
+    let { code } = args;
     if (code && !email) throw usageError('--code needs --email');
     if (!email) {
       const flow = await import('../login-browser.js');
@@ -43,22 +43,22 @@ export default svcCommand({
       return signedIn(s.session_token, s.org_id, { org_id: s.org_id, expires_at: s.expires_at }, 'Logged in');
     }
     if (!code) {
-      await api('POST', '/v1/auth/login/request', { auth: 'none', body: { email } });
+      await api('POST', '/v1/auth/login/request', AcceptedSchema, { auth: 'none', body: { email } });
       if (!interactive())
         return {
           data: { status: 'code_sent', email },
-          human: `A 6-digit code is on its way to ${email}.\nThen: svc login --email ${email} --code <code>`,
+          human: `A 6-digit code is on its way to ${email}.\nNext: svc login --email ${email} --code <code>`,
         };
       const p = await import('@clack/prompts');
       const v = await p.text({ message: `Code sent to ${email}` });
       if (p.isCancel(v) || !v) throw usageError('cancelled');
       code = v.trim();
     }
-    const r = await api<{ session_token: string; org_id: string; expires_at: string; new_account: boolean }>(
-      'POST',
-      '/v1/auth/login/verify',
-      { auth: 'none', body: { email, code }, hint: { email } },
-    );
+    const r = await api('POST', '/v1/auth/login/verify', LoginResultSchema, {
+      auth: 'none',
+      body: { email, code },
+      hint: { email },
+    });
     const { session_token: token, ...shown } = r;
     return signedIn(token, r.org_id, shown, `Logged in as ${email}`);
   },
@@ -77,7 +77,7 @@ async function signedIn<D extends object>(token: string, orgId: string, data: D,
 async function loginWithKey(key: string) {
   if (!KEY_FORMAT.test(key)) throw usageError('that is not an API key (svc_live_ followed by 24 characters)');
   // Check the key before storing it, so a typo is caught now rather than on the first call.
-  const me = await api<{ org: { id: string }; credential: { key_id: string } }>('GET', '/v1/me', { token: key });
+  const me = await api('GET', '/v1/me', MeSchema, { token: key });
   saveConfig({ apiKey: key });
   reloadConfig();
   if (!me.credential?.key_id) throw new CliFailure('api', 'unauthorized', 'The key was not accepted', 401, 'svc login');

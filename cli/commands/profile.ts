@@ -1,22 +1,23 @@
 /** `svc profile show|update`: the org's own provider profile. */
+import { ProviderProfileSchema } from '../../core/schemas/providers.schemas.js';
 import { api } from '../client.js';
-import { str, svcCommand } from '../command.js';
+import { svcCommand } from '../command.js';
 import { usageError } from '../failure.js';
 import { describe } from '../output.js';
 
-const FIELDS = {
-  slug: 'slug',
-  'display-name': 'display_name',
-  bio: 'bio',
-  website: 'website',
-  'logo-url': 'logo_url',
-} as const;
+const FIELDS = [
+  ['slug', 'slug'],
+  ['display-name', 'display_name'],
+  ['bio', 'bio'],
+  ['website', 'website'],
+  ['logo-url', 'logo_url'],
+] as const;
 
 const show = svcCommand({
   meta: { name: 'show', description: 'Show your provider profile' },
   examples: ['svc profile show'],
   async run() {
-    const r = await api('GET', '/v1/provider/profile');
+    const r = await api('GET', '/v1/provider/profile', ProviderProfileSchema);
     return { data: r, human: () => describe(r) };
   },
 });
@@ -33,10 +34,12 @@ const update = svcCommand({
   examples: ['svc profile update --display-name "Acme APIs" --website https://acme.example'],
   async run({ args }) {
     const body: Record<string, string> = {};
-    for (const [flag, field] of Object.entries(FIELDS))
-      if (str(args, flag) !== undefined) body[field] = str(args, flag)!;
+    for (const [flag, field] of FIELDS) {
+      const v = args[flag];
+      if (v !== undefined) body[field] = v;
+    }
     if (Object.keys(body).length === 0) throw usageError('nothing to change: pass at least one field flag');
-    const r = await api('PATCH', '/v1/provider/profile', { body });
+    const r = await api('PATCH', '/v1/provider/profile', ProviderProfileSchema, { body });
     return { data: r, human: () => describe(r) };
   },
 });

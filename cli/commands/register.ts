@@ -1,17 +1,10 @@
 /** `svc register`: anonymous agent registration (0 credits); the new key is stored in ~/.svc/config.json. */
+import { RegistrationSchema } from '../../core/schemas/identity.schemas.js';
 import { api, config } from '../client.js';
 import { svcCommand } from '../command.js';
 import { saveConfig } from '../config-store.js';
 import { CliFailure } from '../failure.js';
 import { dim, interactive } from '../output.js';
-
-interface Registered {
-  api_key: string;
-  key_id: string;
-  org_id: string;
-  scopes: string[];
-  credit_cents: number;
-}
 
 export default svcCommand({
   meta: { name: 'register', description: 'Create an anonymous org and API key (0 credits) and store the key' },
@@ -26,7 +19,7 @@ export default svcCommand({
         null,
         'svc register --force',
       );
-    const reg = await api<Registered>('POST', '/v1/register', { auth: 'none' });
+    const reg = await api('POST', '/v1/register', RegistrationSchema, { auth: 'none' });
     saveConfig({ apiKey: reg.api_key });
     return {
       data: reg,

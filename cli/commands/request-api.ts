@@ -1,6 +1,7 @@
 /** `svc request-api --query`: ask for an API the catalog does not have. */
+import { CatalogRequestSchema } from '../../core/schemas/catalog.schemas.js';
 import { api } from '../client.js';
-import { str, svcCommand } from '../command.js';
+import { svcCommand } from '../command.js';
 
 export default svcCommand({
   meta: { name: 'request-api', description: 'Request an API the catalog is missing' },
@@ -11,9 +12,10 @@ export default svcCommand({
   },
   examples: ['svc request-api --query "tide tables" --email ada@example.com'],
   async run({ args }) {
-    const body: Record<string, string> = { query: str(args, 'query')! };
-    for (const k of ['email', 'notes']) if (str(args, k)) body[k] = str(args, k)!;
-    const r = await api('POST', '/v1/catalog/requests', { body });
+    const body: Record<string, string> = { query: args.query };
+    if (args.email) body.email = args.email;
+    if (args.notes) body.notes = args.notes;
+    const r = await api('POST', '/v1/catalog/requests', CatalogRequestSchema, { body });
     return { data: r, human: 'Request recorded. Thank you.' };
   },
 });

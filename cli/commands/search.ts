@@ -1,6 +1,8 @@
 /** `svc search <query>`: full catalog search. */
+import { CatalogSearchResultSchema } from '../../core/schemas/catalog.schemas.js';
+import { valueFlag } from '../args.js';
 import { api } from '../client.js';
-import { str, svcCommand } from '../command.js';
+import { svcCommand } from '../command.js';
 import { SORTS } from '../../core/enumerations.js';
 import { table } from '../output.js';
 
@@ -10,18 +12,18 @@ export default svcCommand({
     query: { type: 'positional', description: 'What to look for (quote several words)' },
     category: { type: 'string', description: 'Only this category' },
     sort: { type: 'enum', options: [...SORTS], description: 'Order of results' },
-    'max-price': { type: 'string', description: 'Only endpoints up to this many cents' },
-    limit: { type: 'string', description: 'At most this many results' },
+    'max-price': valueFlag('cents', 'Only endpoints up to this many cents'),
+    limit: valueFlag('integer', 'At most this many results'),
   },
   examples: ['svc search weather', 'svc search "currency rates" --sort price --max-price 2'],
   async run({ args }) {
-    const r = await api<{ data: Record<string, unknown>[] }>('GET', '/v1/catalog/search', {
+    const r = await api('GET', '/v1/catalog/search', CatalogSearchResultSchema, {
       query: {
-        query: str(args, 'query'),
-        category: str(args, 'category'),
-        sort: str(args, 'sort'),
-        max_price_cents: str(args, 'max-price'),
-        limit: str(args, 'limit'),
+        query: args.query,
+        category: args.category,
+        sort: args.sort,
+        max_price_cents: args['max-price'],
+        limit: args.limit,
       },
     });
     return {

@@ -1,6 +1,7 @@
 /** `svc signup`: web signup by email (refused in production: the CLI cannot carry a bot-challenge token). */
+import { AcceptedSchema } from '../../core/schemas/identity.schemas.js';
 import { api } from '../client.js';
-import { str, svcCommand } from '../command.js';
+import { svcCommand } from '../command.js';
 
 export default svcCommand({
   meta: { name: 'signup', description: 'Sign up with an email (development only); a verification token is mailed' },
@@ -10,8 +11,8 @@ export default svcCommand({
   },
   examples: ['svc signup --email ada@example.com --name Ada'],
   async run({ args }) {
-    const body = { email: str(args, 'email'), ...(str(args, 'name') ? { name: str(args, 'name') } : {}) };
-    const r = await api<{ message: string }>('POST', '/v1/signup', { auth: 'none', body });
-    return { data: r, human: `${r.message}\nThen: svc verify --token <token>` };
+    const body = { email: args.email, ...(args.name ? { name: args.name } : {}) };
+    const r = await api('POST', '/v1/signup', AcceptedSchema, { auth: 'none', body });
+    return { data: r, human: `${r.message}\nNext: svc verify --token <token from the mail>` };
   },
 });

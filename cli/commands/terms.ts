@@ -2,30 +2,46 @@
  * `svc terms show|status|accept <slug>`: a listing's provider terms. Accepting needs a session (an owner or admin
  * accepts for the org); with only a key configured the command says so and how to get one.
  */
+import { ListingTermsSchema, TermsAcceptanceSchema } from '../../core/schemas/terms.schemas.js';
 import { api, config } from '../client.js';
-import { str, svcCommand } from '../command.js';
+import { svcCommand } from '../command.js';
 import { CliFailure, usageError } from '../failure.js';
-import { describe, interactive } from '../output.js';
+import { interactive, readableTime, relativeTime } from '../output.js';
 
 const slugArg = { slug: { type: 'positional', description: 'Listing slug' } } as const;
 
-interface Terms {
-  slug?: string;
-  document?: { document_id: string; version: string; markdown: string } | null;
-  accepted?: boolean;
-  [k: string]: unknown;
-}
-
 const fetchTerms = (slug: string) =>
-  api<Terms>('GET', `/v1/apis/${encodeURIComponent(slug)}/terms`, { hint: { slug } });
+  api('GET', `/v1/apis/${encodeURIComponent(slug)}/terms`, ListingTermsSchema, { hint: { slug } });
+
+type Terms = Awaited<ReturnType<typeof fetchTerms>>;
+
+/** Where a person reads the terms in a browser: the listing's page (the REST route answers 401 in a browser). */
+const pageOf = (slug: string) => `${config().apiUrl}/apis/${encodeURIComponent(slug)}`;
+
+export function termsText(t: Terms): string {
+  const d = t.document;
+  if (!d) return `${t.slug} has no terms to accept.`;
+  const state = t.accepted
+    ? `accepted by your org ${relativeTime(t.accepted_at)}`
+    : t.required
+      ? `not accepted yet: calls are refused until an org owner or admin accepts (svc terms accept ${t.slug})`
+      : 'not accepted (optional)';
+  return [
+    `Terms of ${t.slug}, version ${d.version} (${d.acceptance_mode}), active since ${d.activated_at ? readableTime(d.activated_at) : '-'}`,
+    state,
+    pageOf(t.slug),
+    '',
+    d.markdown.trimEnd(),
+  ].join('\n');
+}
 
 const show = svcCommand({
   meta: { name: 'show', description: "Show a listing's active terms" },
   args: slugArg,
   examples: ['svc terms show demo-weather'],
   async run({ args }) {
-    const t = await fetchTerms(str(args, 'slug')!);
-    return { data: t, human: () => describe(t) };
+    const t = await fetchTerms(args.slug);
+    return { data: t, human: termsText(t) };
   },
 });
 
@@ -34,8 +50,13 @@ const status = svcCommand({
   args: slugArg,
   examples: ['svc terms status demo-weather'],
   async run({ args }) {
-    const t = await fetchTerms(str(args, 'slug')!);
-    return { data: t, human: t.accepted ? 'Accepted.' : `Not accepted: svc terms accept ${str(args, 'slug')}` };
+    const t = await fetchTerms(args.slug);
+    const human = !t.document
+      ? 'No terms to accept.'
+      : t.accepted
+        ? `Accepted ${relativeTime(t.accepted_at)} (version ${t.document.version}).`
+        : `Not accepted.\nNext: svc terms accept ${t.slug}`;
+    return { data: t, human };
   },
 });
 
@@ -44,7 +65,7 @@ const accept = svcCommand({
   args: { ...slugArg, yes: { type: 'boolean', alias: 'y', description: 'Accept without asking' } },
   examples: ['svc terms accept demo-weather', 'svc terms accept demo-weather --yes --json'],
   async run({ args }) {
-    const slug = str(args, 'slug')!;
+    const { slug } = args;
     if (!config().sessionToken)
       throw new CliFailure(
         'api',
@@ -54,24 +75,22 @@ const accept = svcCommand({
         'svc login',
       );
     const t = await fetchTerms(slug);
-    const doc = t.document ?? null;
-    const docId = doc?.document_id;
+    const doc = t.document;
     if (!args.yes) {
       if (!interactive())
         throw usageError('confirm with --yes (no terminal to ask on)', `svc terms accept ${slug} --yes`);
       const title = /^#\s+(.+)$/m.exec(doc?.markdown ?? '')?.[1] ?? `Terms of ${slug}`;
-      const link = `${config().apiUrl}/v1/apis/${encodeURIComponent(slug)}/terms`;
-      process.stderr.write(`${title}${doc ? ` (version ${doc.version})` : ''}\n${link}\n`);
+      process.stderr.write(`${title}${doc ? ` (version ${doc.version})` : ''}\n${pageOf(slug)}\n`);
       const p = await import('@clack/prompts');
       const ok = await p.confirm({ message: `Accept these terms of ${slug} for your org?` });
       if (p.isCancel(ok) || !ok) throw usageError('not accepted');
     }
-    const r = await api('POST', `/v1/apis/${encodeURIComponent(slug)}/terms/accept`, {
+    const r = await api('POST', `/v1/apis/${encodeURIComponent(slug)}/terms/accept`, TermsAcceptanceSchema, {
       auth: 'session',
-      body: docId ? { document_id: docId } : {},
+      body: doc ? { document_id: doc.document_id } : {},
       hint: { slug },
     });
-    return { data: r, human: `Accepted the terms of ${slug}${doc?.version ? ` (v${doc.version})` : ''}.` };
+    return { data: r, human: `Accepted the terms of ${slug} (v${r.version}).` };
   },
 });
 

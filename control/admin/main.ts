@@ -6,7 +6,10 @@
 import { defineCommand, runMain } from 'citty';
 
 const main = defineCommand({
-  meta: { name: 'svc-admin', description: 'Operate an svc marketplace: orgs, credits, suspensions, outbox, ledger' },
+  meta: {
+    name: 'svc-admin',
+    description: 'Operate an svc marketplace: orgs, credits, suspensions, outbox, ledger, backups',
+  },
   subCommands: {
     orgs: () => import('./commands/orgs.js').then((m) => m.orgsCommand),
     credits: () => import('./commands/credits.js').then((m) => m.creditsCommand),
@@ -16,6 +19,7 @@ const main = defineCommand({
     ledger: () => import('./commands/ledger.js').then((m) => m.ledgerCommand),
     payouts: () => import('./commands/payouts.js').then((m) => m.payoutsCommand),
     'migrate-to-postgres': () => import('./commands/migrate-to-postgres.js').then((m) => m.migrateToPostgresCommand),
+    backup: () => import('./commands/backup.js').then((m) => m.backupCommand),
   },
 });
 

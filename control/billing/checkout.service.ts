@@ -2,6 +2,7 @@
  * Buying credits: packs and custom amounts become a `payments` row plus a hosted checkout; a paid payment
  * becomes exactly one ledger entry (`purchase:{payment id}` or `auto_reload:{payment id}`), whoever reports it first.
  */
+import { emitEvent } from '../webhooks/events.js';
 import type { BillingCtx } from './payments.js';
 import type { CreditPack } from '../../core/config.js';
 import type { Db, Row } from '../../core/db/database.js';
@@ -165,5 +166,21 @@ export async function creditPaidPayment(trx: Db, payment: Row<'payments'>, now: 
     },
     now,
   );
+  if (result.applied)
+    await emitEvent(
+      trx,
+      {
+        orgId: payment.org_id,
+        type: 'payment.succeeded',
+        data: {
+          payment_id: payment.id,
+          kind,
+          amount_paid_cents: payment.amount_paid_cents,
+          credit_cents: payment.credit_cents,
+        },
+        dedupeKey: payment.id,
+      },
+      now,
+    );
   return { applied: result.applied };
 }

@@ -4,6 +4,7 @@
  * key `payout:{payout id}`). The payout is a negative `payout` row in provider_earnings; a failed transfer is
  * undone by a `reversal` row so the money rolls into the next period.
  */
+import { emitEvent } from '../webhooks/events.js';
 import { sql } from 'kysely';
 import type { BillingCtx } from './payments.js';
 import type { Db, Row } from '../../core/db/database.js';
@@ -94,12 +95,31 @@ async function transferAndSettle(ctx: BillingCtx, payout: Row<'payouts'>, accoun
       idempotencyKey: `payout:${payout.id}`,
       payoutId: payout.id,
     });
-    await ctx.db
-      .updateTable('payouts')
-      .set({ status: 'paid', transfer_id: transferId, completed_at: ctx.clock.now() })
-      .where('id', '=', payout.id)
-      .where('status', '=', 'pending')
-      .execute();
+    const now = ctx.clock.now();
+    await ctx.db.transaction().execute(async (trx) => {
+      const paid = await trx
+        .updateTable('payouts')
+        .set({ status: 'paid', transfer_id: transferId, completed_at: now })
+        .where('id', '=', payout.id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(paid.numUpdatedRows) === 1)
+        await emitEvent(
+          trx,
+          {
+            orgId: payout.provider_org_id,
+            type: 'payout.paid',
+            data: {
+              payout_id: payout.id,
+              period: payout.period,
+              amount_cents: payout.amount_cents,
+              transfer_id: transferId,
+            },
+            dedupeKey: payout.id,
+          },
+          now,
+        );
+    });
     return { ...base, outcome: 'paid', transfer_id: transferId };
   } catch (e) {
     const reason = (e instanceof Error ? e.message : String(e)).slice(0, 200);

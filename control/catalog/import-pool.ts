@@ -3,6 +3,7 @@
  * `workers` at once, each in a fresh worker with its own heap cap (`resourceLimits`) and a deadline, and at most
  * `queue` waiting. A full queue answers `503 busy` with Retry-After at once instead of piling work up.
  */
+import { counter, histogram } from '../../core/metrics.js';
 import { Worker } from 'node:worker_threads';
 import { workerScript } from '../lib/worker-script.js';
 import { SvcError } from '../../core/errors.js';
@@ -24,6 +25,16 @@ export const DEFAULT_IMPORT_POOL: ImportPoolOptions = { workers: 1, queue: 8, ma
 
 /** Seconds a refused caller is told to wait: roughly one large import. */
 const BUSY_RETRY_AFTER_S = 10;
+
+const importJobs = counter('svc_import_jobs_total', 'OpenAPI imports run in the import workers, by outcome', [
+  'outcome',
+]);
+const importDuration = histogram(
+  'svc_import_duration_seconds',
+  'Time an OpenAPI import held a worker (parse, and store when storing)',
+  [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+  ['outcome'],
+);
 
 export class ImportPool {
   readonly #opts: ImportPoolOptions;
@@ -95,9 +106,15 @@ export class ImportPool {
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
     }
     this.#running++;
+    const started = performance.now();
+    let outcome = 'failed';
     try {
-      return await this.#converse(converse);
+      const result = await this.#converse(converse);
+      outcome = 'ok';
+      return result;
     } finally {
+      importJobs.inc({ outcome });
+      importDuration.observe({ outcome }, (performance.now() - started) / 1000);
       this.#running--;
       this.#waiting.shift()?.();
     }

@@ -263,17 +263,32 @@ export async function listingRanks(db: Db, api: Row<'apis'>): Promise<ListingRan
 /** @public A listing's document as consumers see it (upstream origin removed). */
 export function consumerOpenApi(openapiJson: string, gatewayUrl: string, slug: string): ConsumerOpenApi {
   const doc = JSON.parse(openapiJson) as Record<string, unknown>;
-  const paths = doc.paths;
-  if (paths && typeof paths === 'object') {
-    for (const item of Object.values(paths as Record<string, Record<string, unknown> | null>)) {
-      if (!item || typeof item !== 'object') continue;
-      delete item.servers;
-      for (const op of Object.values(item))
-        if (op && typeof op === 'object') delete (op as { servers?: unknown }).servers;
-    }
-  }
+  stripUpstreamServers(doc);
   delete doc.host;
   delete doc.basePath;
   delete doc.schemes;
   return { ...doc, servers: [{ url: `${gatewayUrl.replace(/\/+$/, '')}/${slug}`, description: 'svc gateway' }] };
+}
+
+/** Schema and example subtrees: their keys are data (a property may be named `servers`), never server objects. */
+const DATA_KEYS = new Set(['schema', 'schemas', 'example', 'examples', 'content', 'properties', 'items', 'allOf']);
+
+/**
+ * Removes every place an OpenAPI document names a server outside the top level: `servers` on path items and
+ * operations (callbacks included) and a Link object's `server` (`responses.*.links.*.server`,
+ * `components.links.*.server`), which would otherwise leak the upstream origin. Schema and example subtrees are
+ * not walked (their keys are names the provider chose). Bounded: at most 100,000 nodes.
+ */
+function stripUpstreamServers(doc: Record<string, unknown>): void {
+  const stack: Array<{ node: Record<string, unknown>; inLinks: boolean }> = [{ node: doc, inLinks: false }];
+  let budget = 100_000;
+  for (let item = stack.pop(); item && budget-- > 0; item = stack.pop()) {
+    const { node, inLinks } = item;
+    if (node !== doc && Array.isArray(node.servers)) delete node.servers;
+    for (const [key, value] of Object.entries(node)) {
+      if (!value || typeof value !== 'object' || DATA_KEYS.has(key)) continue;
+      if (inLinks && !Array.isArray(value)) delete (value as { server?: unknown }).server;
+      if (!Array.isArray(value)) stack.push({ node: value as Record<string, unknown>, inLinks: key === 'links' });
+    }
+  }
 }

@@ -7,6 +7,7 @@
 import type Sqlite from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 import type { Db } from '../../core/db/database.js';
+import type { Logger } from '../../core/log.js';
 import { workerScript } from '../lib/worker-script.js';
 import { SearchIndex } from './search-index.js';
 import { ftsDefinition, readIndexBase, type IndexBase } from './search-index.base.js';
@@ -24,9 +25,13 @@ class IndexOwner {
   #worker: Worker | null = null;
   #retryAt = 0;
   #closed = false;
+  /** A failed build is logged once, until a build succeeds again: retries every 30 s would repeat it. */
+  #failureLogged = false;
+  readonly #log: Logger;
 
-  constructor(sqlite: Sqlite.Database) {
+  constructor(sqlite: Sqlite.Database, log: Logger) {
     this.#sqlite = sqlite;
+    this.#log = log;
   }
 
   /** The index when it can answer now; otherwise undefined (and a build under way). */
@@ -49,15 +54,30 @@ class IndexOwner {
   #build(): void {
     try {
       this.#start();
-    } catch {
-      this.#retryAt = Date.now() + RETRY_AFTER_MS;
+    } catch (err) {
+      this.#failed(err);
     }
+  }
+
+  #failed(err: unknown): void {
+    this.#retryAt = Date.now() + RETRY_AFTER_MS;
+    if (this.#failureLogged || this.#closed) return;
+    this.#failureLogged = true;
+    this.#log.warn('search index build failed; searches use FTS5 until a retry succeeds', {
+      err: err instanceof Error ? err : String(err),
+      retry_in_ms: RETRY_AFTER_MS,
+    });
+  }
+
+  #built(index: SearchIndex): void {
+    this.#index = index;
+    this.#failureLogged = false;
   }
 
   #start(): void {
     const docs = Number(this.#sqlite.prepare('SELECT count(*) FROM apis_fts_docsize').pluck().get());
     if (this.#sqlite.memory || docs <= IN_PLACE_MAX_DOCS) {
-      this.#index = this.#make(readIndexBase(this.#sqlite));
+      this.#built(this.#make(readIndexBase(this.#sqlite)));
       return;
     }
     const worker = new Worker(workerScript('catalog/search-index.worker.js'), {
@@ -65,21 +85,18 @@ class IndexOwner {
     });
     this.#worker = worker;
     worker.unref();
-    const failed = () => {
-      this.#retryAt = Date.now() + RETRY_AFTER_MS;
-    };
     const timeout = setTimeout(() => {
-      failed();
+      this.#failed(new Error(`the index worker did not finish in ${BUILD_TIMEOUT_MS} ms`));
       void worker.terminate();
     }, BUILD_TIMEOUT_MS).unref();
     worker.once('message', (base: IndexBase) => {
       try {
-        if (!this.#closed) this.#index = this.#make(base);
-      } catch {
-        failed();
+        if (!this.#closed) this.#built(this.#make(base));
+      } catch (err) {
+        this.#failed(err);
       }
     });
-    worker.once('error', failed);
+    worker.once('error', (err) => this.#failed(err));
     worker.once('exit', () => {
       clearTimeout(timeout);
       if (this.#worker === worker) this.#worker = null;
@@ -99,8 +116,8 @@ class IndexOwner {
 const owners = new WeakMap<Db, IndexOwner>();
 
 /** Gives `db` an in-memory search index; returns what releases it. */
-export function attachSearchIndex(db: Db, sqlite: Sqlite.Database): () => void {
-  const owner = new IndexOwner(sqlite);
+export function attachSearchIndex(db: Db, sqlite: Sqlite.Database, log: Logger): () => void {
+  const owner = new IndexOwner(sqlite, log);
   owners.set(db, owner);
   return () => {
     owner.close();

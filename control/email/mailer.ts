@@ -6,6 +6,7 @@ import nodemailer from 'nodemailer';
 import type { Db } from '../../core/db/database.js';
 import { newId } from '../../core/ids.js';
 import type { Clock } from '../../core/clock.js';
+import { counter } from '../../core/metrics.js';
 
 export interface Mail {
   to: string;
@@ -14,11 +15,42 @@ export interface Mail {
 }
 
 export interface Mailer {
-  readonly kind: 'smtp' | 'outbox';
+  /** `none`: a process that sends no mail (the operator tool in production without SVC_SMTP_URL). */
+  readonly kind: 'smtp' | 'outbox' | 'none';
   send(mail: Mail): Promise<void>;
 }
 
+/** Counts every send by transport and outcome (svc_mail_sent_total), for the operator's mail-failure alert. */
+function counted(mailer: Mailer): Mailer {
+  const sent = counter('svc_mail_sent_total', 'Mails handed to the transport, by transport and outcome', [
+    'transport',
+    'outcome',
+  ]);
+  return {
+    kind: mailer.kind,
+    async send(mail) {
+      try {
+        await mailer.send(mail);
+        sent.inc({ transport: mailer.kind, outcome: 'sent' });
+      } catch (e) {
+        sent.inc({ transport: mailer.kind, outcome: 'failed' });
+        throw e;
+      }
+    },
+  };
+}
+
 export function createMailer(opts: {
+  production: boolean;
+  smtpUrl: string | undefined;
+  from: string;
+  db: Db;
+  clock: Clock;
+}): Mailer {
+  return counted(createTransportMailer(opts));
+}
+
+function createTransportMailer(opts: {
   production: boolean;
   smtpUrl: string | undefined;
   from: string;

@@ -6,6 +6,7 @@
 import type { Db } from '../../core/db/database.js';
 import { runAsSingleRunner } from '../../core/db/dialect.js';
 import type { Logger } from '../../core/log.js';
+import { counter, gauge } from '../../core/metrics.js';
 
 export function intervalJob(
   log: Logger,
@@ -21,11 +22,22 @@ export function intervalJob(
       )(opts.db)
     : run;
   let running = false;
+  const runs = counter('svc_job_runs_total', 'Background job runs by job and outcome', ['job', 'outcome']);
+  const lastSuccess = gauge('svc_job_last_success_timestamp_seconds', 'When each background job last succeeded', [
+    'job',
+  ]);
   const tick = (): void => {
     if (running) return;
     running = true;
     once()
-      .catch((e: unknown) => log.error(`${name} failed`, { err: e instanceof Error ? e : String(e) }))
+      .then(() => {
+        runs.inc({ job: name, outcome: 'ok' });
+        lastSuccess.set({ job: name }, Date.now() / 1000);
+      })
+      .catch((e: unknown) => {
+        runs.inc({ job: name, outcome: 'failed' });
+        log.error(`${name} failed`, { err: e instanceof Error ? e : String(e) });
+      })
       .finally(() => {
         running = false;
       });

@@ -61,8 +61,3 @@ export async function resolveAccessToken(ctx: TokenCtx, token: string, resource:
     gatewayKey: row.key_secret === null ? null : decryptSecret(ctx.secretKey, row.key_secret),
   };
 }
-
-/** The contract the MCP server uses: a valid token's Principal, else SvcError `unauthorized`. */
-export async function principalFromAccessToken(ctx: TokenCtx, token: string, resource: string): Promise<Principal> {
-  return (await resolveAccessToken(ctx, token, resource)).principal;
-}

@@ -3,6 +3,8 @@
  * differ in port (native apps bind an ephemeral one). Registered URIs are https, http on loopback, or a private-use
  * scheme of a native app; never a fragment or a script-capable scheme.
  */
+import { hasUserInfo } from '../../core/link-url.js';
+
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'about:', 'blob:']);
 
@@ -15,6 +17,7 @@ export function redirectUriProblem(raw: string): string | null {
     return `not an absolute URI: ${raw.slice(0, 100)}`;
   }
   if (url.hash || raw.includes('#')) return 'a redirect URI must not have a fragment';
+  if (hasUserInfo(raw)) return 'a redirect URI must not contain a user name or password (https://name@host)';
   if (FORBIDDEN_SCHEMES.has(url.protocol)) return `the ${url.protocol} scheme is not allowed`;
   if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname))
     return 'http redirect URIs must use a loopback host (127.0.0.1, [::1] or localhost); use https';

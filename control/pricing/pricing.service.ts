@@ -2,6 +2,7 @@
  * Per-endpoint pricing rules (control/pricing/README.md): decreases apply at once, increases on a listing that has
  * ever been published are scheduled for the notice period and applied by `applyDuePriceChanges`; `endpoints.price_cents` is always the price in force.
  */
+import { AUDIENCE_WINDOW_MS, emitToOrgs, recentCallerOrgs } from '../webhooks/events.js';
 import type { AppContext } from '../context.js';
 import type { Db, Row } from '../../core/db/database.js';
 import { recordChange } from '../../core/db/changes.js';
@@ -124,8 +125,50 @@ export async function setPricing(
       }
     }
     await recordChange(trx, 'api', apiId, now);
+    await announceIncreases(trx, apiId, out, now);
     return out;
   });
+}
+
+/** `listing.price_increase_scheduled` to every org that called the listing in the last 30 days. */
+async function announceIncreases(trx: Db, apiId: string, outcomes: PriceOutcome[], now: number): Promise<void> {
+  const scheduled = outcomes.filter((o) => o.outcome === 'scheduled');
+  if (scheduled.length === 0) return;
+  const api = await trx.selectFrom('apis').select(['slug', 'name']).where('id', '=', apiId).executeTakeFirstOrThrow();
+  const orgs = await recentCallerOrgs(trx, apiId, now - AUDIENCE_WINDOW_MS);
+  const endpoints = await trx
+    .selectFrom('endpoints')
+    .select(['id', 'method', 'path', 'price_cents'])
+    .where(
+      'id',
+      'in',
+      scheduled.map((o) => o.endpoint_id),
+    )
+    .execute();
+  const byId = new Map(endpoints.map((e) => [e.id, e]));
+  await emitToOrgs(
+    trx,
+    orgs,
+    {
+      type: 'listing.price_increase_scheduled',
+      data: {
+        api_id: apiId,
+        slug: api.slug,
+        name: api.name,
+        endpoints: scheduled.map((o) => ({
+          endpoint_id: o.endpoint_id,
+          method: byId.get(o.endpoint_id)?.method ?? null,
+          path: byId.get(o.endpoint_id)?.path ?? null,
+          old_price_cents: byId.get(o.endpoint_id)?.price_cents ?? null,
+          new_price_cents: o.price_cents,
+          effective_at: new Date(o.effective_at).toISOString(),
+        })),
+      },
+      // One announcement per schedule: a new schedule (another set of changes) announces again.
+      dedupeKey: `prices:${apiId}:${now}`,
+    },
+    now,
+  );
 }
 
 export async function cancelPendingPricing(

@@ -93,10 +93,6 @@ export function slugify(s: string): string {
   return base.length >= 3 ? base : `api-${base || 'listing'}`;
 }
 
-export async function uniqueApiSlug(db: Db, wanted: string): Promise<string> {
-  return firstFreeSlug(db, [slugify(wanted)]);
-}
-
 /** Titles that say nothing about the API on their own ("API", "SqlManagementClient", "REST service"). */
 const GENERIC_TITLE = /(^|-)(api|apis|rest|swagger|openapi|service|services|client|sdk|v\d+)$|client$/;
 

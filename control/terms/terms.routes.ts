@@ -14,8 +14,10 @@ import {
   listingTerms,
   toDocument,
 } from './terms.service.js';
+import { pendingTerms } from './pending-terms.service.js';
 import {
   ListingTermsSchema,
+  PendingTermsListSchema,
   TermsAcceptanceSchema,
   TermsAcceptInputSchema,
   TermsDocumentInputSchema,
@@ -115,5 +117,21 @@ termsRoutes.openapi(
     const body = await optionalJsonBody(c, TermsAcceptInputSchema);
     const { slug } = c.req.valid('param');
     return c.json(await acceptListingTerms(c.get('ctx'), c.get('principal'), slug, body.document_id), 200);
+  },
+);
+
+termsRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/terms/pending',
+    tags: ['terms'],
+    security: bearer,
+    responses: okResponses(
+      PendingTermsListSchema,
+      "APIs the caller's org called or was refused (428) whose current terms it has not accepted",
+    ),
+  }),
+  async (c) => {
+    return c.json(await pendingTerms(c.get('ctx').db, c.get('principal')), 200);
   },
 );

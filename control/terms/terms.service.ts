@@ -2,6 +2,7 @@
  * Provider legal documents (created -> activated) and consumer acceptance per org and per document. The active
  * document of a listing is its latest activated one; the gateway answers 428 until the caller's org accepted it.
  */
+import { AUDIENCE_WINDOW_MS, emitToOrgs, recentCallerOrgs } from '../webhooks/events.js';
 import type { AppContext } from '../context.js';
 import type { Db, Row } from '../../core/db/database.js';
 import { recordChange } from '../../core/db/changes.js';
@@ -106,6 +107,7 @@ export async function activateDocument(
       .where('id', '=', documentId)
       .execute();
     await recordChange(trx, 'terms', doc.api_id, now);
+    await announceTerms(trx, doc, now);
     return { ...doc, status: 'activated' as const, activated_at: now };
   });
 }
@@ -238,4 +240,40 @@ export async function acceptListingTerms(
     already_accepted: r.already,
     accepted_at: iso(r.acceptance.accepted_at),
   };
+}
+
+/** `terms.updated` to orgs that accepted earlier terms of the listing or called it in the last 30 days. */
+async function announceTerms(trx: Db, doc: Row<'legal_documents'>, now: number): Promise<void> {
+  const api = await trx
+    .selectFrom('apis')
+    .select(['slug', 'name'])
+    .where('id', '=', doc.api_id)
+    .executeTakeFirstOrThrow();
+  const accepted = await trx
+    .selectFrom('terms_acceptances')
+    .select('org_id')
+    .distinct()
+    .where('api_id', '=', doc.api_id)
+    .execute();
+  const orgs = new Set([
+    ...accepted.map((r) => r.org_id),
+    ...(await recentCallerOrgs(trx, doc.api_id, now - AUDIENCE_WINDOW_MS)),
+  ]);
+  await emitToOrgs(
+    trx,
+    [...orgs],
+    {
+      type: 'terms.updated',
+      data: {
+        api_id: doc.api_id,
+        slug: api.slug,
+        name: api.name,
+        document_id: doc.id,
+        version: doc.version,
+        acceptance_mode: doc.acceptance_mode,
+      },
+      dedupeKey: doc.id,
+    },
+    now,
+  );
 }

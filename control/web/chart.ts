@@ -23,6 +23,8 @@ export interface ChartSpec {
   unit?: 'cents' | 'ms' | 'percent' | 'count';
   width?: number;
   height?: number;
+  /** Shown instead of empty axes when every value is 0 or there is nothing to plot (default "No calls yet."). */
+  empty?: string;
 }
 
 const PRESENTATION = new Set(['font-size', 'font-family', 'font-weight', 'fill', 'stroke', 'opacity']);
@@ -50,6 +52,11 @@ function formatter(unit: ChartSpec['unit']): (v: number) => string {
 
 /** The chart as an inline `<svg role="img">` with its title as the accessible name. */
 export function renderChart(spec: ChartSpec): HtmlEscapedString {
+  const nothing = spec.categories.length === 0 || spec.series.every((s) => s.data.every((v) => !v));
+  if (nothing)
+    return raw(
+      `<figure class="chart empty"><p>${escapeAttr(spec.empty ?? 'No calls yet.')}</p><figcaption class="hint">${escapeAttr(spec.title)}</figcaption></figure>`,
+    );
   const chart = echarts.init(null, null, {
     renderer: 'svg',
     ssr: true,

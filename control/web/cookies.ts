@@ -7,10 +7,13 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { WebEnv } from './web-env.js';
 
-export type WebCookie = 'session' | 'csrf';
+/** `reveal`: a new key's plaintext, encrypted, for the one page view after a create (control/web/pages/keys.tsx). */
+export type WebCookie = 'session' | 'csrf' | 'reveal';
+
+const BASE_NAMES: Record<WebCookie, string> = { session: 'svc_session', csrf: 'svc_csrf', reveal: 'svc_reveal' };
 
 function cookieName(c: Context<WebEnv>, which: WebCookie): string {
-  const base = which === 'session' ? 'svc_session' : 'svc_csrf';
+  const base = BASE_NAMES[which];
   return c.get('ctx').config.isProduction ? `__Host-${base}` : base;
 }
 

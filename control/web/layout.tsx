@@ -5,7 +5,7 @@
 import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { STYLE_HREF } from './assets/assets.routes.js';
+import { FAVICON_HREF, STYLE_HREF } from './assets/assets.routes.js';
 import { csrfField } from './csrf.js';
 import type { WebEnv } from './web-env.js';
 
@@ -29,6 +29,7 @@ function Layout(props: { c: Context<WebEnv>; title: string; banner?: Child; desc
         <title>{`${props.title} · svc`}</title>
         {props.description ? <meta name="description" content={props.description} /> : null}
         <link rel="stylesheet" href={STYLE_HREF} />
+        <link rel="icon" href={FAVICON_HREF} type="image/svg+xml" />
       </head>
       <body>
         <a class="skip" href="#main">

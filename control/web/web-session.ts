@@ -7,9 +7,14 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { principalFromToken, type Principal } from '../auth/principal.js';
 import { isSessionTokenFormat } from '../../core/key-format.js';
+import { SvcError, type ErrorCode } from '../../core/errors.js';
 import { SESSION_TTL_MS } from '../sessions/sessions.service.js';
+import { sessionIdentity } from '../sessions/session-identity.service.js';
 import { clearCookie, readCookie, writeCookie } from './cookies.js';
 import type { WebEnv, WebSession } from './web-env.js';
+
+/** The refusals of a session token that mean "not signed in" (unauthorized / forbidden in kind). */
+const NOT_SIGNED_IN: ReadonlySet<ErrorCode> = new Set(['unauthorized', 'forbidden', 'org_suspended']);
 
 export function loadWebSession(): MiddlewareHandler<WebEnv> {
   return async (c, next) => {
@@ -28,16 +33,20 @@ async function resolve(c: Context<WebEnv>, token: string): Promise<WebSession | 
   let principal: Principal;
   try {
     principal = await principalFromToken(ctx, token);
-  } catch {
-    return undefined; // ended, expired or suspended: the person simply is not signed in
+  } catch (e) {
+    // Ended, expired or unknown (`unauthorized`), or the org suspended (`org_suspended`, a 403): the person simply
+    // is not signed in. Anything else (a locked or broken database) is not an answer about the cookie: it is logged
+    // and fails the request loudly, and the cookie stays.
+    if (e instanceof SvcError && NOT_SIGNED_IN.has(e.code)) return undefined;
+    ctx.log.error('web session lookup failed', {
+      request_id: c.get('requestId'),
+      err: e instanceof Error ? e : String(e),
+    });
+    throw e;
   }
-  const who = await ctx.db
-    .selectFrom('users')
-    .innerJoin('orgs', 'orgs.id', 'users.org_id')
-    .select(['users.email', 'orgs.name'])
-    .where('users.id', '=', principal.userId!)
-    .executeTakeFirst();
-  return who ? { principal, email: who.email, orgName: who.name } : undefined;
+  if (principal.userId === null) return undefined;
+  const who = await sessionIdentity(ctx.db, principal.userId);
+  return who ? { principal, ...who } : undefined;
 }
 
 /** Starts the cookie session after a successful code login. */
@@ -61,14 +70,9 @@ export function requireWebSession(c: Context<WebEnv>, fallbackNext = '/dashboard
   throw new HTTPException(303, { res: c.redirect(`/login?next=${encodeURIComponent(next)}`, 303) });
 }
 
-/** The signed-in person (email, org name and principal), if any: for pages that show more when signed in. */
-export function currentWebSession(c: Context<WebEnv>): WebSession | undefined {
-  return c.get('webSession');
-}
-
 /**
- * A post-login target that can only be a path on this site: `/…` but not `//host`, `/\host`, a scheme, or
- * control characters. Anything else becomes `/dashboard`.
+ * A post-login target that can only be a path on this site: `/…` but not `//host`, `/\host`, a scheme,
+ * control characters, or a path that resolves to `//host` (`/..//host`, `/%2e%2e//host`). Anything else becomes `/dashboard`.
  */
 export function safeNext(next: string | undefined | null): string {
   const fallback = '/dashboard';
@@ -81,5 +85,9 @@ export function safeNext(next: string | undefined | null): string {
   } catch {
     return fallback;
   }
-  return url.origin === base ? url.pathname + url.search + url.hash : fallback;
+  if (url.origin !== base) return fallback;
+  // Dot segments resolve away (`/..//evil.example` -> `//evil.example`): a resolved path that starts with two
+  // slashes (or a slash and a backslash, which browsers read the same) is protocol-relative, so it is refused.
+  if (/^\/[\/\\]/.test(url.pathname)) return fallback;
+  return url.pathname + url.search + url.hash;
 }

@@ -466,6 +466,53 @@ export interface PayoutsTable {
   completed_at: Ms | null;
 }
 
+export interface WebhookEndpointsTable {
+  id: string;
+  org_id: string;
+  url: string;
+  description: string | null;
+  /** Space-separated event types. */
+  events: string;
+  secret_enc: string;
+  status: Generated<'enabled' | 'disabled'>;
+  disabled_reason: string | null;
+  failing_since: Ms | null;
+  created_at: Ms;
+  updated_at: Ms;
+  deleted_at: Ms | null;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  org_id: string;
+  type: string;
+  data_json: string;
+  dedupe_key: string | null;
+  created_at: Ms;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  org_id: string;
+  status: Generated<'pending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: Ms;
+  last_attempt_at: Ms | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Ms | null;
+  created_at: Ms;
+}
+
+export interface OrgAlertSettingsTable {
+  org_id: string;
+  balance_low_cents: number | null;
+  email_alerts: Generated<number>;
+  updated_at: Ms;
+}
+
 export interface Database {
   orgs: OrgsTable;
   users: UsersTable;
@@ -502,12 +549,17 @@ export interface Database {
   api_stats: ApiStatsTable;
   listing_search: ListingSearchTable;
   search_changes: SearchChangesTable;
+  terms_refusals: TermsRefusalsTable;
   oauth_clients: OAuthClientsTable;
   oauth_grants: OAuthGrantsTable;
   oauth_codes: OAuthCodesTable;
   oauth_tokens: OAuthTokensTable;
   oauth_step_ups: OAuthStepUpsTable;
   mcp_sessions: McpSessionsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  org_alert_settings: OrgAlertSettingsTable;
 }
 
 /** Per-listing usage aggregates over 30 days, materialized by the leaderboard job (0002_catalog). */
@@ -544,6 +596,16 @@ export interface SearchChangesTable {
   doc: number;
   /** 1 when the FTS text may have changed, 0 when only the `listing_search` row did. */
   text: 0 | 1;
+}
+
+/** Calls refused with 428 terms_not_accepted, one row per (org, API) (0014_terms_refusals). */
+export interface TermsRefusalsTable {
+  org_id: string;
+  api_id: string;
+  /** The required document the refused call lacked an acceptance of. */
+  document_id: string;
+  first_refused_at: Ms;
+  last_refused_at: Ms;
 }
 
 /** OAuth clients: dynamically registered (RFC 7591) or a fetched Client ID Metadata Document (0009_oauth). */

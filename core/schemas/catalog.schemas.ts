@@ -271,3 +271,19 @@ export const LeaderboardQuerySchema = z.object({
   category: z.string().max(40).optional(),
   limit: z.coerce.number().int().min(1).max(50).default(20),
 });
+
+/** The gateway's free quote (`/_quote/<slug>/<path>`, gateway/steps/quote.ts): the price and whether the call would pass. */
+export const QuoteSchema = z
+  .object({
+    slug: z.string(),
+    endpoint_id: z.string(),
+    method: z.string(),
+    price_cents: z.number().int(),
+    base_price_cents: z.number().int(),
+    would_pass: z.boolean(),
+    code: z.string().nullable(),
+    detail: z.string().nullable(),
+    available_cents: z.number().int().nullable(),
+  })
+  .meta({ id: 'Quote' });
+export type Quote = z.infer<typeof QuoteSchema>;

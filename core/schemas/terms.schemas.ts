@@ -83,3 +83,23 @@ export const TermsAcceptInputSchema = z
       .meta({ description: 'The document you read; refused if a newer version is active' }),
   })
   .strict();
+
+/** One API whose current terms the org has not accepted, though it called the API or was refused with 428. */
+export const PendingTermsItemSchema = z
+  .object({
+    api_slug: z.string(),
+    api_name: z.string(),
+    document_id: z.string(),
+    version: z.string(),
+    acceptance_mode: z.enum(['required', 'optional']),
+    refused_at: Timestamp.nullable().meta({ description: 'Last call refused with 428 for these terms, if any' }),
+    accept_url: z.string().meta({ description: 'The page where an org owner or admin reads and accepts them' }),
+  })
+  .meta({ id: 'PendingTerms' });
+export type PendingTermsItem = z.infer<typeof PendingTermsItemSchema>;
+
+/** GET /v1/terms/pending: every such API, required ones first, then by name. */
+export const PendingTermsListSchema = z
+  .object({ data: z.array(PendingTermsItemSchema) })
+  .meta({ id: 'PendingTermsList' });
+export type PendingTermsList = z.infer<typeof PendingTermsListSchema>;

@@ -26,6 +26,7 @@ import { PgIdempotency } from './idempotency.js';
 import { PgLeaseManager } from './leases.js';
 import { pgKeySource, pgListingSource } from './lookups.js';
 import { PgSettleWriter } from './settle-writer.js';
+import { PgTermsRefusals } from './terms-refusals.js';
 
 export async function openPgStores(
   cfg: Readonly<GatewayConfig>,
@@ -99,6 +100,7 @@ export async function openPgStores(
     leases,
     writer,
     idem: new PgIdempotency(db, holders.id, cfg.idempotencyTtlMs, bg('idempotency release')),
+    termsRefusals: new PgTermsRefusals(db, bg('recording a terms refusal')),
     limiter: new KeyRateLimiter(() => live), // every worker is a holder: `live` counts the fleet's workers
     signalPressure(orgId) {
       const now = clock.now();

@@ -24,7 +24,36 @@ export function resolveListing(listings: ListingCache, slug: string, method: str
       code: 'path_not_allowed',
       detail: `The path parameter "${bad.slice(0, 100)}" could leave the endpoint's path: \`.\` and \`..\` segments, encoded slashes and backslashes are refused (docs/security.md).`,
     };
+  const unfilled = unfilledParameter(endpoint, path);
+  if (unfilled !== null)
+    return {
+      ok: false,
+      code: 'validation_failed',
+      detail: `The path parameter ${unfilled} has no value: the path still holds its placeholder. Put the value in the path (MCP call_api: in \`input\`); nothing was charged.`,
+    };
   return { ok: true, listing, endpoint };
+}
+
+/**
+ * A `{param}` segment still holding a placeholder (`{city}`, sent as is or percent-encoded): the caller forgot the
+ * value. Refused before any reservation, so it is never forwarded or charged; MCP's call_api relies on this rule.
+ * Returns the placeholder, or null.
+ */
+export function unfilledParameter(endpoint: EndpointRec, path: string): string | null {
+  const parts = path.split('/').slice(1);
+  for (let i = 0; i < endpoint.segments.length; i++) {
+    if (endpoint.segments[i] !== null) continue;
+    const raw = parts[i] ?? '';
+    if (!raw.includes('{') && !/%7b/i.test(raw)) continue;
+    let value = raw;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      /* malformed escapes: escapingParameter refuses them */
+    }
+    if (/^\{[^{}]*\}$/.test(value)) return value;
+  }
+  return null;
 }
 
 /**
@@ -99,7 +128,7 @@ export function checkCall(
     return {
       ok: false,
       code: 'terms_not_accepted',
-      detail: `The provider of ${resolved.listing.slug} requires its terms to be accepted first: an org owner or admin accepts them with a session (dashboard, or POST /v1/apis/${resolved.listing.slug}/terms/accept).`,
+      detail: `The provider of ${resolved.listing.slug} requires its terms to be accepted first (on its page, /apis/${resolved.listing.slug}).`,
       extra: { document_id: doc },
     };
   }

@@ -1,6 +1,7 @@
 /** Small shared pieces of the relay: response header hygiene, header lookup, and the 402 wording. */
 import type { ErrorCode } from '../../core/errors.js';
 import type { Headers } from '../respond.js';
+import type { NextStep } from '../../core/next-step.js';
 
 /** Bodies (requests and answers) up to this size are buffered whole rather than streamed. */
 export const SMALL_BODY = 64 * 1024;
@@ -37,4 +38,41 @@ export function capDetail(code: ErrorCode, price: number, headroom: number, veri
     ? 'Buy credits with `svc billing checkout` (POST /v1/billing/checkout) or enable `svc billing auto-reload --enable`.'
     : 'An org may buy credits once its email is verified (`svc verify --email`), then with `svc billing checkout` (POST /v1/billing/checkout).';
   return `This call costs ${price} cents and your org has ${headroom} cents available. ${how}`;
+}
+
+/**
+ * The server's next step for a gateway refusal (core/next-step.ts), from what the gateway knows: the listing's slug
+ * and whether the org verified an email (buying credits needs one). Every surface renders this step; none guesses.
+ */
+export function refusalNext(code: ErrorCode, slug: string, verified: boolean): NextStep | undefined {
+  switch (code) {
+    case 'unauthorized':
+      return { action: 'authenticate' };
+    case 'key_revoked':
+      return { action: 'get_key' };
+    case 'rate_limited':
+      return { action: 'retry_later' };
+    case 'listing_not_found':
+      return { action: 'find_listing' };
+    case 'endpoint_not_found':
+      return { action: 'list_endpoints', slug };
+    case 'terms_not_accepted':
+      return { action: 'accept_terms', slug };
+    case 'price_above_max':
+      return { action: 'check_price', slug };
+    case 'free_only_key':
+      return { action: 'raise_cap', cap: 'approval_mode' };
+    case 'per_call_cap_exceeded':
+      return { action: 'raise_cap', cap: 'per_call' };
+    case 'budget_exceeded':
+      return { action: 'raise_cap', cap: 'budget' };
+    case 'daily_cap_exceeded':
+      return { action: 'raise_cap', cap: 'daily' };
+    case 'insufficient_credits':
+      return verified ? { action: 'buy_credits' } : { action: 'verify_email' };
+    case 'card_required':
+      return { action: 'add_card' };
+    default:
+      return undefined;
+  }
 }

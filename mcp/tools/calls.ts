@@ -1,9 +1,9 @@
 /** call_api and run_probe: a real call through the gateway with the caller's key (metered, capped, idempotent). */
 import { z } from 'zod';
-import type { CallToolResult } from '@modelcontextprotocol/server';
-import { defineTool, refusal, type ToolEnv } from '../tool-kit.js';
-import { fail, ok } from '../result.js';
-import { nextStepFor } from '../next-step.js';
+import { defineTool, noted, type ToolEnv } from '../tool-kit.js';
+import { CODES, SvcError, type ErrorCode } from '../../core/errors.js';
+import { NextStepSchema } from '../../core/next-step.js';
+import { getBalance } from '../../control/ledger/ledger.service.js';
 import { idempotencyKeyOf } from '../gateway-calls.js';
 
 const Input = z
@@ -24,6 +24,8 @@ const Endpoint = z
   .min(1)
   .max(500)
   .describe('Endpoint path from get_schema, e.g. /current or /users/{id} (an ep_… id works too)');
+
+const isErrorCode = (c: unknown): c is ErrorCode => typeof c === 'string' && Object.hasOwn(CODES, c);
 
 const CallResult = z.looseObject({
   status: z.number().int(),
@@ -56,20 +58,33 @@ async function resolvePath(env: ToolEnv, slug: string, endpoint: string): Promis
   return row?.path ?? `/${endpoint}`;
 }
 
-async function viaGateway(tool: string, a: CallArgs, env: ToolEnv, rpcId: string | number): Promise<CallToolResult> {
+/** A gateway refusal (problem+json with our code) as the error it is, keeping the gateway's own next step. */
+function gatewayRefusal(problem: Record<string, unknown>): SvcError {
+  const { type: _t, title: _ti, status: _s, code, detail, next, errors: _e, ...extra } = problem;
+  const step = NextStepSchema.safeParse(next);
+  return new SvcError(isErrorCode(code) ? code : 'internal', typeof detail === 'string' ? detail : undefined, {
+    extra,
+    ...(step.success ? { next: step.data } : {}),
+  });
+}
+
+async function viaGateway(tool: string, a: CallArgs, env: ToolEnv, rpcId: string | number) {
   const key = env.caller.key;
   if (!key) {
-    return fail({
-      code: env.caller.principal ? 'api_key_required' : 'unauthorized',
-      detail: env.caller.principal
-        ? 'This OAuth grant has no API key svc can send to the gateway; create one with the control plane and send it as the bearer'
-        : 'Calls go through the gateway with an API key: register first',
-      next: nextStepFor('unauthorized', tool, { control: env.config.urls.control }),
-    });
+    throw env.caller.principal
+      ? new SvcError(
+          'api_key_required',
+          'This OAuth grant has no API key svc can send to the gateway; create one with the control plane and send it as the bearer',
+        )
+      : new SvcError('unauthorized', 'Calls go through the gateway with an API key: register first', {
+          next: { action: 'authenticate' },
+        });
   }
   const method = a.method.toUpperCase();
   const rest: Record<string, unknown> = { ...(a.input ?? {}) };
   let path = await resolvePath(env, a.slug, a.endpoint);
+  // A parameter missing from `input` stays a placeholder, which the gateway refuses before any charge
+  // (gateway/steps/checks.ts unfilledParameter: the one place of that rule).
   path = path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
     const v = rest[name];
     delete rest[name];
@@ -90,13 +105,19 @@ async function viaGateway(tool: string, a: CallArgs, env: ToolEnv, rpcId: string
     idempotencyKey: idempotencyKeyOf(env.idempotencyScope, rpcId, tool, a),
     maxPriceCents: a.max_price_cents,
   });
-  if (g.problem) return refusal(tool, env, g.problem, g.status, a.slug);
+  if (g.problem) throw gatewayRefusal(g.problem);
   const { problem: _p, ...result } = g;
+  // A replay carries the first answer, not a balance: report the org's balance now, as a fresh call does.
+  const orgId = env.caller.principal?.orgId;
+  if (result.balance_cents === null && result.idempotent_replay && orgId) {
+    result.balance_cents = (await getBalance(env.ctx.db, orgId)).credit_cents;
+  }
   const note =
     `HTTP ${g.status} from ${a.slug}${path}; charged ${g.charged_cents} cents` +
-    (g.balance_cents === null ? '' : `, balance ${g.balance_cents} cents`) +
+    (result.balance_cents === null ? '' : `, balance ${result.balance_cents} cents`) +
+    (g.idempotent_replay ? ' (a replay of the first answer: not charged again)' : '') +
     (g.body_truncated ? `; body cut to the first 64 KiB of ${g.body_bytes} bytes` : '');
-  return ok(result, note);
+  return noted(result, note);
 }
 
 export const callTools = [
@@ -104,7 +125,7 @@ export const callTools = [
     name: 'call_api',
     title: 'Call an API',
     description:
-      "Calls a listed API through the metered gateway with this client's key and charges the endpoint's price (see get_schema; free endpoints cost 0). A client retry of the same request is not charged twice. Answers the upstream status, key headers, body (text or base64, first 64 KiB), charged cents and balance left. 402 → create_checkout or set_budget; 428 → a person accepts the terms.",
+      "Calls an API through the metered gateway and charges the endpoint's price (get_schema; 0 = free); a retry of the same request is not charged twice. Answers status, headers, body (first 64 KiB), charged cents, balance. A refusal names its next step.",
     input: z.object({
       slug: Slug,
       endpoint: Endpoint,
@@ -126,7 +147,7 @@ export const callTools = [
     name: 'run_probe',
     title: 'Probe an endpoint (GET)',
     description:
-      'A GET test call through the gateway, metered like call_api (the GET price applies). Use it to check that an API answers before relying on it.',
+      'A GET test call, metered and charged like call_api: checks that an API answers before you rely on it.',
     input: z.object({ slug: Slug, endpoint: Endpoint, input: Input, max_price_cents: MaxPrice }),
     output: CallResult,
     annotations: { readOnlyHint: true, openWorldHint: true },

@@ -12,10 +12,21 @@ import {
   ListingDetailSchema,
   ListingSchemaViewSchema,
 } from '../../core/schemas/catalog.schemas.js';
-import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
+import { defineTool, READ, WRITE, type ToolEnv } from '../tool-kit.js';
 import { MarketOverviewSchema } from '../../core/schemas/market.schemas.js';
+import { discoverListings } from '../../control/catalog/discover.service.js';
+import { categoriesWithCounts, searchCatalog } from '../../control/catalog/search.service.js';
+import { marketOverview, leaderboard } from '../../control/market/market.service.js';
+import { recordCatalogRequest } from '../../control/catalog/catalog-requests.service.js';
+import { listingDetail, listingSchema, visibleListing } from '../../control/catalog/inspect.service.js';
+import { PAGE_DEFAULT_LIMIT } from '../../core/schemas/common.schemas.js';
+
+/** A live listing, or the caller's own draft (the service checks a sent credential's catalog:read). */
+const visible = (env: ToolEnv, slug: string) => visibleListing(env.ctx.db, env.caller.principal, slug);
 
 const Slug = z.string().min(1).max(80).describe('Listing slug, e.g. demo-weather (from discover_tools/search_apis)');
+/** LeaderboardQuerySchema's default. */
+const LEADERBOARD_LIMIT = 20;
 const Category = z.string().max(40).optional().describe('Category name from get_categories');
 
 export const catalogTools = [
@@ -23,17 +34,19 @@ export const catalogTools = [
     name: 'discover_tools',
     title: 'Discover APIs (compact)',
     description:
-      'Compact catalog search for agents: the best matching live APIs with their endpoints and prices in cents (0 = free). Free to call. Next: get_schema for the inputs, then call_api.',
+      'Best-matching live APIs with their endpoints and prices in cents (0 = free). Free. Next: get_schema, then call_api.',
     input: DiscoverInputSchema,
     output: DiscoverResultSchema,
     annotations: READ,
-    run: async (a, env) => answer('discover_tools', env, await rest(env, 'GET', '/v1/catalog/discover', { query: a })),
+    run: async (a, env) => {
+      return discoverListings(env.ctx.db, env.caller.principal, a);
+    },
   }),
   defineTool({
     name: 'search_apis',
     title: 'Search the catalog',
     description:
-      'Full catalog search with filters and sorts (relevance, price, popularity, reliability, newest); answers one page of listings. Free. Next: get_api_details or get_schema.',
+      'Catalog search with filters and sorts; one page of listings. Free. Next: get_api_details or get_schema.',
     input: z.object({
       query: z.string().max(200).describe('Search words'),
       category: Category,
@@ -47,69 +60,70 @@ export const catalogTools = [
     }),
     output: CatalogSearchResultSchema,
     annotations: READ,
-    run: async (a, env) => answer('search_apis', env, await rest(env, 'GET', '/v1/catalog/search', { query: a })),
+    run: async (a, env) => {
+      return searchCatalog(env.ctx.db, env.caller.principal, { ...a, limit: PAGE_DEFAULT_LIMIT, offset: 0 });
+    },
   }),
   defineTool({
     name: 'get_categories',
     title: 'Categories',
-    description:
-      'Catalog categories with the number of live listings in each. Free. Use a name as `category` elsewhere.',
+    description: 'Categories with their number of live listings. Free. Next: discover_tools with `category`.',
     input: z.object({}),
     output: CategoryListSchema,
     annotations: READ,
-    run: async (_a, env) => answer('get_categories', env, await rest(env, 'GET', '/v1/catalog/categories')),
+    run: async (_a, env) => {
+      return { data: await categoriesWithCounts(env.ctx.db, env.caller.principal) };
+    },
   }),
   defineTool({
     name: 'get_market_overview',
     title: 'Market overview',
-    description: 'Market aggregates: listings, providers, call volume and top categories. Free.',
+    description: 'Market aggregates: listings, providers, call volume, top categories. Free.',
     input: z.object({}),
     output: MarketOverviewSchema,
     annotations: READ,
-    run: async (_a, env) => answer('get_market_overview', env, await rest(env, 'GET', '/v1/market/overview')),
+    run: async (_a, env) => marketOverview(env.ctx.db, env.caller.principal, env.ctx.clock.now()),
   }),
   defineTool({
     name: 'get_leaderboard',
     title: 'Leaderboard',
-    description: `A merit board of listings (${BOARDS.join(', ')}), optionally in one category. Free.`,
+    description: 'A merit board of listings, optionally in one category. Free. Next: get_api_details.',
     input: z.object({ board: z.enum(BOARDS), category: Category }),
     output: LeaderboardSchema,
     annotations: READ,
-    run: async (a, env) =>
-      answer(
-        'get_leaderboard',
-        env,
-        await rest(env, 'GET', `/v1/leaderboards/${seg(a.board)}`, { query: { category: a.category } }),
-      ),
+    run: async (a, env) => {
+      return leaderboard(env.ctx.db, env.caller.principal, a.board, a.category ?? '', LEADERBOARD_LIMIT);
+    },
   }),
   defineTool({
     name: 'request_api',
     title: 'Request a missing API',
-    description:
-      'Tell the marketplace an API you need is missing (recorded for providers; nothing is charged). Give an email to hear when it lands.',
+    description: 'Reports an API you need that is missing (providers see it); `email` to hear when it lands. Free.',
     input: CatalogRequestInputSchema,
     output: CatalogRequestSchema,
     annotations: WRITE,
-    run: async (a, env) => answer('request_api', env, await rest(env, 'POST', '/v1/catalog/requests', { body: a })),
+    run: async (a, env) => {
+      return recordCatalogRequest(env.ctx, env.caller.principal, env.ip, a);
+    },
   }),
   defineTool({
     name: 'get_api_details',
     title: 'Listing detail',
     description:
-      'One listing: provider, description, endpoints with prices, stats and terms requirement. Free. Next: get_schema.',
+      'One listing: provider, description, endpoints with prices, stats, terms requirement. Free. Next: get_schema.',
     input: z.object({ slug: Slug }),
     output: ListingDetailSchema,
     annotations: READ,
-    run: async (a, env) => answer('get_api_details', env, await rest(env, 'GET', `/v1/apis/${seg(a.slug)}`)),
+    run: async (a, env) => listingDetail(env.ctx.db, await visible(env, a.slug)),
   }),
   defineTool({
     name: 'get_schema',
     title: 'Endpoints and schemas',
     description:
-      "A listing's endpoints: method, path, parameters, request and response schemas, price in cents and any scheduled price increase. Free. Next: call_api with `endpoint` set to a path.",
+      "A listing's endpoints: method, path, parameters, schemas, price in cents, scheduled increases. Free. Next: call_api with `endpoint` set to a path.",
     input: z.object({ slug: Slug }),
     output: ListingSchemaViewSchema,
     annotations: READ,
-    run: async (a, env) => answer('get_schema', env, await rest(env, 'GET', `/v1/apis/${seg(a.slug)}/schema`)),
+    run: async (a, env) => listingSchema(env.ctx.db, await visible(env, a.slug)),
   }),
 ];

@@ -12,6 +12,7 @@ const byName = new Map<string, ToolDef>(
 
 const ORDER = [
   'svc_register',
+  'verify_email',
   'discover_tools',
   'search_apis',
   'get_categories',

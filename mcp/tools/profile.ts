@@ -1,6 +1,14 @@
 /** Profile tools: the public provider directory, and your own provider profile (provider:write). */
 import { z } from 'zod';
-import { answer, defineTool, READ, rest, seg, WRITE } from '../tool-kit.js';
+import { defineTool, READ, WRITE } from '../tool-kit.js';
+import {
+  getMyProfile,
+  listProviders,
+  providerPage,
+  toProfile,
+  updateMyProfile,
+} from '../../control/providers/profile.service.js';
+import { PAGE_DEFAULT_LIMIT } from '../../core/schemas/common.schemas.js';
 import {
   ProviderDirectorySchema,
   ProviderPageSchema,
@@ -12,7 +20,7 @@ export const profileTools = [
   defineTool({
     name: 'list_providers',
     title: 'Provider directory',
-    description: 'Public directory of providers with their live listings. Free.',
+    description: 'The public provider directory with live listings. Free. Next: get_provider_profile.',
     input: z.object({
       query: z.string().max(200).optional(),
       limit: z.number().int().min(1).max(100).optional().describe('Default 20'),
@@ -20,7 +28,12 @@ export const profileTools = [
     }),
     output: ProviderDirectorySchema,
     annotations: READ,
-    run: async (a, env) => answer('list_providers', env, await rest(env, 'GET', '/v1/providers', { query: a })),
+    run: async (a, env) =>
+      listProviders(env.ctx.db, env.caller.principal, {
+        query: a.query,
+        limit: a.limit ?? PAGE_DEFAULT_LIMIT,
+        offset: a.offset ?? 0,
+      }),
   }),
   defineTool({
     name: 'get_provider_profile',
@@ -29,27 +42,30 @@ export const profileTools = [
     input: z.object({ slug: z.string().min(1).max(80) }),
     output: ProviderPageSchema,
     annotations: READ,
-    run: async (a, env) => answer('get_provider_profile', env, await rest(env, 'GET', `/v1/providers/${seg(a.slug)}`)),
+    run: async (a, env) => providerPage(env.ctx.db, env.caller.principal, a.slug),
   }),
   defineTool({
     name: 'get_my_profile',
     title: 'My provider profile',
-    description: "Your org's provider profile (created on first use).",
+    description: "Your org's provider profile; none until update_my_profile or a first publish. Free.",
     input: z.object({}),
     output: ProviderProfileSchema,
     annotations: READ,
     scope: 'provider:write',
-    run: async (_a, env) => answer('get_my_profile', env, await rest(env, 'GET', '/v1/provider/profile')),
+    run: async (_a, env) => {
+      return toProfile(await getMyProfile(env.ctx, env.caller.principal));
+    },
   }),
   defineTool({
     name: 'update_my_profile',
     title: 'Edit my provider profile',
-    description: 'Changes your public provider profile: slug, display_name, bio, website, logo_url (null clears).',
+    description: 'Edits your public provider profile: slug, display_name, bio, website, logo_url (null clears). Free.',
     input: ProfileUpdateInputSchema,
     output: ProviderProfileSchema,
     annotations: { ...WRITE, idempotentHint: true },
     scope: 'provider:write',
-    run: async (a, env) =>
-      answer('update_my_profile', env, await rest(env, 'PATCH', '/v1/provider/profile', { body: a })),
+    run: async (a, env) => {
+      return toProfile(await updateMyProfile(env.ctx, env.caller.principal, a));
+    },
   }),
 ];

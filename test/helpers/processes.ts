@@ -43,6 +43,9 @@ export function baseEnv(dataDir: string, extra: Record<string, string> = {}): Re
     SVC_DEMO_UPSTREAM_PORT: '0',
     // The PostgreSQL pass (vitest.pg.config.ts): the data dir's processes share a database of its own.
     ...(pgTestMode() ? { SVC_DATABASE_URL: databaseUrlFor(dataDir) } : {}),
+    SVC_METRICS_PORT: '0',
+    // Lets a whole run exercise one HTTP server (.ci/run, or SVC_GATEWAY_SERVER=fallback on Node 20).
+    ...(process.env.SVC_GATEWAY_SERVER ? { SVC_GATEWAY_SERVER: process.env.SVC_GATEWAY_SERVER } : {}),
     ...extra,
   };
 }

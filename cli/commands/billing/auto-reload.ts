@@ -1,8 +1,9 @@
 /** `svc billing auto-reload --enable|--disable [--threshold] [--amount]` (cents). */
-import { centsFlag } from '../../args.js';
+import { BalanceSchema } from '../../../core/schemas/billing.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { usageError } from '../../failure.js';
+import { valueFlag } from '../../args.js';
 import { describe } from '../../output.js';
 
 export default svcCommand({
@@ -10,18 +11,16 @@ export default svcCommand({
   args: {
     enable: { type: 'boolean', description: 'Turn auto-reload on' },
     disable: { type: 'boolean', description: 'Turn it off' },
-    threshold: { type: 'string', description: 'Reload when credits fall below this many cents' },
-    amount: { type: 'string', description: 'Cents to add per reload' },
+    threshold: valueFlag('cents', 'Reload when credits fall below this many cents'),
+    amount: valueFlag('cents', 'Cents to add per reload'),
   },
   examples: ['svc billing auto-reload --enable --threshold 200 --amount 1000'],
   async run({ args }) {
-    if (Boolean(args.enable) === Boolean(args.disable)) throw usageError('pass exactly one of --enable, --disable');
-    const body: Record<string, unknown> = { enabled: Boolean(args.enable) };
-    const threshold = centsFlag('threshold', str(args, 'threshold'));
-    const amount = centsFlag('amount', str(args, 'amount'));
-    if (typeof threshold === 'number') body.threshold = threshold;
-    if (typeof amount === 'number') body.amount = amount;
-    const r = await api('POST', '/v1/billing/auto-reload', { body });
+    if (args.enable === args.disable) throw usageError('pass exactly one of --enable, --disable');
+    const body: Record<string, unknown> = { enabled: args.enable };
+    if (args.threshold !== undefined) body.threshold_cents = Number(args.threshold);
+    if (args.amount !== undefined) body.amount_cents = Number(args.amount);
+    const r = await api('POST', '/v1/billing/auto-reload', BalanceSchema.shape.auto_reload, { body });
     return { data: r, human: () => describe(r) };
   },
 });

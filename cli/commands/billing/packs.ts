@@ -1,4 +1,5 @@
 /** `svc billing packs`. */
+import { CreditPackListSchema } from '../../../core/schemas/billing.schemas.js';
 import { api } from '../../client.js';
 import { svcCommand } from '../../command.js';
 import { table } from '../../output.js';
@@ -7,7 +8,7 @@ export default svcCommand({
   meta: { name: 'packs', description: 'Credit packs you can buy' },
   examples: ['svc billing packs'],
   async run() {
-    const r = await api<{ data: Record<string, unknown>[] }>('GET', '/v1/billing/packs');
-    return { data: r, human: () => table(r.data ?? [], ['id', 'name', 'price_cents', 'credit_cents']) };
+    const r = await api('GET', '/v1/billing/packs', CreditPackListSchema);
+    return { data: r, human: () => table(r.data, ['id', 'name', 'price_cents', 'credit_cents', 'bonus_cents']) };
   },
 });

@@ -1,6 +1,7 @@
 /** `svc keys create --name`: a new key (shown once) with scopes and caps. It is printed, not stored. */
+import { CreatedKeySchema } from '../../../core/schemas/keys.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { ALL_SCOPES } from '../../../core/scopes.js';
 import { usageError } from '../../failure.js';
 import { budgetArgs, budgetBody } from '../_shared.js';
@@ -14,8 +15,8 @@ export default svcCommand({
   },
   examples: ['svc keys create --name ci-agent --scopes catalog:read,proxy:call --budget 500 --daily-cap 100'],
   async run({ args }) {
-    const body: Record<string, unknown> = { name: str(args, 'name'), ...budgetBody(args) };
-    const scopes = str(args, 'scopes');
+    const body: Record<string, unknown> = { name: args.name, ...budgetBody(args) };
+    const { scopes } = args;
     if (scopes !== undefined) {
       const list = scopes
         .split(',')
@@ -25,7 +26,7 @@ export default svcCommand({
       if (bad.length) throw usageError(`unknown scope ${bad.join(', ')}; choose from ${ALL_SCOPES.join(', ')}`);
       body.scopes = list;
     }
-    const r = await api<{ api_key: string; key: { id: string } }>('POST', '/v1/keys', { body });
+    const r = await api('POST', '/v1/keys', CreatedKeySchema, { body });
     return { data: r, human: `${r.api_key}\nKey ${r.key.id} created. It is shown once: store it now.` };
   },
 });

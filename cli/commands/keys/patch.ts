@@ -1,6 +1,7 @@
 /** `svc keys patch <id>`: name, caps, approval mode. */
+import { KeyResourceSchema } from '../../../core/schemas/keys.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { usageError } from '../../failure.js';
 import { describe } from '../../output.js';
 import { budgetArgs, budgetBody } from '../_shared.js';
@@ -15,9 +16,9 @@ export default svcCommand({
   examples: ['svc keys patch key_01jd… --daily-cap 200 --approval-mode free_only'],
   async run({ args }) {
     const body: Record<string, unknown> = budgetBody(args);
-    if (str(args, 'name')) body.name = str(args, 'name');
+    if (args.name) body.name = args.name;
     if (Object.keys(body).length === 0) throw usageError('nothing to change: pass --name or a cap flag');
-    const r = await api('PATCH', `/v1/keys/${encodeURIComponent(str(args, 'id')!)}`, { body });
+    const r = await api('PATCH', `/v1/keys/${encodeURIComponent(args.id)}`, KeyResourceSchema, { body });
     return { data: r, human: () => describe(r) };
   },
 });

@@ -1,4 +1,5 @@
 /** `svc provider connect`: payout onboarding (a human completes identity verification in the browser). */
+import { ConnectOnboardResultSchema } from '../../../core/schemas/billing.schemas.js';
 import { api } from '../../client.js';
 import { svcCommand } from '../../command.js';
 import { openInBrowser } from '../../open-url.js';
@@ -7,8 +8,8 @@ export default svcCommand({
   meta: { name: 'connect', description: 'Set up payouts (opens the onboarding page)' },
   examples: ['svc provider connect'],
   async run() {
-    const r = await api<{ onboarding_url: string }>('POST', '/v1/provider/connect');
-    await openInBrowser(r.onboarding_url);
-    return { data: r, human: 'Finish the identity verification in the browser page.' };
+    const r = await api('POST', '/v1/provider/connect', ConnectOnboardResultSchema);
+    await openInBrowser(r.onboarding_url, 'Finish the identity verification on this page');
+    return { data: r, human: '' };
   },
 });

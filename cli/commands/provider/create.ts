@@ -3,9 +3,11 @@
  * a marketplace export URL (`--rapidapi`), or a local file (JSON or YAML, sent as `body`).
  */
 import { readFileSync } from 'node:fs';
+import { ImportedApiSchema } from '../../../core/schemas/providers.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { usageError } from '../../failure.js';
+import { plural } from '../../output.js';
 import { withSpinner } from '../../spinner.js';
 
 export default svcCommand({
@@ -23,7 +25,7 @@ export default svcCommand({
     'svc publish ./openapi.yaml',
   ],
   async run({ args }) {
-    const source = str(args, 'source')!;
+    const { source } = args;
     const isUrl = /^https?:\/\//.test(source);
     if (args.rapidapi && !isUrl) throw usageError('--rapidapi takes a URL');
     let body: Record<string, unknown>;
@@ -41,21 +43,15 @@ export default svcCommand({
       ['category', 'category'],
       ['base-url', 'base_url'],
     ] as const)
-      if (str(args, flag)) body[field] = str(args, flag);
-    const r = await withSpinner('Importing', () =>
-      api<{ api_id: string; slug: string; endpoint_count?: number; endpoints?: unknown[] }>(
-        'POST',
-        '/v1/provider/apis',
-        { body },
-      ),
-    );
+      if (args[flag]) body[field] = args[flag];
+    const r = await withSpinner('Importing', () => api('POST', '/v1/provider/apis', ImportedApiSchema, { body }));
     // The answer carries the first page of endpoints; endpoint_count is all of them.
-    const count = r.endpoint_count ?? (Array.isArray(r.endpoints) ? r.endpoints.length : undefined);
     return {
       data: r,
       human: [
-        `Draft ${r.api_id} (${r.slug}) created${count === undefined ? '' : ` with ${count} endpoints`}.`,
-        `Next: svc provider credentials ${r.api_id} --secret <upstream secret>`,
+        `Draft ${r.api_id} (${r.slug}) created with ${plural(r.endpoint_count, 'endpoint')}.`,
+        ...r.warnings.map((w) => `warning: ${w}`),
+        `Next: svc provider credentials ${r.api_id} --secret -`,
       ].join('\n'),
     };
   },

@@ -1,6 +1,7 @@
 /** `svc provider credentials <id> --secret`: the upstream secret the gateway injects. `--secret -` reads stdin. */
+import { CredentialsResultSchema } from '../../../core/schemas/providers.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { CREDENTIAL_INJECTIONS } from '../../../core/enumerations.js';
 import { readStdin } from '../../read-stdin.js';
 import { apiPath } from './_api-path.js';
@@ -21,13 +22,15 @@ export default svcCommand({
     'printf %s "$UPSTREAM_KEY" | svc provider credentials api_01jd… --secret - --injection header --injection-name X-Api-Key',
   ],
   async run({ args }) {
-    const raw = str(args, 'secret')!;
-    const secret = raw === '-' ? (await readStdin()).toString('utf8').trim() : raw;
+    const { id } = args;
+    const secret = args.secret === '-' ? (await readStdin()).toString('utf8').trim() : args.secret;
     const body: Record<string, string> = { secret };
-    if (str(args, 'injection')) body.injection = str(args, 'injection')!;
-    if (str(args, 'injection-name')) body.injection_name = str(args, 'injection-name')!;
-    const id = str(args, 'id')!;
-    const r = await api('PUT', apiPath(id, '/credentials'), { body, hint: { apiId: id } });
-    return { data: r, human: `Secret stored. Next: svc provider pricing ${id} --endpoint-id <ep_…> --price-cents <n>` };
+    if (args.injection) body.injection = args.injection;
+    if (args['injection-name']) body.injection_name = args['injection-name'];
+    const r = await api('PUT', apiPath(id, '/credentials'), CredentialsResultSchema, { body, hint: { apiId: id } });
+    return {
+      data: r,
+      human: `Secret stored (fingerprint ${r.credentials.fingerprint ?? '-'}).\nNext: svc provider get ${id}`,
+    };
   },
 });

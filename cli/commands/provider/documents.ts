@@ -1,21 +1,23 @@
 /** `svc provider documents list|create|activate`: legal documents (terms) attached to a listing. */
 import { readFileSync } from 'node:fs';
+import { TermsDocumentListSchema, TermsDocumentSchema } from '../../../core/schemas/terms.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { usageError } from '../../failure.js';
-import { describe, table } from '../../output.js';
+import { table } from '../../output.js';
 
 const list = svcCommand({
   meta: { name: 'list', description: 'Your legal documents' },
   args: { 'api-id': { type: 'string', description: 'Only this API' } },
   examples: ['svc provider documents list'],
   async run({ args }) {
-    const r = await api<{ data: Record<string, unknown>[] }>('GET', '/v1/provider/documents', {
-      query: { api_id: str(args, 'api-id') },
+    const r = await api('GET', '/v1/provider/documents', TermsDocumentListSchema, {
+      query: { api_id: args['api-id'] },
     });
     return {
       data: r,
-      human: () => table(r.data ?? [], ['document_id', 'api_id', 'kind', 'version', 'acceptance_mode', 'status']),
+      human: () =>
+        table(r.data, ['document_id', 'api_id', 'kind', 'version', 'acceptance_mode', 'status', 'activated_at']),
     };
   },
 });
@@ -39,22 +41,22 @@ const create = svcCommand({
   async run({ args }) {
     let markdown: string;
     try {
-      markdown = readFileSync(str(args, 'markdown')!, 'utf8');
+      markdown = readFileSync(args.markdown, 'utf8');
     } catch {
-      throw usageError(`cannot read ${str(args, 'markdown')}`);
+      throw usageError(`cannot read ${args.markdown}`);
     }
     const body = {
-      kind: str(args, 'kind'),
-      source: str(args, 'source'),
-      version: str(args, 'version'),
+      kind: args.kind,
+      source: args.source,
+      version: args.version,
       markdown,
-      api_id: str(args, 'api-id'),
-      acceptance_mode: str(args, 'acceptance-mode'),
+      api_id: args['api-id'],
+      acceptance_mode: args['acceptance-mode'],
     };
-    const r = await api<{ document_id: string }>('POST', '/v1/provider/documents', { body });
+    const r = await api('POST', '/v1/provider/documents', TermsDocumentSchema, { body });
     return {
       data: r,
-      human: `Document ${r.document_id} created. Activate it: svc provider documents activate ${r.document_id}`,
+      human: `Document ${r.document_id} created.\nNext: svc provider documents activate ${r.document_id}`,
     };
   },
 });
@@ -64,8 +66,8 @@ const activate = svcCommand({
   args: { id: { type: 'positional', description: 'doc_… id' } },
   examples: ['svc provider documents activate doc_01jd…'],
   async run({ args }) {
-    const r = await api('POST', `/v1/provider/documents/${encodeURIComponent(str(args, 'id')!)}/activate`);
-    return { data: r, human: () => describe(r) };
+    const r = await api('POST', `/v1/provider/documents/${encodeURIComponent(args.id)}/activate`, TermsDocumentSchema);
+    return { data: r, human: `Document ${r.document_id} (version ${r.version}) is active for ${r.api_id}.` };
   },
 });
 

@@ -1,7 +1,8 @@
 /** `svc provider get <id>`: detail with pricing. */
+import { ProviderApiDetailSchema } from '../../../core/schemas/providers.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
-import { describe } from '../../output.js';
+import { svcCommand } from '../../command.js';
+import { apiDetailText } from './_view.js';
 import { apiPath } from './_api-path.js';
 
 export default svcCommand({
@@ -9,7 +10,7 @@ export default svcCommand({
   args: { id: { type: 'positional', description: 'api_… id' } },
   examples: ['svc provider get api_01jd…'],
   async run({ args }) {
-    const r = await api('GET', apiPath(str(args, 'id')!));
-    return { data: r, human: () => describe(r) };
+    const r = await api('GET', apiPath(args.id), ProviderApiDetailSchema, { hint: { apiId: args.id } });
+    return { data: r, human: () => apiDetailText(r) };
   },
 });

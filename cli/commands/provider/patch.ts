@@ -1,21 +1,22 @@
 /** `svc provider patch <id>`: listing metadata. */
+import { ProviderApiDetailSchema } from '../../../core/schemas/providers.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { usageError } from '../../failure.js';
-import { describe } from '../../output.js';
+import { apiDetailText } from './_view.js';
 import { apiPath } from './_api-path.js';
 
-const FIELDS = {
-  name: 'name',
-  slug: 'slug',
-  summary: 'summary',
-  description: 'description',
-  category: 'category',
-  'base-url': 'base_url',
-  'docs-url': 'docs_url',
-  'logo-url': 'logo_url',
-  'health-path': 'health_path',
-} as const;
+const FIELDS = [
+  ['name', 'name'],
+  ['slug', 'slug'],
+  ['summary', 'summary'],
+  ['description', 'description'],
+  ['category', 'category'],
+  ['base-url', 'base_url'],
+  ['docs-url', 'docs_url'],
+  ['logo-url', 'logo_url'],
+  ['health-path', 'health_path'],
+] as const;
 
 export default svcCommand({
   meta: { name: 'patch', description: 'Change listing metadata' },
@@ -35,15 +36,14 @@ export default svcCommand({
   examples: ['svc provider patch api_01jd… --summary "Weather by city" --category weather'],
   async run({ args }) {
     const body: Record<string, unknown> = {};
-    for (const [flag, field] of Object.entries(FIELDS))
-      if (str(args, flag) !== undefined) body[field] = str(args, flag);
-    if (str(args, 'tags') !== undefined)
-      body.tags = str(args, 'tags')!
+    for (const [flag, field] of FIELDS) if (args[flag] !== undefined) body[field] = args[flag];
+    if (args.tags !== undefined)
+      body.tags = args.tags
         .split(',')
         .map((t) => t.trim())
         .filter(Boolean);
     if (Object.keys(body).length === 0) throw usageError('nothing to change: pass at least one field flag');
-    const r = await api('PATCH', apiPath(str(args, 'id')!), { body });
-    return { data: r, human: () => describe(r) };
+    const r = await api('PATCH', apiPath(args.id), ProviderApiDetailSchema, { body, hint: { apiId: args.id } });
+    return { data: r, human: () => apiDetailText(r) };
   },
 });

@@ -1,6 +1,7 @@
 /** `svc provider pricing-cancel <apiId> <endpointId>`: cancel a scheduled price increase. */
+import { CancelledPriceChangeSchema } from '../../../core/schemas/providers.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { apiPath } from './_api-path.js';
 
 export default svcCommand({
@@ -11,8 +12,12 @@ export default svcCommand({
   },
   examples: ['svc provider pricing-cancel api_01jd… ep_01jd…'],
   async run({ args }) {
-    const ep = str(args, 'endpointId')!;
-    const r = await api('DELETE', apiPath(str(args, 'apiId')!, `/pricing/${encodeURIComponent(ep)}/pending`));
+    const ep = args.endpointId;
+    const r = await api(
+      'DELETE',
+      apiPath(args.apiId, `/pricing/${encodeURIComponent(ep)}/pending`),
+      CancelledPriceChangeSchema,
+    );
     return { data: r, human: `Pending increase on ${ep} cancelled.` };
   },
 });

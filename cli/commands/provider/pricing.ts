@@ -1,9 +1,12 @@
 /** `svc provider pricing <id> [--file | --endpoint-id --price-cents]`: prices and discounts. */
 import { readFileSync } from 'node:fs';
+import { PricingResultSchema } from '../../../core/schemas/providers.schemas.js';
+import { valueFlag } from '../../args.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { usageError } from '../../failure.js';
-import { describe } from '../../output.js';
+import { table } from '../../output.js';
+import { apiDetailText } from './_view.js';
 import { apiPath } from './_api-path.js';
 
 export default svcCommand({
@@ -15,16 +18,16 @@ export default svcCommand({
       description: 'JSON file: { "endpoints": [{ "endpoint_id", "price_cents", "discounts"? }] }',
     },
     'endpoint-id': { type: 'string', description: 'One endpoint (ep_…)' },
-    'price-cents': { type: 'string', description: 'Its price in cents (0 = free)' },
+    'price-cents': valueFlag('cents', 'Its price in cents (0 = free)'),
   },
   examples: [
     'svc provider pricing api_01jd… --endpoint-id ep_01jd… --price-cents 2',
     'svc provider pricing api_01jd… --file prices.json',
   ],
   async run({ args }) {
-    const file = str(args, 'file');
-    const ep = str(args, 'endpoint-id');
-    const price = str(args, 'price-cents');
+    const { file } = args;
+    const ep = args['endpoint-id'];
+    const price = args['price-cents'];
     let body: unknown;
     if (file) {
       if (ep || price) throw usageError('use --file or --endpoint-id/--price-cents, not both');
@@ -35,10 +38,17 @@ export default svcCommand({
       }
     } else {
       if (!ep || price === undefined) throw usageError('pass --file, or --endpoint-id with --price-cents');
-      if (!/^\d{1,9}$/.test(price)) throw usageError('--price-cents takes whole cents');
       body = { endpoints: [{ endpoint_id: ep, price_cents: Number(price) }] };
     }
-    const r = await api('PUT', apiPath(str(args, 'id')!, '/pricing'), { body });
-    return { data: r, human: () => describe(r) };
+    const r = await api('PUT', apiPath(args.id, '/pricing'), PricingResultSchema, { body, hint: { apiId: args.id } });
+    return {
+      data: r,
+      human: async () =>
+        [
+          await table(r.results, ['endpoint_id', 'outcome', 'price_cents', 'effective_at']),
+          '',
+          await apiDetailText(r.api),
+        ].join('\n'),
+    };
   },
 });

@@ -1,6 +1,7 @@
 /** `svc provider publish <id> --accept-terms [--skip-verify]`: draft to live. */
+import { PublishResultSchema } from '../../../core/schemas/providers.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { usageError } from '../../failure.js';
 import { withSpinner } from '../../spinner.js';
 import { apiPath } from './_api-path.js';
@@ -14,13 +15,13 @@ export default svcCommand({
   },
   examples: ['svc provider publish api_01jd… --accept-terms'],
   async run({ args }) {
-    const id = str(args, 'id')!;
+    const { id } = args;
     if (!args['accept-terms'])
       throw usageError('publishing needs --accept-terms', `svc provider publish ${id} --accept-terms`);
     const body = { accept_terms: true, ...(args['skip-verify'] ? { skip_verify: true } : {}) };
     const r = await withSpinner('Publishing', () =>
-      api<{ slug?: string }>('POST', apiPath(id, '/publish'), { body, hint: { apiId: id } }),
+      api('POST', apiPath(id, '/publish'), PublishResultSchema, { body, hint: { apiId: id } }),
     );
-    return { data: r, human: `Live${r.slug ? `: svc inspect ${r.slug}` : '.'}` };
+    return { data: r, human: `${r.slug} is live.\nNext: svc inspect ${r.slug}` };
   },
 });

@@ -1,6 +1,7 @@
 /** `svc provider unpublish <id>`: live to draft. */
+import { ProviderApiDetailSchema } from '../../../core/schemas/providers.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
+import { svcCommand } from '../../command.js';
 import { apiPath } from './_api-path.js';
 
 export default svcCommand({
@@ -8,7 +9,7 @@ export default svcCommand({
   args: { id: { type: 'positional', description: 'api_… id' } },
   examples: ['svc provider unpublish api_01jd…'],
   async run({ args }) {
-    const r = await api('POST', apiPath(str(args, 'id')!, '/unpublish'));
-    return { data: r, human: 'Back to draft.' };
+    const r = await api('POST', apiPath(args.id, '/unpublish'), ProviderApiDetailSchema);
+    return { data: r, human: `${r.slug} is back to draft.` };
   },
 });

@@ -1,7 +1,8 @@
 /** `svc provider verify <id>`: upstream smoke test. */
+import { VerifyResultSchema } from '../../../core/schemas/providers.schemas.js';
 import { api } from '../../client.js';
-import { str, svcCommand } from '../../command.js';
-import { describe } from '../../output.js';
+import { svcCommand } from '../../command.js';
+import { table } from '../../output.js';
 import { withSpinner } from '../../spinner.js';
 import { apiPath } from './_api-path.js';
 
@@ -10,10 +11,14 @@ export default svcCommand({
   args: { id: { type: 'positional', description: 'api_… id' } },
   examples: ['svc provider verify api_01jd…'],
   async run({ args }) {
-    const id = str(args, 'id')!;
+    const { id } = args;
     const r = await withSpinner('Verifying the upstream', () =>
-      api('POST', apiPath(id, '/verify'), { hint: { apiId: id } }),
+      api('POST', apiPath(id, '/verify'), VerifyResultSchema, { hint: { apiId: id } }),
     );
-    return { data: r, human: () => describe(r) };
+    return {
+      data: r,
+      human: async () =>
+        `${r.ok ? 'Verified' : 'Not verified'}: ${r.detail}\n${await table(r.checks, ['method', 'path', 'status', 'latency_ms', 'ok', 'error'])}`,
+    };
   },
 });

@@ -10,7 +10,19 @@ import { startCheckout } from '../../billing/checkout.service.js';
 import { openPortal, setAutoReload, startCardSetup } from '../../billing/cards.service.js';
 import { formatCents } from '../../../core/money.js';
 import { csrfField } from '../csrf.js';
-import { centsToDollarsInput, dollarsToCents, formString } from '../form.js';
+import { FormErrors, TextField } from '../fields.js';
+import {
+  centsToDollarsInput,
+  fieldErrorsOf,
+  fieldErrorsOfSvc,
+  formObject,
+  moneyFields,
+  type FieldErrors,
+  type FieldLabel,
+  type FormState,
+} from '../form.js';
+import { AutoReloadInputSchema, CheckoutInputSchema } from '../../../core/schemas/billing.schemas.js';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { renderPage } from '../layout.js';
 import { newWebRouter, type WebEnv } from '../web-env.js';
 import { requireWebSession } from '../web-session.js';
@@ -18,15 +30,23 @@ import { DashNav } from './dashboard-nav.js';
 
 export const billingPages = newWebRouter();
 
-billingPages.get('/dashboard/billing', async (c) => {
+/** Which billing form a refusal belongs to (`buy` or `reload`), with the input and the message per field. */
+interface Refused extends FormState {
+  form: 'buy' | 'reload';
+}
+
+billingPages.get('/dashboard/billing', (c) => billingPage(c));
+
+async function billingPage(c: Context<WebEnv>, refused?: Refused, code: ContentfulStatusCode = 200) {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
+  const stateFor = (form: Refused['form']) => (refused?.form === form ? refused : undefined);
   const status = await billingStatus(ctx, p);
   const packs = packsView(ctx.config);
   const ar = status.auto_reload;
   return renderPage(
     c,
-    { title: 'Billing' },
+    { title: 'Billing', status: code },
     <>
       <DashNav current="/dashboard/billing" />
       {status.payments_mode === 'test' ? (
@@ -59,15 +79,17 @@ billingPages.get('/dashboard/billing', async (c) => {
           </li>
         ))}
       </ul>
-      <form class="stack" method="post" action="/dashboard/billing/checkout">
+      <form class="stack" method="post" action="/dashboard/billing/checkout" novalidate>
         {csrfField(c)}
-        <label>
-          Or another amount ($)
-          <span class="hint">
-            between {formatCents(packs.custom_amount.min_cents)} and {formatCents(packs.custom_amount.max_cents)}
-          </span>
-          <input name="amount" inputmode="decimal" required />
-        </label>
+        <FormErrors errors={stateFor('buy')?.errors} />
+        <TextField
+          form="buy"
+          name="amount"
+          label="Or another amount ($)"
+          hint={`between ${formatCents(packs.custom_amount.min_cents)} and ${formatCents(packs.custom_amount.max_cents)}`}
+          inputmode="decimal"
+          state={stateFor('buy')}
+        />
         <div>
           <button type="submit">Buy credits</button>
         </div>
@@ -92,26 +114,41 @@ billingPages.get('/dashboard/billing', async (c) => {
           : 'Off.'}
         {ar.paused ? ' Paused after repeated card failures: save a new card to resume.' : ''}
       </p>
-      <form class="stack" method="post" action="/dashboard/billing/auto-reload">
+      <form class="stack" method="post" action="/dashboard/billing/auto-reload" novalidate>
         {csrfField(c)}
+        <FormErrors errors={stateFor('reload')?.errors} />
         <label class="check">
-          <input type="checkbox" name="enabled" value="on" checked={ar.enabled} /> Reload automatically
+          <input
+            type="checkbox"
+            name="enabled"
+            value="on"
+            checked={stateFor('reload') ? stateFor('reload')?.values.enabled === 'on' : ar.enabled}
+          />{' '}
+          Reload automatically
         </label>
-        <label>
-          When the balance falls below ($)
-          <input name="threshold" inputmode="decimal" value={centsToDollarsInput(ar.threshold_cents)} />
-        </label>
-        <label>
-          Add ($)
-          <input name="amount" inputmode="decimal" value={centsToDollarsInput(ar.amount_cents)} />
-        </label>
+        <TextField
+          form="reload"
+          name="threshold"
+          label="When the balance falls below ($)"
+          inputmode="decimal"
+          value={centsToDollarsInput(ar.threshold_cents)}
+          state={stateFor('reload')}
+        />
+        <TextField
+          form="reload"
+          name="amount"
+          label="Add ($)"
+          inputmode="decimal"
+          value={centsToDollarsInput(ar.amount_cents)}
+          state={stateFor('reload')}
+        />
         <div>
           <button type="submit">Save auto-reload</button>
         </div>
       </form>
     </>,
   );
-});
+}
 
 const base = (c: Context<WebEnv>) => publicBaseFor(c.get('ctx').config, c.req.url);
 
@@ -129,13 +166,32 @@ function goTo(c: Context<WebEnv>, url: string, what: string) {
   );
 }
 
+/** What the person reads for a refused amount: the configured bounds in dollars, not `amount_cents` in cents. */
+function amountLabels(c: Context<WebEnv>, field: string, label: string): Record<string, FieldLabel> {
+  const { checkoutMinCents: min, checkoutMaxCents: max } = c.get('ctx').config.billing;
+  const message = `Enter an amount between ${formatCents(min)} and ${formatCents(max)}.`;
+  return {
+    amount_cents: { label, field, money: true, message },
+    amount: { label, field, money: true, message },
+  };
+}
+
 billingPages.post('/dashboard/billing/checkout', async (c) => {
   const p = requireWebSession(c);
-  const pack = await formString(c, 'pack');
-  const amount = pack ? null : dollarsToCents('amount', await formString(c, 'amount'));
-  const req = pack ? { pack } : { amount_cents: amount ?? 0 };
-  const r = await startCheckout(c.get('ctx'), p, req, base(c));
-  return goTo(c, r.url, 'Checkout');
+  const values = await formObject(c);
+  const labels = amountLabels(c, 'amount', 'Amount');
+  const errors: FieldErrors = {};
+  const money = values.pack ? {} : moneyFields(values, { amount: 'amount_cents' }, errors);
+  if (!values.pack && money.amount_cents === null) errors.amount ??= 'Enter an amount in dollars, like 25.';
+  const parsed = CheckoutInputSchema.safeParse(values.pack ? { pack: values.pack } : money);
+  if (!parsed.success) fieldErrorsOf(parsed.error, labels, errors);
+  if (!parsed.success || Object.keys(errors).length > 0) return billingPage(c, { form: 'buy', values, errors }, 400);
+  try {
+    const r = await startCheckout(c.get('ctx'), p, parsed.data, base(c));
+    return goTo(c, r.url, 'Checkout');
+  } catch (e) {
+    return billingPage(c, { form: 'buy', values, errors: fieldErrorsOfSvc(e, labels) }, 400);
+  }
 });
 
 billingPages.post('/dashboard/billing/card', async (c) => {
@@ -152,10 +208,24 @@ billingPages.post('/dashboard/billing/portal', async (c) => {
 
 billingPages.post('/dashboard/billing/auto-reload', async (c) => {
   const p = requireWebSession(c);
-  await setAutoReload(c.get('ctx'), p, {
-    enabled: (await formString(c, 'enabled')) === 'on',
-    threshold: dollarsToCents('threshold', await formString(c, 'threshold')) ?? undefined,
-    amount: dollarsToCents('amount', await formString(c, 'amount')) ?? undefined,
+  const values = await formObject(c);
+  const labels: Record<string, FieldLabel> = {
+    threshold_cents: { label: 'Threshold', field: 'threshold', money: true },
+    ...amountLabels(c, 'amount', 'Amount to add'),
+  };
+  const errors: FieldErrors = {};
+  const money = moneyFields(values, { threshold: 'threshold_cents', amount: 'amount_cents' }, errors);
+  const parsed = AutoReloadInputSchema.safeParse({
+    enabled: values.enabled === 'on',
+    ...(money.threshold_cents == null ? {} : { threshold_cents: money.threshold_cents }),
+    ...(money.amount_cents == null ? {} : { amount_cents: money.amount_cents }),
   });
+  if (!parsed.success) fieldErrorsOf(parsed.error, labels, errors);
+  if (!parsed.success || Object.keys(errors).length > 0) return billingPage(c, { form: 'reload', values, errors }, 400);
+  try {
+    await setAutoReload(c.get('ctx'), p, parsed.data);
+  } catch (e) {
+    return billingPage(c, { form: 'reload', values, errors: fieldErrorsOfSvc(e, labels) }, 400);
+  }
   return c.redirect('/dashboard/billing', 303);
 });

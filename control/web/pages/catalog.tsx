@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { categoriesWithCounts, searchCatalog } from '../../catalog/search.service.js';
 import { SORTS } from '../../../core/enumerations.js';
-import { formatCents } from '../../../core/money.js';
+import { ListingCard } from '../listing-card.js';
 import { dollarsToCents } from '../form.js';
 import { renderPage } from '../layout.js';
 import { newWebRouter } from '../web-env.js';
@@ -19,12 +19,6 @@ const Filters = z.object({
   free: z.literal('1').optional().catch(undefined),
   page: z.coerce.number().int().min(1).max(10_000).optional().catch(undefined),
 });
-
-function priceText(min: number | null, max: number | null): string {
-  if (min === null) return 'no endpoints';
-  if (max === 0) return 'free';
-  return min === max ? `${formatCents(min)} per call` : `${formatCents(min)}–${formatCents(max ?? min)} per call`;
-}
 
 catalogPages.get('/catalog', async (c) => {
   const { db } = c.get('ctx');
@@ -84,7 +78,7 @@ catalogPages.get('/catalog', async (c) => {
           </select>
         </label>
         <label>
-          Max price per call ($)
+          Max price ($)
           <input name="max_price" inputmode="decimal" value={f.max_price ?? ''} />
         </label>
         <label class="check">
@@ -99,18 +93,7 @@ catalogPages.get('/catalog', async (c) => {
       </p>
       <ul class="cards">
         {listings.map((l) => (
-          <li class="card">
-            <h3>
-              <a href={`/apis/${encodeURIComponent(l.slug)}`}>{l.name}</a>
-            </h3>
-            <p>{l.summary}</p>
-            <p class="meta">
-              <span class="tag">{l.category}</span> {priceText(l.min_price_cents, l.max_price_cents)} ·{' '}
-              {l.endpoint_count} endpoints
-              {l.provider ? ` · by ${l.provider.display_name}` : ''}
-              {l.success_rate_30d !== null ? ` · ${(l.success_rate_30d * 100).toFixed(1)}% ok (30 d)` : ''}
-            </p>
-          </li>
+          <ListingCard l={l} />
         ))}
       </ul>
       <nav class="pager" aria-label="Pages">

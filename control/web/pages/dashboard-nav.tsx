@@ -5,6 +5,7 @@ const SECTIONS = [
   ['/dashboard/usage', 'Usage'],
   ['/dashboard/billing', 'Billing'],
   ['/dashboard/terms', 'Terms'],
+  ['/dashboard/webhooks', 'Webhooks'],
 ] as const;
 
 export function DashNav(props: { current: string }) {

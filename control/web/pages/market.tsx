@@ -18,6 +18,15 @@ const BOARD_TEXT: Record<Board, string> = {
   trending: 'Growing fastest this week',
   new_rising: 'Newly published and already used',
 };
+/** Who qualifies for each board, from scoreListing (control/market/leaderboards.service.ts): the data it needs. */
+const BOARD_RULE: Record<Board, string> = {
+  top_grossing: 'Qualifies: paid calls from at least 2 organizations in the last 30 days.',
+  most_used: 'Qualifies: calls from at least 2 organizations in the last 30 days.',
+  most_reliable: 'Qualifies: at least 20 calls from at least 3 organizations in the last 30 days.',
+  best_value: 'Qualifies: at least 20 calls from at least 3 organizations in the last 30 days.',
+  trending: 'Qualifies: calls from at least 3 organizations this week, more than the week before.',
+  new_rising: 'Qualifies: published in the last 30 days, with calls from at least 2 organizations.',
+};
 const title = (b: string) => b.replace(/_/g, ' ').replace(/^./, (ch) => ch.toUpperCase());
 
 /** What marketOverview computes (its cache types it loosely). */
@@ -40,7 +49,8 @@ marketPages.get('/leaderboards', (c) =>
           <h2>
             <a href={`/leaderboards/${b}`}>{title(b)}</a>
           </h2>
-          <p>{BOARD_TEXT[b]}</p>
+          <p>{BOARD_TEXT[b]}.</p>
+          <p class="meta">{BOARD_RULE[b]}</p>
         </li>
       ))}
     </ul>,
@@ -61,6 +71,7 @@ marketPages.get('/leaderboards/:board', async (c) => {
     { title: title(board) },
     <>
       <p>{BOARD_TEXT[board]}.</p>
+      <p class="meta">{BOARD_RULE[board]} Boards are recomputed every few minutes.</p>
       <form class="filters" method="get">
         <label>
           Category
@@ -77,7 +88,11 @@ marketPages.get('/leaderboards/:board', async (c) => {
           <button type="submit">Show</button>
         </div>
       </form>
-      {lb.entries.length === 0 ? <p>No ranked listings yet.</p> : null}
+      {lb.entries.length === 0 ? (
+        <p class="empty">
+          No listing qualifies yet{category ? ` in ${category}` : ''}. {BOARD_RULE[board]}
+        </p>
+      ) : null}
       <ol>
         {lb.entries.map((e) => (
           <li>

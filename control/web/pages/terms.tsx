@@ -1,5 +1,9 @@
-/** Dashboard terms: required terms of APIs the org has called (or tried to) that it has not accepted yet. */
-import { sql } from 'kysely';
+/**
+ * Dashboard terms: APIs the org has called, or was refused with 428 for, whose current terms it has not accepted
+ * (control/terms/pending-terms.service.ts, the same list as GET /v1/terms/pending).
+ */
+import { pendingTerms } from '../../terms/pending-terms.service.js';
+import { shortTime } from '../format.js';
 import { renderPage } from '../layout.js';
 import { newWebRouter } from '../web-env.js';
 import { requireWebSession } from '../web-session.js';
@@ -10,29 +14,7 @@ export const termsPages = newWebRouter();
 
 termsPages.get('/dashboard/terms', async (c) => {
   const p = requireWebSession(c);
-  const { db } = c.get('ctx');
-  // The newest activated document per API the org used, where that document has no acceptance from the org.
-  const rows = await db
-    .selectFrom('legal_documents as d')
-    .innerJoin('apis as a', 'a.id', 'd.api_id')
-    .select(['a.slug', 'a.name', 'd.version', 'd.acceptance_mode'])
-    .where('d.status', '=', 'activated')
-    .where('d.api_id', 'in', db.selectFrom('usage_events').select('api_id').where('org_id', '=', p.orgId).distinct())
-    .where(
-      sql<boolean>`d.activated_at = (SELECT max(d2.activated_at) FROM legal_documents d2 WHERE d2.api_id = d.api_id AND d2.status = 'activated')`,
-    )
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('terms_acceptances as t')
-            .select('t.id')
-            .whereRef('t.document_id', '=', 'd.id')
-            .where('t.org_id', '=', p.orgId),
-        ),
-      ),
-    )
-    .orderBy('a.name')
-    .execute();
+  const rows = (await pendingTerms(c.get('ctx').db, p)).data;
   return renderPage(
     c,
     { title: 'Terms awaiting acceptance' },
@@ -45,7 +27,8 @@ termsPages.get('/dashboard/terms', async (c) => {
         <ul>
           {rows.map((r) => (
             <li>
-              <a href={`/apis/${r.slug}#terms`}>{r.name}</a>: version {r.version} ({r.acceptance_mode})
+              <a href={r.accept_url}>{r.api_name}</a>: version {r.version} ({r.acceptance_mode})
+              {r.refused_at ? <span class="hint"> · a call was refused {shortTime(r.refused_at)}</span> : null}
             </li>
           ))}
         </ul>

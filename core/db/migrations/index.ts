@@ -19,6 +19,8 @@ import * as m0010 from './0010_listing_search.js';
 import * as m0011 from './0011_endpoint_pages.js';
 import * as m0012 from './0012_search_answer_version.js';
 import * as m0013 from './0013_search_changes.js';
+import * as m0014 from './0014_terms_refusals.js';
+import * as m0020 from './0020_webhooks.js';
 import * as m0021 from './0021_gateway_fleet.js';
 import * as pgBaseline from './pg/0001_baseline.js';
 
@@ -36,6 +38,8 @@ export const migrations: Record<string, Migration> = {
   '0011_endpoint_pages': m0011,
   '0012_search_answer_version': m0012,
   '0013_search_changes': m0013,
+  '0014_terms_refusals': m0014,
+  '0020_webhooks': m0020,
   '0021_gateway_fleet': m0021,
 };
 

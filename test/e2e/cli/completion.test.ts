@@ -4,7 +4,7 @@
  * through its own completion engine (`complete -C`). No stack is needed: the scripts are static.
  */
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,31 @@ describe('svc completion', () => {
       await term.keys('C-u', 'clear', 'Enter');
       await term.keys('svc connect --client claude-', 'Tab');
       await term.waitFor(/claude-code\s+claude-desktop/);
+    } finally {
+      await term.close();
+    }
+  });
+
+  it('zsh: saved as _svc in a $fpath folder, compinit picks it up by its #compdef line (issue 24)', async () => {
+    const dir = join(home.home, 'zfunc');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, '_svc'), readFileSync(scripts.zsh));
+    const term = await openTerminal(`env -i HOME=${home.home} TERM=xterm PATH=/usr/bin:/bin zsh -f`, {
+      columns: 200,
+      rows: 50,
+    });
+    try {
+      // No `source`: only the file in $fpath, as `svc completion zsh > "${fpath[1]}/_svc"` leaves it.
+      await term.keys(
+        `fpath=(${dir} $fpath); autoload -U compinit && compinit -u -d ${dir}/.zcompdump && print READY`,
+        'Enter',
+      );
+      await term.waitFor('READY');
+      await term.keys('svc provider pu', 'Tab');
+      await term.waitFor('svc provider publish');
+      await term.keys('C-u', 'clear', 'Enter');
+      await term.keys('svc leaderboard most_', 'Tab');
+      await term.waitFor(/most_reliable\s+most_used/);
     } finally {
       await term.close();
     }

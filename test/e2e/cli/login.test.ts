@@ -183,7 +183,7 @@ describe('svc login in the browser', () => {
       const refused = await svc('call', 'demo-weather', 'forecast', '-q', 'city=porto', '--json');
       expect(refused.json().error).toMatchObject({
         code: 'insufficient_credits',
-        next: 'svc verify --email <your email>   (then svc verify --token <token from the mail>)',
+        next: 'svc verify --email <your email>',
       });
       // A second key of the org, in the gateway's cache before the verification: no scope of it changes then.
       const second = (await svc('keys', 'create', '--name', 'second', '--json')).json().data.api_key as string;

@@ -70,12 +70,12 @@ describe('svc, a newcomer', () => {
       error: {
         code: 'insufficient_credits',
         status: 402,
-        next: 'svc verify --email <your email>   (then svc verify --token <token from the mail>)',
+        next: 'svc verify --email <your email>',
       },
     });
     const human = await svc('call', 'demo-weather', 'forecast', '-q', 'city=porto');
     expect(human.code).toBe(1);
-    expect(human.stderr).toContain('next: run `svc verify --email <your email>');
+    expect(human.stderr).toContain('next: svc verify --email <your email>\n');
     const terms = await svc('terms', 'accept', 'demo-weather', '--yes', '--json');
     expect(terms.code).toBe(1);
     expect(terms.json().error).toMatchObject({ code: 'session_required', next: 'svc login' });
@@ -143,7 +143,12 @@ describe('svc, a newcomer', () => {
     const file = join(home, '.svc', 'config.json');
     const key = JSON.parse(readFileSync(file, 'utf8')).apiKey as string;
     const out = await svc('logout', '--all', '--json');
-    expect(out.json().data).toEqual({ session_ended: false, key_cleared: true });
+    expect(out.json().data).toEqual({
+      session_ended: false,
+      key_cleared: true,
+      previous_key_cleared: false,
+      key_revoked: null,
+    });
     expect(JSON.parse(readFileSync(file, 'utf8')).apiKey).toBeUndefined();
     const typo = await runSvc(['login', '--key', '-', '--json'], { home, stack, input: `${key.slice(0, -1)}\n` });
     expect(typo.code).toBe(2);

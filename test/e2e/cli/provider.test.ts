@@ -91,6 +91,10 @@ describe('svc, a provider', () => {
       '--json',
     );
     expect(priced.code).toBe(0);
+    // The human views show the endpoints themselves (issue 24: they said "N items" or printed JSON).
+    const view = await svc('provider', 'get', api.api_id);
+    expect(view.stdout).toMatch(/GET\s+\/bytes\s+\$0\.00/);
+    expect(view.stdout).not.toMatch(/\d+ items/);
 
     const noTerms = await svc('provider', 'publish', api.api_id, '--json');
     expect(noTerms.code).toBe(2);
@@ -123,6 +127,10 @@ describe('svc, a provider', () => {
     expect(doc.code).toBe(0);
     const docId = doc.json().data.document_id;
     expect((await svc('provider', 'documents', 'activate', docId, '--json')).code).toBe(0);
+    const shown = await buyer('terms', 'show', api.slug);
+    expect(shown.stdout).toContain('version 1.0.0');
+    expect(shown.stdout).toContain('Be nice.');
+    expect(shown.stdout).not.toContain('{');
     expect((await svc('provider', 'documents', 'list', '--json')).json().data.data[0].document_id).toBe(docId);
     const blocked = await buyer('call', api.slug, 'hello', '--json');
     expect(blocked.code).toBe(1);
@@ -175,7 +183,12 @@ describe('svc, a provider', () => {
     expect((await svc('balance', '--json')).json().data.credit_cents).toBe(before + 500);
 
     const out = await svc('logout', '--json');
-    expect(out.json().data).toEqual({ session_ended: true, key_cleared: false });
+    expect(out.json().data).toEqual({
+      session_ended: true,
+      key_cleared: false,
+      previous_key_cleared: false,
+      key_revoked: null,
+    });
     const after = await svc('whoami', '--json');
     expect(after.code).toBe(1);
     expect(after.json().error.code).toBe('unauthorized');

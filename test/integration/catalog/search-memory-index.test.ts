@@ -23,6 +23,9 @@ import { ftsDefinition, pruneSearchChanges, readIndexBase } from '../../../contr
 import { seedCatalog } from '../../../bench/catalog-seed.js';
 import { openDatabase, type DbHandles } from '../../../core/db/database.js';
 import { SORTS, type Sort } from '../../../core/enumerations.js';
+import { createLogger } from '../../../core/log.js';
+
+const silent = createLogger('test', 'silent');
 
 let tmp: Awaited<ReturnType<typeof openMigratedTempDb>>;
 let h: DbHandles;
@@ -265,7 +268,7 @@ describe('in-memory search index', () => {
   });
 
   it('keeps search summaries exact through every write a summary shows', async () => {
-    const detach = attachSearchIndex(h.db, h.sqlite);
+    const detach = attachSearchIndex(h.db, h.sqlite, silent);
     try {
       const p = { query: 'weather imag', limit: 40, offset: 0 };
       const truth = async () => {
@@ -323,7 +326,7 @@ describe('in-memory search index', () => {
   it('rebuilds when the change log has a gap (entries it has not applied were pruned)', async () => {
     const attached = await openMigratedTempDb();
     try {
-      const detach = attachSearchIndex(attached.h.db, attached.h.sqlite);
+      const detach = attachSearchIndex(attached.h.db, attached.h.sqlite, silent);
       const org = await seedOrg(attached.h);
       const one = () =>
         insertListing(attached.h, {
@@ -353,7 +356,7 @@ describe('in-memory search index', () => {
   it('builds a fresh base once many listings were re-tokenized, answering from the old one until then', async () => {
     const attached = await openMigratedTempDb();
     try {
-      const detach = attachSearchIndex(attached.h.db, attached.h.sqlite);
+      const detach = attachSearchIndex(attached.h.db, attached.h.sqlite, silent);
       const org = await seedOrg(attached.h);
       const first = searchIndexOf(attached.h.db)!;
       for (let i = 0; i < 140; i++)
@@ -425,7 +428,7 @@ describe('in-memory search index', () => {
         name: 'weather kept',
         endpoints: [{ method: 'GET', path: '/k', priceCents: 1 }],
       });
-      const detach = attachSearchIndex(own.h.db, own.h.sqlite);
+      const detach = attachSearchIndex(own.h.db, own.h.sqlite, silent);
       const first = searchIndexOf(own.h.db)!;
       // imports that failed after their listing was created remove it again (import-store.ts)
       for (const id of ids) await discardNewListing(own.h.db, id);
@@ -454,7 +457,7 @@ describe('in-memory search index', () => {
       });
       // A table in the way of the base's token reader: reading the base throws.
       own.h.sqlite.exec('CREATE TEMP TABLE apis_fts_instances (x)');
-      const detach = attachSearchIndex(own.h.db, own.h.sqlite);
+      const detach = attachSearchIndex(own.h.db, own.h.sqlite, silent);
       try {
         for (let i = 0; i < 2; i++) {
           expect(searchIndexOf(own.h.db)).toBeUndefined();
@@ -497,7 +500,7 @@ describe('in-memory search index', () => {
     const file = join(tmp.dir, 'large.db');
     await seedCatalog(file, 700);
     const large = openDatabase(file);
-    const detach = attachSearchIndex(large.db, large.sqlite);
+    const detach = attachSearchIndex(large.db, large.sqlite, silent);
     try {
       // the first search starts the build and is left to FTS5
       expect(searchIndexOf(large.db)).toBeUndefined();

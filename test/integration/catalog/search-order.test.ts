@@ -12,6 +12,9 @@ import { normalizeCategory } from '../../../control/catalog/category.js';
 import { attachSearchIndex, searchIndexOf } from '../../../control/catalog/search-index.owner.js';
 import { SORTS, type Sort } from '../../../core/enumerations.js';
 import type { Db } from '../../../core/db/database.js';
+import { createLogger } from '../../../core/log.js';
+
+const silent = createLogger('test', 'silent');
 
 let tmp: Awaited<ReturnType<typeof openMigratedTempDb>>;
 let db: Db;
@@ -142,7 +145,7 @@ describe('search over listing_search', () => {
   });
 
   it('returns the same through the in-memory index (control/catalog/search-index.ts)', async () => {
-    const detach = attachSearchIndex(db, tmp.h.sqlite);
+    const detach = attachSearchIndex(db, tmp.h.sqlite, silent);
     try {
       // a new version, so no answer cached by the FTS5 run above is reused
       await sql`UPDATE search_version SET n = n + 1`.execute(db);

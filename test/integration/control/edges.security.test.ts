@@ -37,6 +37,8 @@ const BAD_LINKS = [
   ['data:', 'data:text/html,<script>alert(1)</script>'],
   ['CR/LF', 'https://example.com/\r\nSet-Cookie: a=b'],
   ['a tab', 'https://exa\tmple.com/'],
+  ['user-info', 'https://trusted.example@evil.example/'],
+  ['user:password', 'https://user:pw@example.com/'],
 ] as const;
 
 describe('publicly served links accept https: (http: in development) only, without control characters', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorld, gw, balanceOf, type World } from './fixture.js';
-import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
+import { EXPECTED_SERVER, startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
 import { REGISTER_SCOPES } from '../../../core/scopes.js';
 import { openSqlite } from '../../../core/db/database.js';
@@ -197,12 +197,12 @@ describe('gateway money path', () => {
     await expectLedgerConsistent(w.h);
   }, 20_000);
 
-  it('loads the native uWS binary, not the JS fallback', async () => {
-    const health = (await (await fetch(`${g.url}/healthz`)).json()) as { native: boolean };
-    expect(health.native).toBe(true);
-    // The fallback announces itself on a header: the native server sends `uWebSockets: 20`.
+  it(`runs the HTTP server this run expects (${EXPECTED_SERVER})`, async () => {
     const r = await fetch(`${g.url}/healthz`);
-    expect(r.headers.get('uwebsockets')).toBe('20');
+    const health = (await r.json()) as { native: boolean; server: string };
+    expect(health).toMatchObject({ native: EXPECTED_SERVER === 'native', server: EXPECTED_SERVER });
+    // The native server announces itself on a header (`uWebSockets: 20`); the fallback sends none.
+    expect(r.headers.get('uwebsockets')).toBe(EXPECTED_SERVER === 'native' ? '20' : null);
   });
 
   it('keys created after start work at once (the unknown-key cache is dropped on new keys)', async () => {

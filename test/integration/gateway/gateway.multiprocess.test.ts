@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import { makeWorld, balanceOf, type World } from './fixture.js';
-import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
+import { startGateway, WORKERS_SHARE_PORT, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
 
 let w: World | undefined;
@@ -36,7 +36,7 @@ async function callMany(urls: string[], path: string, key: string, n: number, co
   return { statuses, requestIds };
 }
 
-describe('gateway across processes', () => {
+describe.skipIf(!WORKERS_SHARE_PORT)('gateway across processes', () => {
   it('1,000 concurrent paid calls against a balance for 400, over two gateway processes: exactly 400 succeed', async () => {
     w = await makeWorld({ endpoints: [{ method: 'GET', path: '/users/{id}', priceCents: 1 }] });
     const c = await seedOrg(w.h);

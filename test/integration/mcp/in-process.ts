@@ -6,9 +6,6 @@
 import { loadConfig } from '../../../core/config.js';
 import type { Clock } from '../../../core/clock.js';
 import { createAppContext, type AppContext } from '../../../control/context.js';
-// Before mcp/app.js, as in mcp/main.ts: the control routes it loads extend zod with .openapi() before the schema
-// modules the tools import are evaluated.
-import { createControlCalls } from '../../../mcp/control-calls.js';
 import { createMcpApp } from '../../../mcp/app.js';
 import { createGatewayCalls } from '../../../mcp/gateway-calls.js';
 import { McpSessionStore } from '../../../mcp/sessions.js';
@@ -30,7 +27,7 @@ export async function startInProcessMcp(opts: { clock?: Clock } = {}): Promise<I
   });
   const sessions = new McpSessionStore(ctx);
   const gateway = createGatewayCalls('http://127.0.0.1:9'); // never reached in-process
-  const app = createMcpApp({ ctx, sessions, control: createControlCalls(ctx), gateway });
+  const app = createMcpApp({ ctx, sessions, gateway });
   const socket = { incoming: { socket: { remoteAddress: '127.0.0.1' } } };
   return {
     ctx,

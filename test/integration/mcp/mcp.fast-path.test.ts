@@ -584,7 +584,7 @@ describe('MCP tools/call fast path', () => {
       await fast.stop();
       await sdk.stop();
     }
-  });
+  }, 90_000); // starts two MCP processes: ~15 s alone, more on a loaded machine
 
   it('a tool that throws (the gateway unreachable) is the same tool error on both paths', async () => {
     // A port that was just free: connecting to it is refused, so the gateway hop throws inside call_api.
@@ -610,7 +610,7 @@ describe('MCP tools/call fast path', () => {
       await fast.stop();
       await sdk.stop();
     }
-  });
+  }, 90_000); // starts two MCP processes: ~15 s alone, more on a loaded machine
 
   it('a client that goes away mid-body or mid-call leaves the process serving, with nothing logged as unhandled', async () => {
     const port = f.mcp.port;

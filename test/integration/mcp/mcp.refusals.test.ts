@@ -1,4 +1,4 @@
-/** Refusals an agent must be able to act on: 428 terms as a tool error naming the terms URL, and 401 in production. */
+/** Refusals an agent must be able to act on: 428 terms as a tool error naming the terms page, and 401 in production. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../../helpers/http.js';
 import { startProcess } from '../../helpers/processes.js';
@@ -51,10 +51,14 @@ describe('MCP refusals', () => {
       if (error) break;
       await new Promise((res) => setTimeout(res, 100));
     }
+    // The page a person opens in a browser to accept (issue 24), not the REST route, which answers a browser 401.
     expect(error).toMatchObject({
       code: 'terms_not_accepted',
-      next: { url: `${f.h.control.url}/v1/apis/${f.listing.slug}/terms` },
+      next: { url: `${f.h.control.url}/apis/${f.listing.slug}` },
     });
+    const page = await fetch(error!.next.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
   });
 
   it('in production a request without a credential gets 401 with the resource-metadata challenge', async () => {

@@ -4,9 +4,9 @@
  * that is not made on the other fails here. Every tool is classified: a domain schema, or a local one with a reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// First: it loads the control routes, which extend zod with .openapi() before the schema modules below evaluate.
 import { startInProcessMcp, type InProcessMcp } from './in-process.js';
 import { z } from 'zod';
+import { advertisedSchema } from '../../../mcp/server.js';
 import {
   CatalogRequestInputSchema,
   CatalogRequestSchema,
@@ -25,6 +25,7 @@ import {
   CredentialsResultSchema,
   ProviderAnalyticsSchema,
   ProviderApiDetailSchema,
+  ImportedApiSchema,
   ProviderApiListSchema,
   ProviderDirectorySchema,
   ProviderPageSchema,
@@ -44,10 +45,14 @@ import { UsageSummarySchema } from '../../../core/schemas/usage.schemas.js';
 
 type Json = Record<string, any>;
 const TARGET = { target: 'draft-2020-12' } as const;
-const inputJson = (s: z.ZodType): Json => ({ type: 'object', ...s['~standard'].jsonSchema.input(TARGET) });
+/** What tools/list advertises of a domain schema: its JSON Schema, compacted as mcp/server.ts does (issue 29). */
+const inputJson = (s: z.ZodType): Json => ({
+  type: 'object',
+  ...advertisedSchema(s['~standard'].jsonSchema.input(TARGET), 'input'),
+});
 /** The SDK adds `type: object` to an object root that is only a `$ref` (a schema with a `.meta({ id })`). */
 const outputJson = (s: z.ZodType): Json => {
-  const j = s['~standard'].jsonSchema.output(TARGET);
+  const j = advertisedSchema(s['~standard'].jsonSchema.output(TARGET), 'output');
   return j.type === undefined ? { type: 'object', ...j } : j;
 };
 /** A field's JSON Schema as it appears inside an object's input schema. */
@@ -79,12 +84,9 @@ const DOMAIN: Record<
   },
   provider_list_apis: { output: ProviderApiListSchema },
   provider_get_api: { output: ProviderApiDetailSchema },
-  provider_create_api: { input: ApiImportInputSchema, output: ProviderApiDetailSchema },
+  provider_create_api: { input: ApiImportInputSchema, output: ImportedApiSchema },
   provider_update_api: { body: ApiPatchInputSchema, output: ProviderApiDetailSchema },
-  provider_set_credentials: {
-    body: CredentialsInputSchema.omit({ injection_name: true }),
-    output: CredentialsResultSchema,
-  },
+  provider_set_credentials: { body: CredentialsInputSchema, output: CredentialsResultSchema },
   provider_set_pricing: { body: PricingInputSchema, output: PricingResultSchema },
   provider_verify: { output: VerifyResultSchema },
   provider_publish: { body: PublishInputSchema, output: PublishResultSchema },
@@ -102,7 +104,8 @@ const DOMAIN: Record<
 
 /** Tools whose schemas (all, or the output when DOMAIN names only the input) are MCP's own, and why (docs/mcp.md). */
 const LOCAL: Record<string, string> = {
-  svc_register: 'the registration answer plus bound_to_session (MCP-only); billing has no output module yet',
+  svc_register: 'the registration answer plus bound_to_session (MCP-only), and the input replace (issue 24)',
+  verify_email: 'both steps of email verification in one tool (REST has two routes); MCP-only',
   create_checkout: 'the REST answer plus human_action_required (MCP-only)',
   billing_portal: 'the REST answer plus human_action_required (MCP-only)',
   billing_setup: 'the REST answer plus human_action_required (MCP-only)',
@@ -141,7 +144,7 @@ const at = (schema: Json, path: string[]): Json =>
 describe('tool schemas come from the domain schema modules', () => {
   it('classifies every tool: a domain schema or a local one with a reason', () => {
     const names = tools.map((t) => t.name as string);
-    expect(names.length).toBe(34);
+    expect(names.length).toBe(35);
     // Domain output, or a local one with a reason; never both, never neither.
     for (const n of names) expect(DOMAIN[n]?.output !== undefined, n).toBe(!(n in LOCAL));
   });
@@ -167,6 +170,42 @@ describe('tool schemas come from the domain schema modules', () => {
       if (d.output) expect(t.outputSchema, `${t.name} output`).toEqual(outputJson(d.output));
       for (const [path, field] of d.fields ?? []) {
         expect(at(t.inputSchema, path), `${t.name} ${path.join('.')}`).toEqual(fieldJson(field));
+      }
+    }
+  });
+});
+
+describe('a tool list an agent can afford (issue 29 item 7)', () => {
+  /** Every agent loads tools/list into its context at every start: it was 107 KB, about 95 KB output schemas. */
+  const LIMIT = 40 * 1024;
+
+  it('answers tools/list in at most 40 KB in both eras, with an output schema for every tool', async () => {
+    const legacy = await mcp.post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    expect(legacy.status).toBe(200);
+    const modern = await mcp.post(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/list',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      },
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
+    );
+    for (const r of [legacy, modern]) {
+      const bytes = Buffer.byteLength(JSON.stringify(r.json));
+      expect(bytes).toBeLessThanOrEqual(LIMIT);
+      const listed = r.json.result.tools as Json[];
+      expect(listed.length).toBe(35);
+      for (const t of listed) {
+        expect(t.outputSchema?.type, t.name).toBe('object');
+        expect(Object.keys(t.outputSchema.properties ?? {}).length, t.name).toBeGreaterThan(0);
+        // Each description says what the tool costs.
+        expect(t.description, t.name).toMatch(/Free\.|charge/);
       }
     }
   });

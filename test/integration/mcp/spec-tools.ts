@@ -1,7 +1,10 @@
 /** The spec's three MCP tool tables (SPEC §4), parameter names only: the one list the tests assert tools against. */
 export const SPEC_TOOLS: Record<string, string[]> = {
   // Consumer tools
-  svc_register: [],
+  // + replace: issue 24 (a client that acts as a key registers another org only on purpose)
+  svc_register: ['replace'],
+  // Not in the spec's table: issue 24's step for an unverified key (a person's email, then the mailed token)
+  verify_email: ['email', 'token'],
   discover_tools: ['query', 'category', 'max_results'],
   search_apis: ['query', 'category', 'sort', 'max_price_cents'],
   get_categories: [],
@@ -37,7 +40,8 @@ export const SPEC_TOOLS: Record<string, string[]> = {
     'logo_url',
     'health_path',
   ],
-  provider_set_credentials: ['api_id', 'secret', 'injection'],
+  // + injection_name: issue 24 (header and query injection need the name)
+  provider_set_credentials: ['api_id', 'secret', 'injection', 'injection_name'],
   provider_set_pricing: ['api_id', 'endpoints'],
   provider_verify: ['api_id'],
   provider_publish: ['api_id', 'skip_verify', 'accept_terms'],

@@ -227,6 +227,9 @@ describe('client registration faults', () => {
     expect(grant.body.error).toBe('invalid_client_metadata');
     const none = await registerClient(metadata, {});
     expect(none.body.error).toBe('invalid_redirect_uri');
+    const userInfo = await registerClient(metadata, { redirect_uris: ['https://trusted.example@evil.example/cb'] });
+    expect(userInfo.status).toBe(400);
+    expect(userInfo.body.error).toBe('invalid_redirect_uri');
   });
 
   it('answers every registration as a public client, whatever auth method was asked', async () => {

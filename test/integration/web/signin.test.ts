@@ -115,16 +115,31 @@ describe('web sign-in by email code', () => {
     expect(location).toBe('/dashboard?tab=keys');
   });
 
-  it.each(['//evil.example/x', 'https://evil.example/', '/\\evil.example', 'javascript:alert(1)', '/%0d%0aX: y'])(
-    'never redirects off-site after sign-in (next=%s)',
-    async (next) => {
-      const { location } = await signIn(`next-${sha256Hex(next).slice(0, 8)}@example.com`, next);
-      expect(location?.startsWith('/')).toBe(true);
-      expect(location?.startsWith('//')).toBe(false);
-      expect(location).not.toContain('\\');
-      expect(location).not.toMatch(/[\r\n]/);
-    },
-  );
+  it.each([
+    '//evil.example/x',
+    'https://evil.example/',
+    '/\\evil.example',
+    'javascript:alert(1)',
+    '/%0d%0aX: y',
+    '/..//evil.example',
+    '/./..//x',
+    '/%2e%2e//x',
+  ])('never redirects off-site after sign-in (next=%s)', async (next) => {
+    const { location } = await signIn(`next-${sha256Hex(next).slice(0, 8)}@example.com`, next);
+    expect(location?.startsWith('/')).toBe(true);
+    expect(location?.startsWith('//')).toBe(false);
+    expect(location).not.toContain('\\');
+    expect(location).not.toMatch(/[\r\n]/);
+  });
+});
+
+describe('a signed-in visitor of /login?next=…', () => {
+  it.each(['/..//evil.example', '/./..//x', '/%2e%2e//x'])('is not sent off-site (next=%s)', async (next) => {
+    const { web } = await signIn(`signed-${sha256Hex(next).slice(0, 8)}@example.com`);
+    const res = await web.get(`/login?next=${encodeURIComponent(next)}`);
+    expect(res.status).toBe(303);
+    expect(res.location).toBe('/dashboard');
+  });
 });
 
 describe('sign out everywhere', () => {

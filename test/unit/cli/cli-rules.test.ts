@@ -80,8 +80,13 @@ describe('next steps', () => {
   it("words every action the server can send as a command (the CLI's keys are core's action names)", () => {
     for (const option of NextStepSchema.options) {
       const action = option.shape.action.value;
-      expect(nextCommand('some_code', action), action).toMatch(/^svc /);
+      const next = { action, slug: 'demo-weather', cap: 'budget' };
+      expect(nextCommand('some_code', NextStepSchema.parse(next)), action).toMatch(/^svc /);
     }
+    // The server's step wins over the code's own command.
+    expect(nextCommand('insufficient_credits', { action: 'verify_email' }, { email: 'a@x.test' })).toMatch(
+      /^svc verify --email a@x.test/,
+    );
     const failure = failureFrom(
       401,
       JSON.stringify({ code: 'session_required', detail: 'A session is needed.', next: { action: 'log_in' } }),

@@ -16,6 +16,11 @@ describe('safeNext keeps post-login redirects on this site', () => {
     ['javascript:alert(1)', '/dashboard'],
     ['/ok\r\nSet-Cookie: x=1', '/dashboard'],
     ['/' + 'a'.repeat(3000), '/dashboard'],
+    ['/..//evil.example', '/dashboard'],
+    ['/./..//x', '/dashboard'],
+    ['/%2e%2e//x', '/dashboard'],
+    ['/a/../..//evil.example/p', '/dashboard'],
+    ['/a/./b/../c', '/a/c'],
   ])('%j -> %j', (input, expected) => expect(safeNext(input)).toBe(expected));
 });
 

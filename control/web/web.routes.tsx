@@ -11,17 +11,21 @@ import { keysPages } from './pages/keys.js';
 import { billingPages } from './pages/billing.js';
 import { usagePages } from './pages/usage.js';
 import { termsPages } from './pages/terms.js';
+import { webhooksPages } from './pages/webhooks.js';
 import { catalogPages } from './pages/catalog.js';
 import { listingPages } from './pages/listing.js';
 import { testPaymentsPages } from './pages/test-payments.js';
 import { providerPages } from './pages/provider.js';
+import { providerApiPages } from './pages/provider-api.js';
+import { providerProfilePages } from './pages/provider-profile.js';
 import { marketPages } from './pages/market.js';
 import { providersPages } from './pages/providers.js';
 import { homeRoutes } from './pages/home.js';
 import { loginRoutes } from './pages/login.js';
 import { oauthAuthorizeRoutes } from './oauth-authorize.js';
 import { securityHeaders } from './security-headers.js';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import { renderPage } from './layout.js';
 import { newWebRouter, type WebEnv } from './web-env.js';
 import { loadWebSession } from './web-session.js';
 
@@ -34,10 +38,13 @@ const PAGES = [
   billingPages,
   usagePages,
   termsPages,
+  webhooksPages,
   catalogPages,
   listingPages,
   testPaymentsPages,
   providerPages,
+  providerApiPages,
+  providerProfilePages,
   marketPages,
   providersPages,
   cliLoginPages,
@@ -62,6 +69,57 @@ export function createWebRoutes() {
   web.use('*', pagesOnly(loadWebSession()));
   web.use('*', pagesOnly(csrfProtection()));
   for (const pages of PAGES) web.route('/', pages);
+  // `/apis/<slug>` is a listing; `/apis` alone (or `/apis/`) means the list of them.
+  web.get('/apis', (c) => c.redirect('/catalog', 308));
+  web.get('*', notFoundPage);
   web.onError(webOnError);
   return web;
+}
+
+/** A browser asks for HTML first; curl, SDKs and fetch() without an Accept header get problem+json. */
+function wantsHtml(c: Context<WebEnv>): boolean {
+  return (c.req.header('accept') ?? '').includes('text/html');
+}
+
+/**
+ * GET of a path no page or route answers: `/catalog/` redirects to `/catalog` (308, query kept; never to a
+ * `//host` path), a browser gets a 404 page in the layout, anything else the REST 404 (problem+json).
+ */
+async function notFoundPage(c: Context<WebEnv>): Promise<Response> {
+  const path = c.req.path;
+  if (isApiPath(path)) return c.notFound();
+  const trimmed = path.replace(/\/+$/, '');
+  if (trimmed !== path && trimmed.startsWith('/') && !/^\/[\/\\]/.test(trimmed)) {
+    const url = new URL(c.req.url);
+    return c.redirect(trimmed + url.search, 308);
+  }
+  if (!wantsHtml(c)) return c.notFound();
+  return renderPage(
+    c,
+    { title: 'Page not found', status: 404 },
+    <>
+      <p>There is no page at this address. It may have moved, or the link may be mistyped.</p>
+      <form class="row" method="get" action="/catalog" role="search">
+        <label class="visually-hidden" for="nf-q">
+          Search APIs
+        </label>
+        <input id="nf-q" name="q" type="search" placeholder="Search APIs" />
+        <button type="submit">Search</button>
+      </form>
+      <ul>
+        <li>
+          <a href="/">Home</a>
+        </li>
+        <li>
+          <a href="/catalog">Browse the catalog</a>
+        </li>
+        <li>
+          <a href="/dashboard">Your dashboard</a>
+        </li>
+      </ul>
+      <p class="hint">
+        Error <code>not_found</code> · request <code>{c.get('requestId')}</code>
+      </p>
+    </>,
+  );
 }

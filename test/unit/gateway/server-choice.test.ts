@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { chooseServer, probeNative, serverFor } from '../../../gateway/server-choice.js';
+import { FALLBACK_SHARES_PORT } from '../../../gateway/http-fallback.js';
+import { EXPECTED_SERVER } from '../../helpers/gateway.js';
+import { ROOT } from '../../helpers/processes.js';
+
+const run = promisify(execFile);
+const saved = process.env.UWS_USE_FALLBACK;
+afterEach(() => {
+  if (saved === undefined) delete process.env.UWS_USE_FALLBACK;
+  else process.env.UWS_USE_FALLBACK = saved;
+});
+
+describe('gateway HTTP server choice', () => {
+  it('fallback is taken when asked, with no native build loaded', () => {
+    const c = chooseServer('fallback', 8192);
+    expect(c).not.toBeInstanceOf(Error);
+    expect(c).toMatchObject({ kind: 'fallback', why: 'SVC_GATEWAY_SERVER=fallback', attempts: [] });
+    // uWS reads its header cap from the environment when it loads; the fallback reads the same variable.
+    expect(process.env.UWS_HTTP_MAX_HEADERS_SIZE).toBe(String(64 * 1024));
+  });
+
+  it('auto picks the server this run expects, and says why', () => {
+    const c = chooseServer('auto', 8192);
+    if (c instanceof Error) throw c;
+    expect(c.kind).toBe(EXPECTED_SERVER);
+    if (c.kind === 'native') expect(c.build).toMatch(/uws_[a-z0-9]+_[a-z0-9]+_\d+\.node/);
+    else expect(c.why).toMatch(/^no native uWS build loads \(/);
+  });
+
+  it('with UWS_USE_FALLBACK, auto runs the fallback and native refuses, saying what would make a build load', () => {
+    process.env.UWS_USE_FALLBACK = '1';
+    const attempts = probeNative({ all: true }).attempts;
+    expect(attempts.map((a) => a.loaded)).toEqual([false, false]);
+    expect(chooseServer('auto', 8192)).toMatchObject({
+      kind: 'fallback',
+      why: expect.stringContaining('UWS_USE_FALLBACK is set'),
+    });
+    const refused = chooseServer('native', 8192);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(/no native uWS build loads here .*What would: unset UWS_USE_FALLBACK/);
+  });
+
+  it('several fallback workers are refused where node:net cannot share a port', () => {
+    const c = serverFor('fallback', 8192, 2);
+    if (FALLBACK_SHARES_PORT) expect(c).toMatchObject({ kind: 'fallback' });
+    else expect((c as Error).message).toMatch(/needs Node >= 22.12 to share one port between 2 workers/);
+  });
+
+  it('npm run doctor prints Node, libc, the server the gateway runs, better-sqlite3 and the data dir', async () => {
+    const { stdout } = await run(process.execPath, [join(ROOT, 'dist/scripts/doctor.js')], {
+      env: { PATH: process.env.PATH ?? '', SVC_DATA_DIR: join(tmpdir(), 'svc-doctor-test') },
+    });
+    expect(stdout).toContain(`node:           ${process.versions.node} (ABI ${process.versions.modules}`);
+    expect(stdout).toMatch(/^libc: +\S/m);
+    expect(stdout).toMatch(new RegExp(`^gateway server: ${EXPECTED_SERVER}`, 'm'));
+    expect(stdout).toMatch(/^better-sqlite3: 12\.\d+\.\d+ loads/m);
+    expect(stdout).toMatch(/^data dir: .*\(writable\)$/m);
+    expect(stdout).toMatch(/^result: +ok/m);
+  });
+});
