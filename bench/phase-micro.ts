@@ -8,6 +8,7 @@ import { ROOT } from './setup.js';
 import type { KeyAuthResult } from './micro/key-auth.bench.js';
 import type { LedgerResult } from './micro/ledger-writer.bench.js';
 import type { PgWriterResult } from './micro/pg-writer.bench.js';
+import type { MetricsCostResult } from './micro/metrics.bench.js';
 
 export interface MicroResults {
   keyAuth?: KeyAuthResult;
@@ -16,6 +17,8 @@ export interface MicroResults {
   ledgerSweep?: LedgerResult[];
   /** The same settles on PostgreSQL (gateway/pg/settle-writer.ts): three gateway writers, one PostgreSQL. */
   pgWriter?: PgWriterResult;
+  /** CPU that gateway metrics add to one paid call (target <= 2 µs). */
+  metricsCost?: MetricsCostResult;
 }
 
 function _runJson<T>(script: string, args: string[], cpus: string, timeoutSec: number): Promise<T> {
@@ -46,6 +49,14 @@ export async function runMicro(
   log: (s: string) => void,
 ): Promise<MicroResults> {
   const out: MicroResults = {};
+  try {
+    out.metricsCost = await _runJson<MetricsCostResult>('metrics.bench.js', ['2000000'], o.cpus, 120);
+    log(
+      `gateway metrics: +${out.metricsCost.addedUs} µs CPU per paid call (${out.metricsCost.onUs} with, ${out.metricsCost.offUs} without; target <= 2 µs)`,
+    );
+  } catch (e) {
+    log(`gateway metrics: ERROR ${(e as Error).message}`);
+  }
   try {
     out.keyAuth = await _runJson<KeyAuthResult>('key-auth.bench.js', [String(o.authOps)], o.cpus, 120);
     log(

@@ -59,7 +59,9 @@ export async function createAppContext(config: Readonly<Config>, opts: AppContex
   const log = opts.log ?? createLogger(opts.process ?? 'control', config.logLevel);
   // The in-memory index's base is read from FTS5 (SQLite only); on PostgreSQL search ranks in the database.
   const detachSearchIndex =
-    config.searchIndex && handles.dialect !== 'postgres' ? attachSearchIndex(handles.db, handles.sqlite, log) : () => {};
+    config.searchIndex && handles.dialect !== 'postgres'
+      ? attachSearchIndex(handles.db, handles.sqlite, log)
+      : () => {};
   return {
     config,
     db: handles.db,

@@ -111,7 +111,7 @@ export function gauge<L extends string = never>(
   name: string,
   help: string,
   labelNames: readonly L[] = [],
-  collect?: (this: Gauge<L>) => void,
+  collect?: (this: Gauge<L>) => void | Promise<void>,
 ): Gauge<L> {
   const r = processRegistry();
   return (

@@ -81,6 +81,12 @@ interface Head {
   expectContinue: boolean;
 }
 
+/** True when a LF not preceded by CR is in the bytes (RFC 9112 §2.2: this server does not accept bare LF). */
+function bareLf(b: Buffer): boolean {
+  for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) if (i === 0 || b[i - 1] !== 13) return true;
+  return false;
+}
+
 /** Parses a header block (without its final CRLFCRLF); null when uWS would drop the request. */
 function parseHead(text: string): Head | null {
   const lines = text.split('\r\n');
@@ -101,6 +107,9 @@ function parseHead(text: string): Head | null {
   let host = false;
   let connection = '';
   let expectContinue = false;
+  // Framing the handler refuses (framing.ts: non-digit Content-Length, a coding other than chunked, both headers):
+  // the request reaches it without a body, and the connection closes after its 400.
+  let unframed = false;
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
     const colon = line.indexOf(':');
@@ -113,15 +122,27 @@ function parseHead(text: string): Head | null {
     if (name === 'host') host = true;
     else if (name === 'content-length') {
       // Framing is read from the first one; the gateway refuses differing repeats itself (server.ts).
-      if (!/^[0-9]{1,15}$/.test(value)) return null;
-      if (length === -1) length = Number(value);
+      if (!/^[0-9]{1,15}$/.test(value)) unframed = true;
+      else if (length === -1) length = Number(value);
     } else if (name === 'transfer-encoding') {
-      if (value.toLowerCase() !== 'chunked') return null; // no other coding is understood: framing unknowable
+      if (value.toLowerCase() !== 'chunked' || chunked) unframed = true; // framing unknowable: handler says 400
       chunked = true;
     } else if (name === 'connection') connection = value.toLowerCase();
     else if (name === 'expect' && value.toLowerCase() === '100-continue') expectContinue = true;
   }
   if (!host && version === 'HTTP/1.1') return null;
+  if (chunked && length !== -1) unframed = true;
+  if (unframed)
+    return {
+      method,
+      path: q === -1 ? target : target.slice(0, q),
+      query: q === -1 ? undefined : target.slice(q + 1),
+      headers,
+      length: 0,
+      chunked: false,
+      keepAlive: false,
+      expectContinue: false,
+    };
   const keepAlive =
     version === 'HTTP/1.1' ? !/(^|,)\s*close\s*(,|$)/.test(connection) : /(^|,)\s*keep-alive\s*(,|$)/.test(connection);
   return {
@@ -355,8 +376,8 @@ class Connection {
       if (this.#closeAfter) return;
       const end = this.#pending.indexOf(CRLFCRLF);
       if (end === -1) {
-        // uWS drops a header block over its cap without an answer.
-        if (this.#pending.length > this.maxHead) this.socket.destroy();
+        // uWS drops a header block over its cap without an answer; a bare LF can never end a valid head: drop now.
+        if (this.#pending.length > this.maxHead || bareLf(this.#pending)) this.socket.destroy();
         return;
       }
       if (end + 4 > this.maxHead) return void this.socket.destroy();

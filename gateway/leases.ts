@@ -163,6 +163,13 @@ export class LeaseManager implements LeaseStore {
     return this.#book.byId.size;
   }
 
+  /** Cents this process holds reserved from org balances and has not spent yet (gateway metrics). */
+  get reservedCents(): number {
+    let n = 0;
+    for (const l of this.#book.byId.values()) n += l.amount - l.spent;
+    return n;
+  }
+
   /** Read-only: would a call of `price` pass the org balance and the key's caps right now? (quotes) */
   peek(
     key: KeyRecord,

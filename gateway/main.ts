@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { orExit } from '../core/config.js';
 import { createLogger } from '../core/log.js';
 import { onStop } from '../core/lifecycle.js';
+import { createRegistry, serveMetrics } from '../core/metrics.js';
+import { aggregateWorkers } from './metrics.js';
 import { openDatabase } from '../core/db/database.js';
 import { migrateToLatest } from '../core/db/migrate.js';
 import { loadGatewayConfig, type GatewayConfig } from './config.js';
@@ -120,10 +122,28 @@ async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
   };
 
   for (let i = 0; i < n; i++) await new Promise<void>((resolve) => spawnWorker(i, resolve));
+  // One scrape for the whole gateway: the supervisor sums its workers' series (gateway/metrics.ts).
+  const own = createRegistry();
+  const metrics = await serveMetrics(
+    c.base.metrics,
+    'gateway',
+    () =>
+      aggregateWorkers(
+        children.filter((ch): ch is ChildProcess => !!ch && ch.connected),
+        own,
+      ),
+    log,
+  );
   if (!announced) {
     announced = true;
     process.stdout.write(
-      JSON.stringify({ ready: 'gateway', url, port: sharedPort, workers: children.map((ch) => ch?.pid) }) + '\n',
+      JSON.stringify({
+        ready: 'gateway',
+        url,
+        port: sharedPort,
+        workers: children.map((ch) => ch?.pid),
+        metrics_url: metrics?.url,
+      }) + '\n',
     );
   }
   const stop = () => {

@@ -142,8 +142,8 @@ export class Pipeline {
     const verified = auth.org.emailVerified;
     if (!resolved.ok)
       return refuse(resolved.code, resolved.detail, { next: refusalNext(resolved.code, slug, verified) });
-    // HEAD is free (no body is served, so nothing is sold); it still needs a valid key and counts toward rate limits.
-    const price = p.method === 'HEAD' ? 0 : priceOf(d.listings, key.orgId, resolved.endpoint, now);
+    // HEAD is charged as its GET: its headers are the provider's data too (docs/gateway.md "What is charged").
+    const price = priceOf(d.listings, key.orgId, resolved.endpoint, now);
     ids.push(['x-svc-price-cents', String(price)]);
     const maxPrice = parseMaxPrice(p.headers);
     if (maxPrice !== null && typeof maxPrice === 'object') {

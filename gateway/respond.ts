@@ -21,7 +21,8 @@ export interface ClientSink {
   readonly aborted: boolean;
   readonly isHead: boolean;
   onAbort(cb: () => void): void;
-  problem(err: SvcError, requestId: string, headers: Headers): void;
+  /** `padTo`: pad the body with JSON whitespace to at least this many bytes (framing.ts FRAMING_ANSWER_PAD). */
+  problem(err: SvcError, requestId: string, headers: Headers, padTo?: number): void;
   send(status: number, headers: Headers, body: Buffer | string): void;
   /** Status and headers now, body to follow with write()/end() (chunked). */
   begin(status: number, headers: Headers): void;
@@ -34,6 +35,9 @@ export interface ClientSink {
 
 export class UwsSink implements ClientSink {
   aborted = false;
+  /** The answer's status, and whether svc itself answered (a problem) rather than relaying the upstream (metrics). */
+  status = 0;
+  own = false;
   #abortCb: (() => void) | undefined;
   #writableCb: (() => void) | undefined;
 
@@ -63,14 +67,20 @@ export class UwsSink implements ClientSink {
     this.#abortCb = cb;
   }
 
-  problem(err: SvcError, requestId: string, headers: Headers): void {
+  problem(err: SvcError, requestId: string, headers: Headers, padTo = 0): void {
+    // An upstream that failed or timed out is the upstream's failure, even though svc words the answer.
+    this.own = err.code !== 'upstream_error' && err.code !== 'upstream_timeout';
     const h: Headers = [['content-type', PROBLEM_CONTENT_TYPE], ...headers];
+    // Our refusals are never charged; every one says so (docs/gateway.md "Response headers").
+    if (!headers.some((e) => e[0] === 'x-svc-charged-cents')) h.push(['x-svc-charged-cents', '0']);
     if (err.retryAfter !== undefined) h.push(['retry-after', String(err.retryAfter)]);
-    this.send(err.status, h, JSON.stringify(problemOf(err, requestId, restNextStep)));
+    const body = JSON.stringify(problemOf(err, requestId, restNextStep));
+    this.send(err.status, h, body.length < padTo ? body.padEnd(padTo, ' ') : body);
   }
 
   send(status: number, headers: Headers, body: Buffer | string): void {
     if (this.aborted) return;
+    this.status = status;
     const res = this.res;
     // A `connection: close` answer (framing refused, oversized body) must really end the socket: uWS keeps it open
     // unless told, and unread body bytes would then parse as the next request.
@@ -90,6 +100,7 @@ export class UwsSink implements ClientSink {
 
   begin(status: number, headers: Headers): void {
     if (this.aborted) return;
+    this.status = status;
     const res = this.res;
     res.cork(() => {
       res.writeStatus(statusLine(status));

@@ -6,10 +6,19 @@
 import type { HttpApp, HttpServerModule } from './http-api.js';
 import { SvcError } from '../core/errors.js';
 import { fastId } from './fast-id.js';
+import { FRAMING_ANSWER_PAD, checkFraming } from './framing.js';
 import type { Pipeline, ProxyRequest } from './pipeline.js';
 import { UwsSink, type Headers } from './respond.js';
 import { BodyDrain, DRAIN_BYTES, RequestBody } from './request-body.js';
 import { SMALL_BODY } from './steps/relay-util.js';
+import type { GatewayMetrics } from './metrics.js';
+
+/** The listing slug of a proxied path (`/_quote/<slug>/…` for quotes). */
+function slugOf(url: string): string {
+  const path = url.startsWith('/_quote/') ? url.slice(7) : url;
+  const end = path.indexOf('/', 1);
+  return end < 0 ? path.slice(1) : path.slice(1, end);
+}
 
 export interface ServerState {
   closing: boolean;
@@ -19,6 +28,8 @@ export interface ServerState {
   workerIndex: number;
   /** Last change-feed seq applied by this worker. */
   feedSeq: () => number;
+  /** Per-call metrics (gateway/metrics.ts); absent in tests that build a server without them. */
+  metrics?: GatewayMetrics;
 }
 
 export function createServer(
@@ -27,6 +38,9 @@ export function createServer(
   state: ServerState,
   opts: { maxRequestBytes: number; maxHeaderBytes: number },
 ): HttpApp {
+  // No `uWebSockets: 20` header on answers (it names the server and its version): uWS's `_cfg('silent')`.
+  const cfg: unknown = Reflect.get(uws, '_cfg');
+  if (typeof cfg === 'function') cfg.call(uws, 'silent');
   const app = uws.App();
   app.get('/healthz', (res) => {
     res.cork(() => {
@@ -56,33 +70,34 @@ export function createServer(
     const query = req.getQuery() ?? '';
     const headers: Headers = [];
     let headerBytes = url.length + query.length;
-    let contentLength = -1;
-    let badLength = false;
-    let chunked = false;
     req.forEach((k, v) => {
       headers.push([k, v]);
       headerBytes += k.length + v.length + 4;
-      if (k === 'content-length') {
-        // RFC 9112 §6.3: differing or malformed Content-Length values make the framing unknowable (smuggling).
-        const n = /^[0-9]{1,15}$/.test(v) ? Number(v) : Number.NaN;
-        if (Number.isNaN(n) || (contentLength !== -1 && n !== contentLength)) badLength = true;
-        contentLength = n;
-      } else if (k === 'transfer-encoding') chunked = true;
     });
     state.active++;
-    const sink = new UwsSink(res, method === 'HEAD', () => state.active--);
-    const requestId = fastId('req');
-    if (badLength) {
-      const message = 'Content-Length must be one decimal value (sent once, or repeated with the same value).';
-      return sink.problem(
-        new SvcError('validation_failed', message, { errors: [{ path: 'header:Content-Length', message }] }),
-        requestId,
-        [
-          ['x-svc-request-id', requestId],
-          ['connection', 'close'],
-        ],
+    const started = performance.now();
+    const sink: UwsSink = new UwsSink(res, method === 'HEAD', () => {
+      state.active--;
+      // A 404 from svc itself names no listing that exists: it is not labelled (bounded cardinality).
+      const slug = sink.own && sink.status === 404 ? null : slugOf(url);
+      state.metrics?.answered(
+        sink.own ? 'gateway' : 'upstream',
+        sink.status || 499,
+        slug,
+        (performance.now() - started) / 1000,
       );
-    }
+    });
+    const requestId = fastId('req');
+    // Method, header count, Transfer-Encoding and Content-Length (framing.ts); a refusal closes the connection.
+    const framing = checkFraming(method, headers);
+    if (!framing.ok)
+      return sink.problem(
+        framing.error,
+        requestId,
+        [...framing.headers, ['x-svc-request-id', requestId], ['connection', 'close']],
+        FRAMING_ANSWER_PAD,
+      );
+    const { contentLength, chunked } = framing;
     if (headerBytes > opts.maxHeaderBytes) {
       return sink.problem(
         new SvcError('headers_too_large', `Request headers exceed ${opts.maxHeaderBytes} bytes.`),

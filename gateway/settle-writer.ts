@@ -47,6 +47,8 @@ export interface SettleWriterOptions {
   lockWaitLimitMs?: number;
   /** Called after a batch commits, before callers are resumed (lease accounting). */
   onCommitted?: (records: readonly SettleRecord[]) => void;
+  /** How long each committed batch's transaction took, ms (gateway metrics). */
+  onCommitTime?: (ms: number) => void;
 }
 
 /** Thrown (to every waiter) when another process declared this holder dead and released its leases. */
@@ -144,11 +146,13 @@ export class SettleWriter implements SettleStore {
     }
     let written: { balances: number[]; results: unknown[] };
     try {
+      const started = performance.now();
       written = this.#write(
         batch.map((w) => w.rec),
         joined,
         blocking,
       );
+      this.#opts.onCommitTime?.(performance.now() - started);
       this.#busySince = null;
     } catch (e) {
       if (isBusy(e) && !blocking) {

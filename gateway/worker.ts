@@ -21,6 +21,10 @@ import type { Pipeline } from './pipeline.js';
 import { buildPipeline } from './wire.js';
 import { createServer, type ServerState } from './server.js';
 import { serverFor, type ServerChoice } from './server-choice.js';
+import { GatewayMetrics, ReadCounter, ReadGauge, answerMetricsRequests, walBytes } from './metrics.js';
+import { registryRenderer, serveMetrics } from '../core/metrics.js';
+import type { KeyCache as KeyCacheT } from './cache/key-cache.js';
+import type { ListingCache as ListingCacheT } from './cache/listing-cache.js';
 import type { ListenSocket } from './http-api.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
 import { neverWait, noWait, waitingForLock, whenUnlocked } from './no-wait.js';
@@ -32,6 +36,8 @@ export const PICKED_PORT_TAKEN_EXIT = 75;
 export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: number, port: number): Promise<void> {
   const base = cfg.base;
   const log = createLogger(`gateway${workerIndex ? `-${workerIndex}` : ''}`, base.logLevel);
+  const metrics = new GatewayMetrics();
+  let lastCheckpointAt = 0;
   const choice = serverFor(cfg.server, cfg.maxHeaderBytes, base.gatewayWorkers);
   if (choice instanceof Error) {
     log.error(`refusing to start: ${choice.message}`);
@@ -80,9 +86,17 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     platformFeeBps: base.platformFeeBps,
     lockWaitLimitMs: cfg.lockWaitMs,
     onCommitted: (records) => {
-      for (const r of records)
+      for (const r of records) {
         if (r.leaseId !== null && r.chargedCents > 0) leases.committed(r.leaseId, r.chargedCents);
+        if (r.priceCents > 0) {
+          metrics.priced.inc();
+          if (r.chargedCents > 0) metrics.charged.inc([], r.chargedCents);
+          else metrics.refunded.inc([], r.priceCents);
+        }
+        metrics.upstreamDuration.observe(r.latencyMs / 1000);
+      }
     },
+    onCommitTime: (ms) => metrics.settleCommit.observe(ms / 1000),
   });
   const fatal = (why: string) => {
     log.error('stopping: this holder was reaped by another process', { why });
@@ -97,6 +111,10 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     holderId: instances.id,
     heartbeatMs: cfg.heartbeatMs,
     onReaped: () => fatal('heartbeat refused'),
+    onCheckpoint: (c) => {
+      metrics.checkpoint.observe(c.ms / 1000);
+      lastCheckpointAt = Date.now();
+    },
   });
   const feed = new ChangeFeed(
     sqlite,
@@ -117,7 +135,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   );
   const pressureAt = new Map<string, number>();
   const pressureStmt = sqlite.prepare("INSERT INTO changes (entity, entity_id, created_at) VALUES ('org', ?, ?)");
-  const pipeline = buildPipeline(cfg, log, clock, {
+  const pipeline = buildPipeline(cfg, log, clock, metrics, {
     keys,
     listings,
     leases,
@@ -165,6 +183,23 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   neverWait(sqlite);
   return serve(cfg, workerIndex, port, log, choice, {
     holderId: instances.id,
+    metrics,
+    keys,
+    listings,
+    gauges: [
+      new ReadGauge(
+        'svc_gateway_reserved_cents',
+        'Cents reserved in leases and not spent yet',
+        () => leases.reservedCents,
+      ),
+      new ReadGauge('svc_gateway_wal_bytes', 'Size of the SQLite WAL file', () => walBytes(base.dbFile), 'max'),
+      new ReadGauge(
+        'svc_gateway_checkpoint_last_timestamp_seconds',
+        'When the last WAL checkpoint finished (0: none yet)',
+        () => lastCheckpointAt / 1000,
+        'max',
+      ),
+    ],
     pipeline,
     feed,
     writer,
@@ -191,6 +226,11 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
 /** What `serve` needs from a store: the pipeline over it, and how to stop (after the calls in flight drained). */
 export interface WorkerStores {
   holderId: string;
+  metrics: GatewayMetrics;
+  keys: KeyCacheT;
+  listings: ListingCacheT;
+  /** The store's own gauges (SQLite: WAL size, last checkpoint, reserved cents). */
+  gauges: Parameters<GatewayMetrics['registry']>[0];
   pipeline: Pipeline;
   feed: ChangeSource;
   writer: SettleStore;
@@ -212,14 +252,43 @@ async function serve(
 ): Promise<void> {
   const base = cfg.base;
   const uws = choice.server;
-  const { pipeline, feed, writer, leases } = stores;
+  const { pipeline, feed, writer, leases, metrics, keys, listings } = stores;
   const state: ServerState = {
     closing: false,
     active: 0,
     server: choice.kind,
     workerIndex,
     feedSeq: () => feed.seq,
+    metrics,
   };
+  const registry = metrics.registry([
+    new ReadGauge('svc_gateway_leases_open', 'Credit leases this gateway holds', () => leases.size),
+    new ReadGauge(
+      'svc_gateway_settle_queue_depth',
+      'Settles waiting for their group commit',
+      () => writer.pending,
+      'max',
+    ),
+    new ReadGauge(
+      'svc_gateway_change_feed_lag_seconds',
+      'Seconds since the change feed last read the database successfully',
+      () => (performance.now() - feed.polledAt) / 1000,
+      'max',
+    ),
+    new ReadCounter('svc_gateway_cache_requests_total', 'Key and listing cache lookups by result', () => [
+      { labels: { cache: 'key', result: 'hit' }, value: keys.hits },
+      { labels: { cache: 'key', result: 'miss' }, value: keys.misses },
+      { labels: { cache: 'listing', result: 'hit' }, value: listings.hits },
+      { labels: { cache: 'listing', result: 'miss' }, value: listings.misses },
+    ]),
+    ...stores.gauges,
+  ]);
+  // One worker serves its own scrape; under the multi-worker supervisor, the supervisor asks each worker over IPC.
+  const supervised = process.env.SVC_GATEWAY_WORKER_INDEX !== undefined;
+  const metricsListener = supervised
+    ? undefined
+    : await serveMetrics(base.metrics, 'gateway', registryRenderer(registry), log);
+  if (supervised) answerMetricsRequests(registry);
   const app = createServer(uws, pipeline, state, {
     maxRequestBytes: cfg.maxRequestBytes,
     maxHeaderBytes: cfg.maxHeaderBytes,
@@ -245,7 +314,12 @@ async function serve(
   const boundPort = uws.us_socket_local_port(listenSocket);
   const host = base.host === '0.0.0.0' ? '127.0.0.1' : base.host;
   process.stdout.write(
-    JSON.stringify({ ready: 'gateway', url: `http://${host}:${boundPort}`, port: boundPort }) + '\n',
+    JSON.stringify({
+      ready: 'gateway',
+      url: `http://${host}:${boundPort}`,
+      port: boundPort,
+      metrics_url: metricsListener?.url,
+    }) + '\n',
   );
   log.info('gateway listening', {
     port: boundPort,

@@ -92,8 +92,7 @@ export function collect(pool: Pool, opts: Dispatcher.DispatchOptions): Promise<C
   });
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const num = (v: string | undefined): number | null => (v === undefined || v === '' ? null : Number(v));
 const TEXTUAL = /^(text\/|application\/(json|problem\+json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
 

@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfigOrExit } from '../core/config.js';
 import { onStop } from '../core/lifecycle.js';
-import { processRegistry, registryRenderer, serveMetrics } from '../core/metrics.js';
+import { gauge, processRegistry, registryRenderer, serveMetrics } from '../core/metrics.js';
 import { intervalJob } from '../control/lib/interval-job.js';
 import { createAppContext } from '../control/context.js';
 import { createGatewayCalls } from './gateway-calls.js';
@@ -33,6 +33,23 @@ const fastMode = process.env.SVC_MCP_FAST_TOOL_CALLS;
 const server = createServer(
   fastMode === 'off' ? honoListener : createFastToolCalls(deps, honoListener, { mark: fastMode === 'mark' }),
 );
+// Read at scrape time: sessions that have not expired, and OAuth grants that have not been revoked.
+gauge('svc_mcp_sessions_open', 'MCP sessions (2025-11-25 era) not yet expired', [], async function () {
+  const r = await ctx.db
+    .selectFrom('mcp_sessions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('expires_at', '>', ctx.clock.now())
+    .executeTakeFirst();
+  this.set(Number(r?.n ?? 0));
+});
+gauge('svc_mcp_oauth_grants', 'OAuth grants to MCP clients that are not revoked', [], async function () {
+  const r = await ctx.db
+    .selectFrom('oauth_grants')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  this.set(Number(r?.n ?? 0));
+});
 const metrics = await serveMetrics(config.metrics, 'mcp', registryRenderer(processRegistry()), ctx.log);
 server.listen(config.ports.mcp, config.host, () => {
   const info = server.address() as AddressInfo;

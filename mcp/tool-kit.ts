@@ -16,6 +16,7 @@ import type { Caller } from './auth.js';
 import type { GatewayCalls } from './gateway-calls.js';
 import { fail, ok } from './result.js';
 import { mcpNextStep } from './next-step.js';
+import { REMOTE_BUCKETS, counter, histogram } from '../core/metrics.js';
 
 export interface ToolEnv {
   ctx: AppContext;
@@ -80,24 +81,60 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: {
   run(args: z.infer<I>, env: ToolEnv, rpcId: string | number): Promise<z.infer<O> | Answer<z.infer<O>>>;
 }): ToolDef {
   const { run, ...meta } = def;
+  const runTool = async (args: unknown, env: ToolEnv, rpcId: string | number): Promise<CallToolResult> => {
+    const parsed = def.input.safeParse(args ?? {});
+    if (!parsed.success) {
+      return toolError(
+        `Input validation error: Invalid arguments for tool ${def.name}: ${issuesText(parsed.error.issues)}`,
+      );
+    }
+    try {
+      const out = await run(parsed.data, env, rpcId);
+      return out instanceof Noted ? ok(out.data, out.note) : ok(out);
+    } catch (e) {
+      if (e instanceof SvcError) return refusal(e, def.name, env, slugOf(parsed.data));
+      throw e;
+    }
+  };
   return {
     ...meta,
     async run(args, env, rpcId) {
-      const parsed = def.input.safeParse(args ?? {});
-      if (!parsed.success) {
-        return toolError(
-          `Input validation error: Invalid arguments for tool ${def.name}: ${issuesText(parsed.error.issues)}`,
-        );
-      }
+      const started = performance.now();
+      let result: CallToolResult | undefined;
       try {
-        const out = await run(parsed.data, env, rpcId);
-        return out instanceof Noted ? ok(out.data, out.note) : ok(out);
-      } catch (e) {
-        if (e instanceof SvcError) return refusal(e, def.name, env, slugOf(parsed.data));
-        throw e;
+        result = await runTool(args, env, rpcId);
+        return result;
+      } finally {
+        observeToolCall(def.name, result, performance.now() - started, env);
       }
     },
   };
+}
+
+const toolCalls = counter('svc_mcp_tool_calls_total', 'MCP tools/call by tool and outcome', ['tool', 'outcome']);
+const toolDuration = histogram(
+  'svc_mcp_tool_call_duration_seconds',
+  'MCP tools/call latency by tool',
+  [...REMOTE_BUCKETS],
+  ['tool'],
+);
+
+/**
+ * Metrics and one log line per tools/call: ok, refused (a tool error), or failed (threw). A call_api line carries the
+ * gateway's request id, so an operator follows one call from the MCP log into the gateway's.
+ */
+function observeToolCall(tool: string, result: CallToolResult | undefined, ms: number, env: ToolEnv): void {
+  const outcome = result === undefined ? 'failed' : result.isError ? 'refused' : 'ok';
+  toolCalls.inc({ tool, outcome });
+  toolDuration.observe({ tool }, ms / 1000);
+  const sc = result?.structuredContent as Record<string, unknown> | undefined;
+  env.ctx.log.info('tool call', {
+    tool,
+    outcome,
+    ms: Math.round(ms * 10) / 10,
+    ...(typeof sc?.request_id === 'string' ? { gateway_request_id: sc.request_id } : {}),
+    ...(typeof sc?.code === 'string' ? { error_code: sc.code } : {}),
+  });
 }
 
 /** The listing a refusal is about, when the tool takes one (a 428's page is that listing's). */

@@ -26,6 +26,7 @@ function counted(mailer: Mailer): Mailer {
     'transport',
     'outcome',
   ]);
+  for (const outcome of ['sent', 'failed']) sent.inc({ transport: mailer.kind, outcome }, 0);
   return {
     kind: mailer.kind,
     async send(mail) {

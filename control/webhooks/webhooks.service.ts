@@ -200,20 +200,18 @@ export async function testWebhook(
   if (ep.status !== 'enabled')
     throw new SvcError('invalid_state', 'This endpoint is disabled: enable it first (POST /v1/webhooks/{id}/enable)');
   const now = ctx.clock.now();
-  const eventId = await ctx.db
-    .transaction()
-    .execute((trx) =>
-      emitEvent(
-        trx,
-        {
-          orgId: p.orgId,
-          type: 'webhook.test',
-          data: { endpoint_id: id, message: 'A test event from svc' },
-          endpointId: id,
-        },
-        now,
-      ),
-    );
+  const eventId = await ctx.db.transaction().execute((trx) =>
+    emitEvent(
+      trx,
+      {
+        orgId: p.orgId,
+        type: 'webhook.test',
+        data: { endpoint_id: id, message: 'A test event from svc' },
+        endpointId: id,
+      },
+      now,
+    ),
+  );
   return { event_id: eventId! };
 }
 

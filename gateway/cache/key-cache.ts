@@ -64,6 +64,9 @@ function isAsyncSource(s: Sqlite.Database | AsyncKeySource): s is AsyncKeySource
  * whenever a row is added to api_keys (the feed watches max(rowid)), so a new key works at once.
  */
 export class KeyCache {
+  /** Lookups answered from memory, and those that went to the database (gateway metrics). */
+  hits = 0;
+  misses = 0;
   readonly #byHash: LRUCache<string, KeyRecord>;
   readonly #unknown: LRUCache<string, true>;
   readonly #orgs = new Map<string, OrgRecord>();
@@ -105,6 +108,7 @@ export class KeyCache {
     if (this.#unknown.has(hash)) return null;
     const busy = this.#loading.get(`k:${hash}`);
     if (busy) return busy;
+    this.misses++;
     const gen = this.#gen;
     const p = src.key(hash).then(async (row) => {
       if (gen !== this.#gen) return;
@@ -141,7 +145,11 @@ export class KeyCache {
   /** The record for a key hash, or undefined when no such key exists. */
   byHash(hash: string): KeyRecord | undefined {
     const hit = this.#byHash.get(hash);
-    if (hit) return hit;
+    if (hit) {
+      this.hits++;
+      return hit;
+    }
+    this.misses++;
     if (this.#unknown.has(hash)) return undefined;
     if (!this.#keyStmt) throw new NotCachedError('key not loaded (warm it first)');
     const row = this.#keyStmt.get(hash);

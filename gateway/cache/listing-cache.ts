@@ -74,6 +74,9 @@ function isAsyncSource(s: Sqlite.Database | AsyncListingSource): s is AsyncListi
 }
 
 export class ListingCache {
+  /** Lookups answered from memory, and those that went to the database (gateway metrics). */
+  hits = 0;
+  misses = 0;
   /** slug -> listing, or null for "no live listing" (negative entries dropped on any api change). */
   readonly #bySlug = new Map<string, Listing | null>();
   readonly #accepted = new Map<string, boolean>();
@@ -107,6 +110,7 @@ export class ListingCache {
     if (!src || !slug) return null;
     const listing = this.#bySlug.get(slug);
     if (listing === undefined) {
+      this.misses++;
       return this.#track(`l:${slug}`, (fresh) =>
         src.listing(slug).then((rows) => {
           if (fresh()) this.#put(slug, rows ? this.#build(rows.api, rows.endpoints, rows.terms) : null);
@@ -149,8 +153,12 @@ export class ListingCache {
 
   bySlug(slug: string): Listing | null {
     const hit = this.#bySlug.get(slug);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) {
+      this.hits++;
+      return hit;
+    }
     if (!this.#s) throw new NotCachedError('listing not loaded (warm it first)');
+    this.misses++;
     const listing = this.#load(slug);
     this.#put(slug, listing);
     return listing;

@@ -18,6 +18,7 @@ import { ListingCache } from '../cache/listing-cache.js';
 import type { GatewayConfig } from '../config.js';
 import { KeyRateLimiter } from '../rate-limiter.js';
 import { buildPipeline } from '../wire.js';
+import { GatewayMetrics } from '../metrics.js';
 import type { WorkerStores } from '../worker.js';
 import { PgChangeFeed, recordChange } from './change-feed.js';
 import { Pg } from './connect.js';
@@ -35,6 +36,7 @@ export async function openPgStores(
   log: Logger,
 ): Promise<WorkerStores> {
   const base = cfg.base;
+  const metrics = new GatewayMetrics();
   // Every process migrates at start (kysely's Migrator holds a session advisory lock: concurrent starts apply once).
   const mig = openPostgres(url, { max: 1 });
   try {
@@ -63,8 +65,15 @@ export async function openPgStores(
     holderId: holders.id,
     platformFeeBps: base.platformFeeBps,
     onCommitted: (records) => {
-      for (const r of records)
+      for (const r of records) {
         if (r.leaseId !== null && r.chargedCents > 0) leases.committed(r.leaseId, r.chargedCents);
+        if (r.priceCents > 0) {
+          metrics.priced.inc();
+          if (r.chargedCents > 0) metrics.charged.inc([], r.chargedCents);
+          else metrics.refunded.inc([], r.priceCents);
+        }
+        metrics.upstreamDuration.observe(r.latencyMs / 1000);
+      }
     },
     onLateCommit: (records) => {
       for (const r of records)
@@ -94,7 +103,7 @@ export async function openPgStores(
     bg('change feed'),
   );
   const pressureAt = new Map<string, number>();
-  const pipeline = buildPipeline(cfg, log, clock, {
+  const pipeline = buildPipeline(cfg, log, clock, metrics, {
     keys,
     listings,
     leases,
@@ -150,6 +159,10 @@ export async function openPgStores(
 
   return {
     holderId: holders.id,
+    metrics,
+    keys,
+    listings,
+    gauges: [],
     pipeline,
     feed,
     writer,

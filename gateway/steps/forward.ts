@@ -74,10 +74,44 @@ export function createUpstreamPool(opts: {
   });
 }
 
-/** Upstream path + query for a call, with query-parameter injection applied. */
+/** A query parameter's name as an upstream decodes it: `+` is a space, each `%XX` one byte (as latin1 text). */
+function decodedName(pair: string): string {
+  const eq = pair.indexOf('=');
+  const name = (eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, ' ');
+  if (!name.includes('%')) return name;
+  return name.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+}
+
+/** ASCII case folded: some upstream frameworks (ASP.NET) read query names case-insensitively. */
+const fold = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/**
+ * The consumer's query with every parameter the provider's secret is injected as removed, whichever way its name is
+ * spelled (`k`, `K`, `%6B`, `k` after a `;`, which some frameworks also split on), so the upstream never sees the
+ * consumer's value beside (or instead of) the secret. Other parameters pass through byte for byte, in order.
+ */
+export function withoutParam(query: string, name: string): string {
+  if (!query) return query;
+  // Names are compared as the bytes an upstream decodes (UTF-8 read as latin1, like decodedName's %XX bytes).
+  const want = fold(Buffer.from(name, 'utf8').toString('latin1'));
+  if (!fold(query).includes(want) && !query.includes('%')) return query;
+  const kept: string[] = [];
+  for (const pair of query.split('&')) {
+    if (!pair.includes(';')) {
+      if (fold(decodedName(pair)) !== want) kept.push(pair);
+      continue;
+    }
+    const parts = pair.split(';').filter((part) => fold(decodedName(part)) !== want);
+    if (parts.length > 0) kept.push(parts.join(';'));
+  }
+  return kept.join('&');
+}
+
+/** Upstream path + query for a call, with query-parameter injection applied (the consumer's own copy removed). */
 export function upstreamPath(listing: Listing, req: ForwardRequest): string {
   let q = req.query;
   if (listing.injection === 'query' && listing.injectionName && listing.secret !== null) {
+    q = withoutParam(q, listing.injectionName);
     const kv = `${encodeURIComponent(listing.injectionName)}=${encodeURIComponent(listing.secret)}`;
     q = q ? `${q}&${kv}` : kv;
   }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, gw, balanceOf, activateRequiredTerms, retireTerms, type World } from './fixture.js';
+import { makeWorld, gw, activateRequiredTerms, retireTerms, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
-import { seedOrg, seedKey, grantCredits, seedListing, expectLedgerConsistent } from '../../helpers/db.js';
+import { seedOrg, seedKey, grantCredits, seedListing } from '../../helpers/db.js';
 import { newId } from '../../../core/ids.js';
 
 let w: World;
@@ -13,21 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await g?.stop();
   await w?.cleanup();
-});
-
-describe('HEAD is free', () => {
-  it('answers the GET endpoint without a body, charges 0 and still needs a key', async () => {
-    const c = await seedOrg(w.h);
-    await grantCredits(w.h, c.orgId, 10);
-    const r = await gw(g.url, 'HEAD', `/${w.slug}/users/1`, { key: c.key });
-    expect(r.status).toBe(200);
-    expect(r.text).toBe('');
-    expect(r.headers.get('x-svc-charged-cents')).toBe('0');
-    expect(r.headers.get('x-svc-price-cents')).toBe('0');
-    expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(10);
-    expect((await gw(g.url, 'HEAD', `/${w.slug}/users/1`)).status).toBe(401);
-    await expectLedgerConsistent(w.h);
-  });
 });
 
 describe('402 bodies', () => {

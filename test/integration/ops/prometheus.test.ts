@@ -120,11 +120,32 @@ describe('Prometheus: rules, scrape, dashboard series', () => {
     expect((await gw(gateway.url, 'GET', `/${w.slug}/users/1`)).status).toBe(401);
     expect((await gw(gateway.url, 'GET', `/${w.slug}/fail`, { key: consumer.key })).status).toBe(500);
     expect((await fetch(`${control.url}/v1/catalog/search?query=x`)).status).toBeLessThan(500);
-    await fetch(`${mcp.url}/mcp`, {
+    // A stateless (2026-07-28) tools/call.
+    const mcpCall = await fetch(`${mcp.url}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${consumer.key}`,
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'search_apis',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'search_apis',
+          arguments: { query: 'x' },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
     });
+    expect(mcpCall.status).toBe(200);
 
     const query = async (q: string) =>
       (

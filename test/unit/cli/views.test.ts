@@ -3,6 +3,7 @@
  * `next` is one command, errors speak commands rather than HTTP, flags are checked before any request, answers are
  * parsed with their core schema. Each test fails on the code before the fix (named in the test).
  */
+import type { NextStep } from '../../../core/next-step.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LeaderboardSchema, ListingSchemaViewSchema } from '../../../core/schemas/catalog.schemas.js';
 import { MarketOverviewSchema } from '../../../core/schemas/market.schemas.js';
@@ -284,13 +285,31 @@ describe('next steps and error wording', () => {
     'verification_failed',
     'connection_failed',
   ];
-  const actions = ['authenticate', 'log_in', 'verify_email', 'ask_org_admin'];
+  /** One step of every action of the shared NextStep (core/next-step.ts), as the server sends it. */
+  const steps: NextStep[] = [
+    { action: 'authenticate' },
+    { action: 'log_in' },
+    { action: 'verify_email' },
+    { action: 'ask_org_admin' },
+    { action: 'get_key' },
+    { action: 'buy_credits' },
+    { action: 'add_card' },
+    ...(['budget', 'per_call', 'daily', 'approval_mode'] as const).map((cap) => ({
+      action: 'raise_cap' as const,
+      cap,
+    })),
+    { action: 'accept_terms', slug: 's' },
+    { action: 'check_price', slug: 's' },
+    { action: 'find_listing' },
+    { action: 'list_endpoints', slug: 's' },
+    { action: 'retry_later' },
+  ];
 
   it('every next is one command: no prose, no backticks, no parentheses (before: "svc login   (or `svc register` …)")', () => {
     const all = [
       ...codes.map((c) => nextCommand(c, null, { slug: 's', endpoint: 'e', apiId: 'api_1', email: 'a@b.test' })),
       ...codes.map((c) => nextCommand(c, null)),
-      ...actions.map((a) => nextCommand('x', a)),
+      ...steps.map((step) => nextCommand('x', step)),
     ];
     for (const n of all) {
       expect(n).toMatch(/^(svc|npm) /);
