@@ -72,7 +72,7 @@ th{font-weight:600;color:var(--muted);font-size:var(--step--1);text-transform:up
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .cards,.ways{display:grid;gap:var(--s4);grid-template-columns:repeat(auto-fill,minmax(17rem,1fr));padding:0;list-style:none;margin:var(--s3) 0}
 .card{border:1px solid var(--line);border-radius:var(--radius);padding:var(--s4);background:var(--bg);box-shadow:var(--shadow);min-width:0}
-.card h3{margin:0 0 .15rem}.card p{margin:.4rem 0}
+.card h3{margin:0 0 .15rem;overflow-wrap:anywhere}.card-head>*{min-width:0}.card p{margin:.4rem 0}
 .card-head{display:flex;gap:var(--s3);align-items:center}.card-head p{margin:0}
 .avatar{flex:none;width:2.5rem;height:2.5rem;border-radius:9px;display:grid;place-items:center;font-weight:800;font-size:.95rem;background:var(--h-bg);color:var(--h-fg)}
 .cat{display:inline-block;border-radius:999px;padding:0 .55rem;font-size:var(--step--1);font-weight:600;text-decoration:none;background:var(--h-bg);color:var(--h-fg)}

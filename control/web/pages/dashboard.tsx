@@ -88,7 +88,7 @@ dashboardRoutes.get('/dashboard', async (c) => {
       {g.last_calls.length === 0 ? (
         <p class="empty">No calls yet. Pick an API in the catalog and try it from its page.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
           <table>
             <thead>
               <tr>

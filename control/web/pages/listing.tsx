@@ -97,7 +97,7 @@ listingPages.get('/apis/:slug', async (c) => {
       </dl>
       {d.description ? renderMarkdown(d.description) : null}
       <h2>Endpoints and prices</h2>
-      <div class="table-wrap">
+      <div class="table-wrap" tabindex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
         <table>
           <thead>
             <tr>

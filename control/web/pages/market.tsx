@@ -124,7 +124,7 @@ marketPages.get('/market', async (c) => {
         <dt>Endpoints</dt>
         <dd>{o.endpoints}</dd>
       </dl>
-      <div class="table-wrap">
+      <div class="table-wrap" tabindex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
         <table>
           <thead>
             <tr>

@@ -232,7 +232,7 @@ function PricingForm(props: { c: Context<WebEnv>; d: ProviderApiDetail; base: st
       <p class="hint">Dollars per call; 0 is free. A price increase takes effect after the notice period.</p>
       <Form c={c} action={`${props.base}/pricing`}>
         <FormErrors errors={state?.errors} />
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
           <table>
             <thead>
               <tr>

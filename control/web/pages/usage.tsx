@@ -83,7 +83,7 @@ usagePages.get('/dashboard/usage', async (c) => {
             series: [{ name: 'charged', data: u.by_api.map((a) => a.charged_cents) }],
             unit: 'cents',
           })}
-          <div class="table-wrap">
+          <div class="table-wrap" tabindex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
             <table>
               <thead>
                 <tr>
@@ -114,7 +114,7 @@ usagePages.get('/dashboard/usage', async (c) => {
         <p>No calls in this period.</p>
       )}
       <h2>Newest calls</h2>
-      <div class="table-wrap">
+      <div class="table-wrap" tabindex={0} role="region" aria-label="Table (scrolls sideways on narrow screens)">
         <table>
           <thead>
             <tr>
