@@ -23,6 +23,7 @@ import { renderMarkdown, withKeptNotes } from './report.js';
 import { profilePaid, type ProfileLine } from './profile.js';
 import { checkIntegrity, type Integrity } from './integrity.js';
 import { eldDelay, eldSnapshot } from './eld.js';
+import { postgresAvailable, startPostgres, type PgCluster } from '../test/helpers/postgres.js';
 
 export interface BenchResult {
   file: string;
@@ -67,8 +68,11 @@ async function _main(): Promise<void> {
   const procs: Pinned[] = [];
   const tmp = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const seeds: Seeded[] = [];
+  let pgCluster: PgCluster | undefined;
   const stopAll = async () => {
     await Promise.all(procs.splice(0).map((p) => p.stop()));
+    await pgCluster?.stop().catch(() => {});
+    pgCluster = undefined;
   };
   process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
   const checks: BenchResult['checks'] = {};
@@ -143,6 +147,29 @@ async function _main(): Promise<void> {
           env: { ...env, SVC_GATEWAY_SERVER: 'fallback' },
         });
         procs.push(fallback);
+        // The same paid path on PostgreSQL (issue 27): a throwaway local PostgreSQL 15 (test/helpers/postgres.ts).
+        if (postgresAvailable()) {
+          pgCluster = await startPostgres();
+          const pgSeed = await seedDataDir(stub.url, 'paid-pg', await pgCluster.createDatabase('bench'));
+          seeds.push(pgSeed);
+          const pgUrl = pgCluster.url('bench');
+          const paidPg = await startGateway(pgSeed, 'gateway-paid-pg', {
+            metering: true,
+            cpus: SUT_CPU,
+            nodeOptions,
+            env: { ...env, SVC_DATABASE_URL: pgUrl },
+          });
+          procs.push(paidPg);
+          targets.push({
+            id: 'paid-pg',
+            label: TARGET_LABELS['paid-pg'],
+            url: paidPg.url + pgSeed.path,
+            headers: { authorization: `Bearer ${pgSeed.key}` },
+            sut: paidPg,
+            expectStatus: 200,
+            eld: true,
+          });
+        } else notes.push('paid-pg skipped: PostgreSQL 15 binaries not found (Debian postgresql-15)');
         log(`gateway pass-through ${pass.url} (pid ${pass.pid}), paid ${paid.url} (pid ${paid.pid}), cpu ${SUT_CPU}`);
         const auth = (k: string) => ({ authorization: `Bearer ${k}` });
         targets.push(

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { migrateToLatest } from '../core/db/migrate.js';
+import { openPostgres } from '../core/db/database.js';
 import { openTestDb, seedOrg, grantCredits, seedListing } from '../test/helpers/db.js';
 import { startPinned, type Pinned } from './procs.js';
 
@@ -28,9 +29,10 @@ export interface Seeded {
   apiId: string;
 }
 
-export async function seedDataDir(stubUrl: string, label: string): Promise<Seeded> {
+/** `databaseUrl`: seed that PostgreSQL database instead of the data dir's SQLite file (the `paid-pg` target). */
+export async function seedDataDir(stubUrl: string, label: string, databaseUrl?: string): Promise<Seeded> {
   const dataDir = mkdtempSync(join(tmpdir(), `svc-bench-${label}-`));
-  const h = openTestDb(dataDir);
+  const h = databaseUrl ? openPostgres(databaseUrl, { max: 1 }) : openTestDb(dataDir);
   try {
     await migrateToLatest(h.db);
     const provider = await seedOrg(h);
@@ -54,7 +56,7 @@ export async function seedDataDir(stubUrl: string, label: string): Promise<Seede
       apiId,
     };
   } finally {
-    h.close();
+    await h.close();
   }
 }
 

@@ -8,7 +8,16 @@ import type { Pinned } from './procs.js';
 import { PRICE_CENTS, type Seeded } from './setup.js';
 import { STUB_BODY } from './stub-upstream.js';
 
-export type TargetId = 'direct' | 'nginx' | 'haproxy' | 'fastify' | 'passthrough' | 'paid' | 'paid-fallback' | 'unauth';
+export type TargetId =
+  | 'direct'
+  | 'nginx'
+  | 'haproxy'
+  | 'fastify'
+  | 'passthrough'
+  | 'paid'
+  | 'paid-fallback'
+  | 'paid-pg'
+  | 'unauth';
 
 export interface Target {
   id: TargetId;
@@ -30,6 +39,7 @@ export const TARGET_LABELS: Record<TargetId, string> = {
   passthrough: 'gateway pass-through (metering off)',
   paid: 'gateway full paid path',
   'paid-fallback': 'gateway full paid path, fallback HTTP server (JS, gateway/http-fallback.ts)',
+  'paid-pg': 'gateway full paid path on PostgreSQL 15 (SVC_DATABASE_URL; server on the same box, unpinned)',
   unauth: 'gateway 401 (unknown key)',
 };
 

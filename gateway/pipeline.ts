@@ -18,7 +18,7 @@ import type { ClaimOutcome } from './idempotency.js';
 import type { ClaimStore, LeaseStore, SettleStore } from './store.js';
 import type { KeyRateLimiter } from './rate-limiter.js';
 import type { ClientSink, Headers } from './respond.js';
-import { authenticate } from './steps/authenticate.js';
+import { authenticate, keyHashOf } from './steps/authenticate.js';
 import { checkCall, monthStartOf, parseMaxPrice, priceOf, resolveListing, type Resolved } from './steps/checks.js';
 import { SMALL_BODY, capDetail, header, refusalNext, responseHeaders } from './steps/relay-util.js';
 import { passThrough } from './steps/pass-through.js';
@@ -78,19 +78,55 @@ export function splitSlug(url: string): { slug: string; path: string } {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Awaits a cache's loads until it answers from memory (null); false when the database cannot be read or a
+ * change kept arriving during every load (bounded: four loads).
+ */
+async function warmed(load: () => Promise<void> | null): Promise<boolean> {
+  try {
+    for (let i = 0; i < 4; i++) {
+      const w = load();
+      if (w === null) return true;
+      await w;
+    }
+    return load() === null;
+  } catch {
+    return false;
+  }
+}
+
 export class Pipeline {
   constructor(private readonly d: PipelineDeps) {}
 
   async handle(p: ProxyRequest, sink: ClientSink): Promise<void> {
     const isQuote = p.url.startsWith('/_quote/');
     const { slug, path } = splitSlug(isQuote ? p.url.slice(7) : p.url);
-    if (!this.d.cfg.metering) return passThrough(this.d, p, slug, path, sink);
     const d = this.d;
     const ids: Headers = [['x-svc-request-id', p.requestId]];
     const refuse = (code: ErrorCode, detail: string, opts?: ConstructorParameters<typeof SvcError>[2]) =>
       sink.problem(new SvcError(code, detail, opts), p.requestId, ids);
+    const unreachable = () =>
+      refuse(
+        'unavailable',
+        'The gateway cannot read its database right now; the call was not charged. Retry shortly.',
+        {
+          retryAfter: 1,
+        },
+      );
+    if (!d.cfg.metering) {
+      if (d.listings.async && !(await warmed(() => d.listings.warm(slug, null, p.method, path, 0))))
+        return unreachable();
+      return passThrough(d, p, slug, path, sink);
+    }
 
-    const auth = authenticate(header(p.headers, 'authorization'), header(p.headers, 'x-svc-key'), d.keys);
+    const authorization = header(p.headers, 'authorization');
+    const xSvcKey = header(p.headers, 'x-svc-key');
+    // PostgreSQL: a key, org or listing not in memory is one awaited round trip before the synchronous checks.
+    if (d.keys.async) {
+      const h = keyHashOf(authorization, xSvcKey);
+      if (h !== null && !(await warmed(() => d.keys.warm(h)))) return unreachable();
+    }
+    const auth = authenticate(authorization, xSvcKey, d.keys);
     if (!auth.ok) return refuse(auth.code, auth.detail, { next: refusalNext(auth.code, slug, false) });
     const key = auth.key;
     const now = d.clock.now();
@@ -100,6 +136,8 @@ export class Pipeline {
         retryAfter: wait,
         next: { action: 'retry_later' },
       });
+    if (d.listings.async && !(await warmed(() => d.listings.warm(slug, key.orgId, p.method, path, monthStartOf(now)))))
+      return unreachable();
     const resolved = resolveListing(d.listings, slug, p.method, path);
     const verified = auth.org.emailVerified;
     if (!resolved.ok)

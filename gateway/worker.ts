@@ -6,7 +6,7 @@ import { openDatabase } from '../core/db/database.js';
 import { migrateToLatest } from '../core/db/migrate.js';
 import { loadSecretKey } from '../core/secret-key.js';
 import { offsetClock, utcDay } from '../core/clock.js';
-import { createLogger } from '../core/log.js';
+import { createLogger, type Logger } from '../core/log.js';
 import type { GatewayConfig } from './config.js';
 import { KeyCache } from './cache/key-cache.js';
 import { ListingCache } from './cache/listing-cache.js';
@@ -17,16 +17,18 @@ import { TermsRefusals } from './terms-refusals.js';
 import { IdempotencyStore } from './idempotency.js';
 import { Instances } from './instances.js';
 import { KeyRateLimiter } from './rate-limiter.js';
-import { createUpstreamPool } from './steps/forward.js';
-import { egressPolicy } from '../core/egress.js';
-import { Pipeline, upstreamFailureKind } from './pipeline.js';
+import type { Pipeline } from './pipeline.js';
+import { buildPipeline } from './wire.js';
 import { createServer, type ServerState } from './server.js';
-import { serverFor } from './server-choice.js';
+import { serverFor, type ServerChoice } from './server-choice.js';
 import { GatewayMetrics, ReadCounter, ReadGauge, answerMetricsRequests, walBytes } from './metrics.js';
 import { registryRenderer, serveMetrics } from '../core/metrics.js';
+import type { KeyCache as KeyCacheT } from './cache/key-cache.js';
+import type { ListingCache as ListingCacheT } from './cache/listing-cache.js';
 import type { ListenSocket } from './http-api.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
 import { neverWait, noWait, waitingForLock, whenUnlocked } from './no-wait.js';
+import type { ChangeSource, LeaseStore, SettleStore } from './store.js';
 
 /** Exit code of a worker whose supervisor-picked port was taken before it could listen (main.ts picks again). */
 export const PICKED_PORT_TAKEN_EXIT = 75;
@@ -41,7 +43,6 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     log.error(`refusing to start: ${choice.message}`);
     process.exit(1);
   }
-  const uws = choice.server;
   // The one line that says which HTTP server runs, why, and what it costs (docs/operations.md "Node versions").
   if (workerIndex === 0)
     (choice.kind === 'native' ? log.info : log.warn)(`http server: ${choice.kind}`, {
@@ -51,11 +52,11 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
       cost: choice.cost,
       node: process.versions.node,
     });
-  // The PostgreSQL stores exist (gateway/pg/, docs/scale-out.md) but this worker is not wired to them yet: never
-  // serve from the SQLite file while the control plane writes PostgreSQL, which would split the books in two.
+  // PostgreSQL (SVC_DATABASE_URL): the same pipeline over the gateway/pg stores (gateway/pg/worker-stores.ts).
   if (base.databaseUrl) {
-    log.error('SVC_DATABASE_URL is set but the gateway does not run on PostgreSQL yet; refusing to start');
-    process.exit(1);
+    const { openPgStores } = await import('./pg/worker-stores.js');
+    const stores = await openPgStores(cfg, base.databaseUrl, workerIndex, log);
+    return serve(cfg, workerIndex, port, log, choice, stores);
   }
   const handles = openDatabase(base.dbFile);
   await migrateToLatest(handles.db);
@@ -134,9 +135,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   );
   const pressureAt = new Map<string, number>();
   const pressureStmt = sqlite.prepare("INSERT INTO changes (entity, entity_id, created_at) VALUES ('org', ?, ?)");
-  const pipeline = new Pipeline({
-    cfg,
-    clock,
+  const pipeline = buildPipeline(cfg, log, clock, metrics, {
     keys,
     listings,
     leases,
@@ -148,17 +147,6 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     termsRefusals: new TermsRefusals(sqlite, writer, (e) =>
       log.warn('recording a terms refusal failed', { err: e as Error }),
     ),
-    onUpstreamFailure: (slug, requestId, err) => {
-      metrics.upstreamErrors.inc([upstreamFailureKind(err)]);
-      log.warn('upstream failed', { slug, request_id: requestId, err: err.message });
-    },
-    upstream: createUpstreamPool({
-      connections: cfg.upstreamConnections,
-      connectTimeoutMs: cfg.connectTimeoutMs,
-      headersTimeoutMs: cfg.headersTimeoutMs,
-      bodyTimeoutMs: cfg.bodyTimeoutMs,
-      egress: egressPolicy(base),
-    }),
     signalPressure(orgId) {
       const now = clock.now();
       if ((pressureAt.get(orgId) ?? 0) > now - cfg.pollMs) return;
@@ -193,6 +181,78 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
 
   // From here on this thread's connection never sleeps on the lock (no-wait.ts); only shutdown waits for it.
   neverWait(sqlite);
+  return serve(cfg, workerIndex, port, log, choice, {
+    holderId: instances.id,
+    metrics,
+    keys,
+    listings,
+    gauges: [
+      new ReadGauge(
+        'svc_gateway_reserved_cents',
+        'Cents reserved in leases and not spent yet',
+        () => leases.reservedCents,
+      ),
+      new ReadGauge('svc_gateway_wal_bytes', 'Size of the SQLite WAL file', () => walBytes(base.dbFile), 'max'),
+      new ReadGauge(
+        'svc_gateway_checkpoint_last_timestamp_seconds',
+        'When the last WAL checkpoint finished (0: none yet)',
+        () => lastCheckpointAt / 1000,
+        'max',
+      ),
+    ],
+    pipeline,
+    feed,
+    writer,
+    leases,
+    async stop() {
+      writer.flush(true);
+      feed.stop();
+      clearInterval(housekeeping);
+      try {
+        waitingForLock(sqlite, cfg.lockWaitMs, () => {
+          leases.releaseAll(clock.now());
+          instances.markStopped(clock.now());
+        });
+      } catch (e) {
+        log.error('releasing leases failed', { err: e as Error });
+      }
+      await stopBackground();
+      sqlite.close();
+    },
+    fatal,
+  });
+}
+
+/** What `serve` needs from a store: the pipeline over it, and how to stop (after the calls in flight drained). */
+export interface WorkerStores {
+  holderId: string;
+  metrics: GatewayMetrics;
+  keys: KeyCacheT;
+  listings: ListingCacheT;
+  /** The store's own gauges (SQLite: WAL size, last checkpoint, reserved cents). */
+  gauges: Parameters<GatewayMetrics['registry']>[0];
+  pipeline: Pipeline;
+  feed: ChangeSource;
+  writer: SettleStore;
+  leases: LeaseStore;
+  /** Writes what is queued, returns this holder's leases, marks it stopped, closes the database. */
+  stop(): Promise<void>;
+  /** This holder was reaped by another process: stop serving at once (exit 1; the supervisor restarts it). */
+  fatal(why: string): void;
+}
+
+/** Listens, prints the ready line, and on SIGTERM/SIGINT/supervisor loss drains and stops the stores. */
+async function serve(
+  cfg: Readonly<GatewayConfig>,
+  workerIndex: number,
+  port: number,
+  log: Logger,
+  choice: ServerChoice,
+  stores: WorkerStores,
+): Promise<void> {
+  const base = cfg.base;
+  const uws = choice.server;
+  const { pipeline, feed, writer, leases, metrics, keys, listings } = stores;
   const state: ServerState = {
     closing: false,
     active: 0,
@@ -204,21 +264,9 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   const registry = metrics.registry([
     new ReadGauge('svc_gateway_leases_open', 'Credit leases this gateway holds', () => leases.size),
     new ReadGauge(
-      'svc_gateway_reserved_cents',
-      'Cents reserved in leases and not spent yet',
-      () => leases.reservedCents,
-    ),
-    new ReadGauge(
       'svc_gateway_settle_queue_depth',
       'Settles waiting for their group commit',
       () => writer.pending,
-      'max',
-    ),
-    new ReadGauge('svc_gateway_wal_bytes', 'Size of the SQLite WAL file', () => walBytes(base.dbFile), 'max'),
-    new ReadGauge(
-      'svc_gateway_checkpoint_last_timestamp_seconds',
-      'When the last WAL checkpoint finished (0: none yet)',
-      () => lastCheckpointAt / 1000,
       'max',
     ),
     new ReadGauge(
@@ -233,6 +281,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
       { labels: { cache: 'listing', result: 'hit' }, value: listings.hits },
       { labels: { cache: 'listing', result: 'miss' }, value: listings.misses },
     ]),
+    ...stores.gauges,
   ]);
   // One worker serves its own scrape; under the multi-worker supervisor, the supervisor asks each worker over IPC.
   const supervised = process.env.SVC_GATEWAY_WORKER_INDEX !== undefined;
@@ -272,7 +321,13 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
       metrics_url: metricsListener?.url,
     }) + '\n',
   );
-  log.info('gateway listening', { port: boundPort, metering: cfg.metering, server: choice.kind, holder: instances.id });
+  log.info('gateway listening', {
+    port: boundPort,
+    metering: cfg.metering,
+    server: choice.kind,
+    holder: stores.holderId,
+    store: base.databaseUrl ? 'postgres' : 'sqlite',
+  });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -286,24 +341,12 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     const deadline = Date.now() + 10_000;
     while ((state.active > 0 || writer.pending > 0) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
-    writer.flush(true);
+    await stores.stop();
     log.info('settle writer totals', {
       calls: writer.written,
       transactions: writer.batches,
       lease_acquisitions: leases.acquisitions,
     });
-    feed.stop();
-    clearInterval(housekeeping);
-    try {
-      waitingForLock(sqlite, cfg.lockWaitMs, () => {
-        leases.releaseAll(clock.now());
-        instances.markStopped(clock.now());
-      });
-    } catch (e) {
-      log.error('releasing leases failed', { err: e as Error });
-    }
-    await stopBackground();
-    sqlite.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -311,7 +354,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
   process.on('disconnect', () => void shutdown('supervisor gone'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('unhandledRejection', (e) => {
-    if (e instanceof HolderReapedError) fatal('settle refused');
+    if (e instanceof HolderReapedError) stores.fatal('settle refused');
     log.error('unhandled rejection', { err: e as Error });
   });
 }

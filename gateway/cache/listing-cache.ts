@@ -1,10 +1,14 @@
 /**
  * Listings by slug (upstream, injection, decrypted secret, endpoint templates and prices, active terms),
- * loaded from SQLite on a miss and dropped by the change feed on any 'api' or 'terms' change.
+ * loaded on a miss and dropped by the change feed on any 'api' or 'terms' change. On SQLite a miss loads
+ * synchronously; on PostgreSQL (an `AsyncListingSource`, gateway/pg/lookups.ts) the pipeline awaits
+ * `warm(…)` first, which loads the listing, the caller's terms acceptance and its month's call count (what
+ * the checks after it read), and is null when all of that is cached.
  */
 import type Sqlite from 'better-sqlite3';
 import { decryptSecret } from '../../core/crypto.js';
 import { parseDiscounts, type DiscountTier } from '../../core/discounts.js';
+import { NotCachedError } from './key-cache.js';
 
 export interface EndpointRec {
   id: string;
@@ -32,7 +36,7 @@ export interface Listing {
   requiredTermsDocId: string | null;
 }
 
-interface ApiRow {
+export interface ApiRow {
   id: string;
   org_id: string;
   slug: string;
@@ -44,6 +48,31 @@ interface ApiRow {
   injection_name: string | null;
 }
 
+export interface EndpointRow {
+  id: string;
+  method: string;
+  path: string;
+  price_cents: number;
+  discounts_json: string;
+}
+
+export interface TermsRow {
+  id: string;
+  acceptance_mode: string;
+}
+
+/** Where a PostgreSQL gateway loads listings from on a miss (gateway/pg/lookups.ts). */
+export interface AsyncListingSource {
+  /** The listing's rows by slug (endpoints not removed, in position order), or undefined for no such slug. */
+  listing(slug: string): Promise<{ api: ApiRow; endpoints: EndpointRow[]; terms: TermsRow | undefined } | undefined>;
+  accepted(orgId: string, docId: string): Promise<boolean>;
+  monthCalls(orgId: string, endpointId: string, monthStart: number): Promise<number>;
+}
+
+function isAsyncSource(s: Sqlite.Database | AsyncListingSource): s is AsyncListingSource {
+  return typeof (s as AsyncListingSource).listing === 'function';
+}
+
 export class ListingCache {
   /** Lookups answered from memory, and those that went to the database (gateway metrics). */
   hits = 0;
@@ -52,13 +81,74 @@ export class ListingCache {
   readonly #bySlug = new Map<string, Listing | null>();
   readonly #accepted = new Map<string, boolean>();
   readonly #monthCalls = new Map<string, number>();
-  readonly #s: ReturnType<typeof _prepare>;
+  readonly #s: ReturnType<typeof _prepare> | null = null;
+  readonly #source: AsyncListingSource | null = null;
+  readonly #loading = new Map<string, Promise<void>>();
+  /** Moved by every drop: a load that started before a drop does not cache what it read. */
+  #gen = 0;
 
   constructor(
-    sqlite: Sqlite.Database,
+    source: Sqlite.Database | AsyncListingSource,
     private readonly secretKey: Buffer | null,
   ) {
-    this.#s = _prepare(sqlite);
+    if (isAsyncSource(source)) this.#source = source;
+    else this.#s = _prepare(source);
+  }
+
+  /** True when misses load asynchronously (PostgreSQL): callers await `warm` before the lookups. */
+  get async(): boolean {
+    return this.#source !== null;
+  }
+
+  /**
+   * Null when `bySlug(slug)`, and for its matching endpoint `termsAccepted(orgId, …)` and
+   * `monthCalls(orgId, …, monthStart)`, answer from memory now; otherwise a load to await before asking again.
+   * `orgId` null: only the listing (metering off).
+   */
+  warm(slug: string, orgId: string | null, method: string, path: string, monthStart: number): Promise<void> | null {
+    const src = this.#source;
+    if (!src || !slug) return null;
+    const listing = this.#bySlug.get(slug);
+    if (listing === undefined) {
+      this.misses++;
+      return this.#track(`l:${slug}`, (fresh) =>
+        src.listing(slug).then((rows) => {
+          if (fresh()) this.#put(slug, rows ? this.#build(rows.api, rows.endpoints, rows.terms) : null);
+        }),
+      );
+    }
+    if (listing === null || orgId === null) return null;
+    const doc = listing.requiredTermsDocId;
+    if (doc !== null && listing.providerOrgId !== orgId && !this.#accepted.has(`${orgId}:${doc}`)) {
+      return this.#track(`a:${orgId}:${doc}`, (fresh) =>
+        src.accepted(orgId, doc).then((v) => {
+          if (fresh()) this.#putAccepted(`${orgId}:${doc}`, v);
+        }),
+      );
+    }
+    const endpoint = matchEndpoint(listing, method, path);
+    if (!endpoint || endpoint.tiers.length === 0 || endpoint.priceCents === 0) return null;
+    const k = `${orgId}:${endpoint.id}:${monthStart}`;
+    if (this.#monthCalls.has(k)) return null;
+    return this.#track(`m:${k}`, (fresh) =>
+      src.monthCalls(orgId, endpoint.id, monthStart).then((n) => {
+        if (fresh()) this.#monthCalls.set(k, n);
+      }),
+    );
+  }
+
+  /** One load per key at a time; `fresh()` is false once a drop happened since it started (then it caches nothing). */
+  #track(k: string, load: (fresh: () => boolean) => Promise<void>): Promise<void> {
+    const busy = this.#loading.get(k);
+    if (busy) return busy;
+    const gen = this.#gen;
+    const p = load(() => gen === this.#gen);
+    this.#loading.set(k, p);
+    const done = () => {
+      if (this.#loading.get(k) === p) this.#loading.delete(k);
+    };
+    p.then(done, done);
+    return p;
   }
 
   bySlug(slug: string): Listing | null {
@@ -67,20 +157,30 @@ export class ListingCache {
       this.hits++;
       return hit;
     }
+    if (!this.#s) throw new NotCachedError('listing not loaded (warm it first)');
     this.misses++;
     const listing = this.#load(slug);
+    this.#put(slug, listing);
+    return listing;
+  }
+
+  #put(slug: string, listing: Listing | null): void {
     if (this.#bySlug.size > 50_000) this.#bySlug.clear();
     this.#bySlug.set(slug, listing);
-    return listing;
+  }
+
+  #putAccepted(k: string, v: boolean): void {
+    if (this.#accepted.size > 100_000) this.#accepted.clear();
+    this.#accepted.set(k, v);
   }
 
   termsAccepted(orgId: string, docId: string): boolean {
     const k = `${orgId}:${docId}`;
     let v = this.#accepted.get(k);
     if (v === undefined) {
+      if (!this.#s) throw new NotCachedError('terms acceptance not loaded (warm it first)');
       v = this.#s.accepted.get(orgId, docId) !== undefined;
-      if (this.#accepted.size > 100_000) this.#accepted.clear();
-      this.#accepted.set(k, v);
+      this.#putAccepted(k, v);
     }
     return v;
   }
@@ -90,6 +190,7 @@ export class ListingCache {
     const k = `${orgId}:${endpointId}:${monthStart}`;
     let v = this.#monthCalls.get(k);
     if (v === undefined) {
+      if (!this.#s) throw new NotCachedError('month call count not loaded (warm it first)');
       v = this.#s.monthCalls.get(orgId, endpointId, monthStart)!.n;
       this.#monthCalls.set(k, v);
     }
@@ -103,6 +204,7 @@ export class ListingCache {
   }
 
   dropApi(apiId: string): void {
+    this.#gen++;
     // Map iteration tolerates deletes; negative (null) entries go too, since a new or re-published listing
     // announces itself only by its own api id.
     for (const [slug, l] of this.#bySlug) if (l === null || l.apiId === apiId) this.#bySlug.delete(slug);
@@ -114,15 +216,21 @@ export class ListingCache {
   }
 
   clear(): void {
+    this.#gen++;
     this.#bySlug.clear();
     this.#accepted.clear();
     this.#monthCalls.clear();
   }
 
   #load(slug: string): Listing | null {
-    const s = this.#s;
+    const s = this.#s!;
     const api = s.api.get(slug);
-    if (!api || api.status !== 'live' || api.suspended_at !== null || !api.base_url) return null;
+    if (!api || !isLive(api)) return null;
+    return this.#build(api, s.endpoints.all(api.id), s.terms.get(api.id));
+  }
+
+  #build(api: ApiRow, endpointRows: readonly EndpointRow[], doc: TermsRow | undefined): Listing | null {
+    if (!isLive(api) || !api.base_url) return null;
     let origin: string;
     let basePath: string;
     try {
@@ -132,7 +240,7 @@ export class ListingCache {
     } catch {
       return null;
     }
-    const endpoints = s.endpoints.all(api.id).map((e): EndpointRec => {
+    const endpoints = endpointRows.map((e): EndpointRec => {
       const segments = e.path
         .split('/')
         .slice(1)
@@ -148,7 +256,6 @@ export class ListingCache {
     });
     // Most specific template first: /users/me wins over /users/{id}.
     endpoints.sort((a, b) => b.literals - a.literals);
-    const doc = s.terms.get(api.id);
     let secret: string | null = null;
     if (api.secret_enc && this.secretKey) secret = decryptSecret(this.secretKey, api.secret_enc);
     return {
@@ -164,6 +271,10 @@ export class ListingCache {
       requiredTermsDocId: doc && doc.acceptance_mode === 'required' ? doc.id : null,
     };
   }
+}
+
+function isLive(api: ApiRow): boolean {
+  return api.status === 'live' && api.suspended_at === null && !!api.base_url;
 }
 
 /** The endpoint whose method and template match `path` (no query), or undefined. HEAD falls back to GET. */
@@ -184,13 +295,10 @@ function _prepare(db: Sqlite.Database) {
     api: db.prepare<[string], ApiRow>(
       'SELECT id, org_id, slug, base_url, status, suspended_at, secret_enc, injection, injection_name FROM apis WHERE slug = ?',
     ),
-    endpoints: db.prepare<
-      [string],
-      { id: string; method: string; path: string; price_cents: number; discounts_json: string }
-    >(
+    endpoints: db.prepare<[string], EndpointRow>(
       'SELECT id, method, path, price_cents, discounts_json FROM endpoints WHERE api_id = ? AND removed_at IS NULL ORDER BY position',
     ),
-    terms: db.prepare<[string], { id: string; acceptance_mode: string }>(
+    terms: db.prepare<[string], TermsRow>(
       "SELECT id, acceptance_mode FROM legal_documents WHERE api_id = ? AND status = 'activated' ORDER BY activated_at DESC, created_at DESC LIMIT 1",
     ),
     accepted: db.prepare<[string, string], { id: string }>(

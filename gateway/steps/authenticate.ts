@@ -9,6 +9,12 @@ import type { KeyCache, KeyRecord, OrgRecord } from '../cache/key-cache.js';
 
 export type AuthOutcome = { ok: true; key: KeyRecord; org: OrgRecord } | { ok: false; code: ErrorCode; detail: string };
 
+/** The SHA-256 the KeyCache is keyed by, when the call carries an svc API key at all (else null). */
+export function keyHashOf(authorization: string, xSvcKey: string): string | null {
+  const token = xSvcKey || bearerToken(authorization) || '';
+  return token && isApiKeyFormat(token) ? hash('sha256', token, 'hex') : null;
+}
+
 /**
  * @param authorization the raw `Authorization` header ('' when absent, as uWS returns it)
  * @param xSvcKey the raw `X-Svc-Key` header ('' when absent)

@@ -48,6 +48,8 @@ export interface StartPostgresOptions {
   settings?: Record<string, string | number>;
   /** Extra pg_hba.conf lines appended before start (e.g. `host all all 10.210.0.0/24 trust`). */
   hba?: string[];
+  /** A network namespace (`ip netns`) to run the server in (root only; the multi-host test). */
+  netns?: string;
 }
 
 export function postgresAvailable(): boolean {
@@ -57,13 +59,13 @@ export function postgresAvailable(): boolean {
 const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** Runs a PostgreSQL binary, as `postgres` when we are root. */
-async function _pgRun(bin: string, args: string[], timeoutMs = 60_000): Promise<string> {
+async function _pgRun(bin: string, args: string[], timeoutMs = 60_000, netns?: string): Promise<string> {
   const file = join(PG_BIN, bin);
+  const su = ['su', 'postgres', '-s', '/bin/sh', '-c', [file, ...args].map(_shq).join(' ')];
   const res = asRoot
-    ? await run('su', ['postgres', '-s', '/bin/sh', '-c', [file, ...args].map(_shq).join(' ')], {
-        timeout: timeoutMs,
-        maxBuffer: 16 << 20,
-      })
+    ? netns
+      ? await run('ip', ['netns', 'exec', netns, ...su], { timeout: timeoutMs, maxBuffer: 16 << 20 })
+      : await run(su[0]!, su.slice(1), { timeout: timeoutMs, maxBuffer: 16 << 20 })
     : await run(file, args, { timeout: timeoutMs, maxBuffer: 16 << 20 });
   return res.stdout;
 }
@@ -135,7 +137,7 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
     const p = port || (await _freePort(host));
     const o = [`-p ${p}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${String(v)}`)].join(' ');
     try {
-      await _pgRun('pg_ctl', ['-D', data, '-l', logFile, '-w', '-t', '60', '-o', o, 'start']);
+      await _pgRun('pg_ctl', ['-D', data, '-l', logFile, '-w', '-t', '60', '-o', o, 'start'], 60_000, opts.netns);
       port = p;
       break;
     } catch (e) {
@@ -157,13 +159,13 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
     dir,
     ..._clientApi(host, port),
     async restart(mode = 'immediate') {
-      await _pgRun('pg_ctl', ['-D', data, '-l', logFile, '-m', mode, '-w', '-t', '60', 'restart']);
+      await _pgRun('pg_ctl', ['-D', data, '-l', logFile, '-m', mode, '-w', '-t', '60', 'restart'], 60_000, opts.netns);
     },
     async stop() {
       if (stopped) return;
       stopped = true;
       try {
-        await _pgRun('pg_ctl', ['-D', data, '-m', 'immediate', '-w', '-t', '30', 'stop']);
+        await _pgRun('pg_ctl', ['-D', data, '-m', 'immediate', '-w', '-t', '30', 'stop'], 60_000, opts.netns);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -54,11 +54,14 @@ export async function startProcess(
   name: string,
   entry: string,
   env: Record<string, string>,
-  opts: { timeoutMs?: number; execArgv?: string[] } = {},
+  opts: { timeoutMs?: number; execArgv?: string[]; netns?: string } = {},
 ): Promise<RunningProcess> {
   // The PostgreSQL pass migrates a fresh database at each start (transactional DDL): give it longer on a busy box.
   const timeoutMs = opts.timeoutMs ?? (pgTestMode() ? 60_000 : 20_000);
-  const child = spawn(process.execPath, [...(opts.execArgv ?? []), join(ROOT, 'dist', entry)], {
+  const argv = [process.execPath, ...(opts.execArgv ?? []), join(ROOT, 'dist', entry)];
+  // In a network namespace (root; the multi-host test): `ip netns exec` execs node in place, so the pid is node's.
+  const cmd = opts.netns ? ['ip', 'netns', 'exec', opts.netns, ...argv] : argv;
+  const child = spawn(cmd[0]!, cmd.slice(1), {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
