@@ -42,6 +42,8 @@ const GatewayEnvSchema = z.object({
   SVC_GATEWAY_LOCK_WAIT_MS: int(LOCK_RETRY_LIMIT_MS, 1),
   /** HTTP server: a native uWS build, the JavaScript fallback, or native where one loads (server-choice.ts). */
   SVC_GATEWAY_SERVER: z.enum(['native', 'fallback', 'auto']).default('auto'),
+  /** Share of calls written to the access log (0 = none, 1 = every call; docs/operations.md "Logs"). */
+  SVC_GATEWAY_ACCESS_LOG_SAMPLE: z.coerce.number().min(0).max(1).default(0),
 });
 
 export interface GatewayConfig {
@@ -67,6 +69,7 @@ export interface GatewayConfig {
   walLimitBytes: number;
   lockWaitMs: number;
   server: 'native' | 'fallback' | 'auto';
+  accessLogSample: number;
 }
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonly<GatewayConfig> {
@@ -80,6 +83,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonl
   return Object.freeze({
     base,
     metering: e.SVC_GATEWAY_METERING === 'on',
+    accessLogSample: e.SVC_GATEWAY_ACCESS_LOG_SAMPLE,
     pollMs: e.SVC_GATEWAY_POLL_MS,
     leaseMaxCents: e.SVC_GATEWAY_LEASE_MAX_CENTS,
     leaseIdleMs: e.SVC_GATEWAY_LEASE_IDLE_MS,

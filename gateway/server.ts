@@ -30,6 +30,8 @@ export interface ServerState {
   feedSeq: () => number;
   /** Per-call metrics (gateway/metrics.ts); absent in tests that build a server without them. */
   metrics?: GatewayMetrics;
+  /** The optional, sampled per-call access log (SVC_GATEWAY_ACCESS_LOG_SAMPLE of the calls; off at 0). */
+  accessLog?: { sample: number; write(fields: Record<string, unknown>): void };
 }
 
 export function createServer(
@@ -80,12 +82,19 @@ export function createServer(
       state.active--;
       // A 404 from svc itself names no listing that exists: it is not labelled (bounded cardinality).
       const slug = sink.own && sink.status === 404 ? null : slugOf(url);
-      state.metrics?.answered(
-        sink.own ? 'gateway' : 'upstream',
-        sink.status || 499,
-        slug,
-        (performance.now() - started) / 1000,
-      );
+      const seconds = (performance.now() - started) / 1000;
+      state.metrics?.answered(sink.own ? 'gateway' : 'upstream', sink.status || 499, slug, seconds);
+      const log = state.accessLog;
+      // The path without its query (it may carry an upstream's own credentials); the request id the client got.
+      if (log && log.sample > 0 && Math.random() < log.sample)
+        log.write({
+          request_id: requestId,
+          method,
+          listing: slug,
+          status: sink.status || 499,
+          source: sink.own ? 'gateway' : 'upstream',
+          ms: Math.round(seconds * 10_000) / 10,
+        });
     });
     const requestId = fastId('req');
     // Method, header count, Transfer-Encoding and Content-Length (framing.ts); a refusal closes the connection.

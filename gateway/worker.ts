@@ -260,6 +260,7 @@ async function serve(
     workerIndex,
     feedSeq: () => feed.seq,
     metrics,
+    accessLog: { sample: cfg.accessLogSample, write: (fields) => log.info('call', fields) },
   };
   const registry = metrics.registry([
     new ReadGauge('svc_gateway_leases_open', 'Credit leases this gateway holds', () => leases.size),
