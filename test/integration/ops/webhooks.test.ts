@@ -12,6 +12,7 @@ import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
 import { csrfOf, WebClient } from '../../helpers/web-client.js';
 import { createLiveListing } from '../../helpers/catalog.js';
+import { runSvc, tempHome } from '../../helpers/cli.js';
 import { chargeLikeGateway, grantCredits, openTestDb, seedKey, seedOrg, type SeededOrg } from '../../helpers/db.js';
 import type { DbHandles } from '../../../core/db/database.js';
 
@@ -367,4 +368,39 @@ describe('webhooks', () => {
     expect((await web.submit('/dashboard/webhooks', `/dashboard/webhooks/${id}/delete`, {})).status).toBe(303);
     expect((await call(h.control.url, 'GET', '/v1/webhooks', { token: org.session })).body.data).toHaveLength(0);
   });
+
+  it('the svc CLI registers, lists, test-sends, shows deliveries, deletes, and sets alerts', async () => {
+    const org = await seedOrg(db);
+    const home = tempHome();
+    const svc = (...args: string[]) =>
+      runSvc(args, { home: home.home, env: { SVC_API_URL: h.control.url, SVC_API_KEY: org.key } });
+    try {
+      const refused = await svc('webhooks', 'create', '--url', `${rx.url}/cli`, '--events', 'nope');
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('unknown event nope');
+      const created = await svc('webhooks', 'create', '--url', `${rx.url}/cli`, '--events', 'balance.low', '--json');
+      expect(created.code, created.stderr).toBe(0);
+      const { id, secret } = created.json().data as { id: string; secret: string };
+      rx.secrets.set('/cli', secret);
+      const listed = await svc('webhooks', 'list');
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toContain('enabled');
+      expect(listed.stdout).not.toContain(secret);
+      expect((await svc('webhooks', 'list', '--json')).json().data.data[0]).toMatchObject({ url: `${rx.url}/cli` });
+      expect((await svc('webhooks', 'test', id)).code).toBe(0);
+      await waitFor(() => eventsAt('/cli', 'webhook.test').length === 1, 10_000);
+      expect(eventsAt('/cli')[0]!.signatureOk).toBe(true);
+      await waitFor(async () => {
+        const log = await svc('webhooks', 'deliveries', id, '--json');
+        return log.json().data.data[0]?.status === 'delivered';
+      }, 10_000);
+      const set = await svc('alerts', 'set', '--balance-low', '300', '--email-alerts', 'off', '--json');
+      expect(set.json().data).toMatchObject({ balance_low_cents: 300, email_alerts: false });
+      expect((await svc('alerts', 'show')).stdout).toContain('below $3.00');
+      expect((await svc('webhooks', 'delete', id)).code).toBe(0);
+      expect((await svc('webhooks', 'list', '--json')).json().data.data).toEqual([]);
+    } finally {
+      home.cleanup();
+    }
+  }, 60_000);
 });
