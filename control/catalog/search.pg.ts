@@ -11,8 +11,8 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { PG_LISTING_TSV } from '../../core/db/migrations/pg/0001_baseline.js';
-import type { Sort } from '../../core/enumerations.js';
 import type { SearchParams, SearchResult } from './search.service.js';
+import { searchOrder } from './search-order.js';
 
 const TSV = sql.raw(PG_LISTING_TSV);
 
@@ -29,30 +29,11 @@ export async function pgSearch(db: Db, p: SearchParams, words: string[] | null):
   if (p.max_price_cents !== undefined) conds.push(sql`l.min_price_cents <= ${p.max_price_cents}`);
   const where = conds.length ? sql`WHERE ${sql.join(conds, sql` AND `)}` : sql``;
   const from = sql`listing_search l JOIN apis ON apis.id = l.api_id`;
-  const order = _orderBy(p.sort ?? 'relevance', q ? sql`ts_rank(${TSV}, ${q}) DESC` : null);
+  const order = searchOrder(p.sort ?? 'relevance', q ? sql`ts_rank(${TSV}, ${q}) DESC` : null);
   const rows = (
     await sql<{ id: string }>`SELECT l.api_id AS id FROM ${from} ${where}
       ORDER BY ${order}, l.api_id LIMIT ${p.limit + 1} OFFSET ${p.offset}`.execute(db)
   ).rows;
   const total = (await sql<{ n: number }>`SELECT count(*) AS n FROM ${from} ${where}`.execute(db)).rows[0]?.n ?? 0;
   return { ids: rows.map((r) => r.id), total: Number(total) };
-}
-
-/** search.service.ts's orderBy with `ts_rank` standing for bm25. */
-function _orderBy(sort: Sort, rank: RawBuilder<unknown> | null): RawBuilder<unknown> {
-  const relevance = rank ?? sql`l.published_at DESC`;
-  switch (sort) {
-    case 'price':
-      return rank
-        ? sql`l.min_price_cents ASC, ${relevance}, l.published_at DESC`
-        : sql`l.min_price_cents ASC, ${relevance}`;
-    case 'popularity':
-      return sql`l.orgs_30d DESC, l.calls_30d DESC, ${relevance}`;
-    case 'reliability':
-      return sql`l.reliability DESC, l.calls_30d DESC, ${relevance}`;
-    case 'newest':
-      return sql`l.published_at DESC`;
-    case 'relevance':
-      return rank ? sql`${relevance}, l.orgs_30d DESC, l.published_at DESC` : _orderBy('popularity', null);
-  }
 }

@@ -2,7 +2,7 @@
  * Catalog search over live listings: SQLite FTS5 (bm25 weighted name > summary > tags > paths > description),
  * filters `category` and `max_price_cents` (cheapest endpoint), sorts documented in docs/catalog.md.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 import { normalizeCategory } from './category.js';
 import { cachedSearch } from './search-cache.js';
@@ -15,6 +15,7 @@ import { searchIndexOf } from './search-index.owner.js';
 import { COLUMN_WEIGHTS } from './search-index.base.js';
 import { dialectOf } from '../../core/db/dialect.js';
 import { pgSearch } from './search.pg.js';
+import { searchOrder } from './search-order.js';
 import { assertPublicRead, type Principal } from '../auth/principal.js';
 
 export interface SearchResult {
@@ -126,7 +127,9 @@ export async function ftsSearch(db: Db, p: SearchParams, match: string | null): 
   if (p.max_price_cents !== undefined) conds.push(sql`l.min_price_cents <= ${p.max_price_cents}`);
   const where = conds.length ? sql`WHERE ${sql.join(conds, sql` AND `)}` : sql``;
   const from = match ? sql`apis_fts JOIN listing_search l ON l.rowid = apis_fts.rowid` : sql`listing_search l`;
-  const order = orderBy(p.sort ?? 'relevance', match !== null);
+  // The ORDER BY before the final `api_id` tie-break (docs/catalog.md). Without words, each order is exactly the
+  // column list of one `listing_search` index, so SQLite reads that index in order and stops after the page.
+  const order = searchOrder(p.sort ?? 'relevance', match !== null ? sql`${BM25} ASC` : null);
   const rows = (
     await sql<{ id: string }>`SELECT l.api_id AS id FROM ${from} ${where}
       ORDER BY ${order}, l.api_id LIMIT ${p.limit + 1} OFFSET ${p.offset}`.execute(db)
@@ -137,29 +140,6 @@ export async function ftsSearch(db: Db, p: SearchParams, match: string | null): 
 
 /** FTS5's bm25 with the catalog's column weights (name > summary > tags > paths > description). */
 const BM25 = sql.raw(`bm25(apis_fts, ${COLUMN_WEIGHTS.map((w) => w.toFixed(1)).join(', ')})`);
-
-/**
- * The sort's ORDER BY before the final `api_id` tie-break (docs/catalog.md). Without words, each order is exactly
- * the column list of one `listing_search` index, so SQLite reads that index in order and stops after the page.
- */
-function orderBy(sort: Sort, matched: boolean): RawBuilder<unknown> {
-  // Without words, what would be relevance ties break newest first.
-  const relevance = matched ? sql`${BM25} ASC` : sql`l.published_at DESC`;
-  switch (sort) {
-    case 'price':
-      return matched
-        ? sql`l.min_price_cents ASC, ${relevance}, l.published_at DESC`
-        : sql`l.min_price_cents ASC, ${relevance}`;
-    case 'popularity':
-      return sql`l.orgs_30d DESC, l.calls_30d DESC, ${relevance}`;
-    case 'reliability':
-      return sql`l.reliability DESC, l.calls_30d DESC, ${relevance}`;
-    case 'newest':
-      return sql`l.published_at DESC`;
-    case 'relevance':
-      return matched ? sql`${relevance}, l.orgs_30d DESC, l.published_at DESC` : orderBy('popularity', false);
-  }
-}
 
 /** Searchable listings per category, most first: the counts a category filter would find. */
 export async function categoriesWithCounts(
