@@ -4,18 +4,18 @@
  * and an event that does not belong to the current state is ignored. Every call that reaches here settles exactly
  * one usage record; the reservation is moved to `spent` by that commit (a charge) or cancelled (no charge).
  *
- * | state | event → next state |
- * |---|---|
- * | `awaiting_headers` | headers → `buffering` (small, 5xx, HEAD, Idempotency-Key) or `committing` (charged now);
- * |  | failure → `refunding`; client abort → `done` (499 record) |
- * | `buffering` | chunk (held; past the replay cap → `refunding`); end → `settling`; failure → `refunding`;
- * |  | client abort → `done` (499 record) |
- * | `committing` | chunk (held); end → `committing_ended`; failure → `committing_broken`; commit done → `streaming`;
- * |  | commit failed → `done` (500, not charged) |
- * | `committing_ended`, `committing_broken` | commit done → `done` (whole answer / what arrived, then close); commit failed → `done` (500) |
- * | `streaming` | chunk (relayed, backpressure); end → `done`; failure → `done` (connection closed); client abort → `done` |
- * | `settling` | commit done → `done` (the answer); commit failed → `done` (500, not charged) |
- * | `refunding` | commit done or failed → `done` (the 502/504/413 problem, not charged) |
+ * - `awaiting_headers`: headers → `buffering` (small, 5xx, HEAD, Idempotency-Key: settled at the end) or
+ *   `committing` (streamed: charged now); failure → `refunding`; client abort → `done` (a 499 record).
+ * - `buffering`: chunk held (past the replay cap → `refunding`); end → `settling`; failure → `refunding`;
+ *   client abort → `done` (a 499 record).
+ * - `committing`: chunk held; end → `committing_ended`; failure → `committing_broken`; client abort stops the
+ *   upstream (the charge stands); commit done → `streaming`; commit failed → `done` (500, not charged).
+ * - `committing_ended` / `committing_broken`: commit done → `done` (the whole answer in one write / what arrived,
+ *   then the connection closed); commit failed → `done` (500, not charged).
+ * - `streaming`: chunk relayed (with backpressure); end → `done`; failure → `done` (connection closed); client
+ *   abort → `done` (upstream stopped).
+ * - `settling`: commit done → `done` (the answer, with the balance); commit failed → `done` (500, not charged).
+ * - `refunding`: commit done or failed → `done` (the 502/504/413 problem, not charged).
  *
  * The money rules are docs/gateway.md "What is charged"; streamed bodies are charged when the headers arrive.
  */

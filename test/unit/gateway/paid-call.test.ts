@@ -356,6 +356,18 @@ describe('PaidCall: a failed commit is a 500 and not charged', () => {
     expect(t.cancels).toEqual([7]);
     expect(t.client.out).toEqual([expect.objectContaining({ kind: 'problem', status: 500, code: 'internal' })]);
   });
+  it.each(['ended', 'broke'] as const)('streamed, the body %s during the commit: 500, none of it sent', async (how) => {
+    const t = harness();
+    t.call.start(200, TEXT, null, t.ctrl);
+    t.call.data(Buffer.from('held'), t.ctrl);
+    if (how === 'ended') t.call.end();
+    else t.call.fail('error', new Error('reset'));
+    t.settles[0]?.failed(new Error('disk I/O error'));
+    await tick();
+    expect(t.client.out).toEqual([expect.objectContaining({ kind: 'problem', status: 500, code: 'internal' })]);
+    expect(t.cancels).toEqual([7]);
+    expect(t.upstreamAborts).toEqual(['settle failed']);
+  });
 });
 
 describe('PaidCall: an event in the wrong state changes nothing', () => {
