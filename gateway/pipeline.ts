@@ -148,7 +148,7 @@ export class Pipeline {
       );
     }
     const refusal = checkCall(d.listings, key, resolved, price, maxPrice);
-    if (isQuote) return quote(d, sink, p.requestId, key, auth.org.emailVerified, resolved, price, refusal, now);
+    if (isQuote) return quote(d, sink, { requestId: p.requestId, key, verified, resolved, price, refusal, now });
     if (refusal) {
       if (refusal.code === 'terms_not_accepted' && resolved.listing.requiredTermsDocId !== null)
         d.termsRefusals?.record(key.orgId, resolved.listing.apiId, resolved.listing.requiredTermsDocId, now);
