@@ -218,7 +218,7 @@ export class PaidCall implements UpstreamSink {
     else if (s === 'settling') {
       this.state = 'done';
       const charged = this.#status >= 500 ? 0 : this.#o.price;
-      this.#o.sink.send(this.#status, [...this.#upHeaders, ...this.#svcHeaders(charged, balance)], this.#takeBody());
+      this.#o.sink.send(this.#status, this.#answerHeaders(charged, balance), this.#takeBody());
     } else if (s === 'committing' || s === 'committing_ended' || s === 'committing_broken') this.#charged(s, balance);
   }
 
@@ -230,7 +230,7 @@ export class PaidCall implements UpstreamSink {
       this.#abortUpstream(new Error('client gone'));
       return;
     }
-    const headers = [...this.#upHeaders, ...this.#svcHeaders(this.#o.price, balance)];
+    const headers = this.#answerHeaders(this.#o.price, balance);
     // The whole (chunked) body arrived during the commit: one write with a Content-Length.
     if (s === 'committing_ended') {
       sink.send(this.#status, headers, this.#takeBody());
@@ -379,8 +379,12 @@ export class PaidCall implements UpstreamSink {
     return only ?? Buffer.concat(h);
   }
 
-  #svcHeaders(charged: number, balance: number): Headers {
-    return [...this.#o.ids, ['x-svc-charged-cents', String(charged)], ['x-svc-balance-cents', String(balance)]];
+  /** The upstream's headers (already a copy: responseHeaders) followed by this call's X-Svc-* headers. */
+  #answerHeaders(charged: number, balance: number): Headers {
+    const h = this.#upHeaders;
+    for (const e of this.#o.ids) h.push(e);
+    h.push(['x-svc-charged-cents', String(charged)], ['x-svc-balance-cents', String(balance)]);
+    return h;
   }
 
   #record(status: number, charged: number, errorCode: string | null): SettleRecord {
