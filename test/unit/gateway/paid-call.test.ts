@@ -261,6 +261,21 @@ describe('PaidCall: a streamed answer (charged when the headers arrive)', () => 
     expect(t.cancels).toEqual([]);
   });
 
+  it('a client gone mid-stream: the upstream stops and nothing more is written', async () => {
+    const t = harness();
+    t.call.start(200, TEXT, null, t.ctrl);
+    t.settles[0]?.done(93);
+    await tick();
+    t.call.data(Buffer.from('a'), t.ctrl);
+    t.client.leave();
+    expect(t.upstreamAborts).toEqual(['client aborted']);
+    t.call.data(Buffer.from('b'), t.ctrl);
+    t.call.end();
+    expect(t.client.out.map((a) => a.kind)).toEqual(['begin', 'write']);
+    expect(t.call.state).toBe('done');
+    expect(t.settles).toHaveLength(1);
+  });
+
   it('a HEAD is never streamed: it settles at the end like a small answer', () => {
     const t = harness({ isHead: true });
     t.call.start(200, TEXT, 1_000_000, t.ctrl);
