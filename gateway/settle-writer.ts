@@ -201,7 +201,6 @@ export class SettleWriter implements SettleStore {
     return blocking ? waitingForLock(this.#sqlite, this.#lockWaitLimitMs, write) : this.#noWait.run(write);
   }
 
-  // Over 80 lines on purpose: one transaction's statements in the order they commit, read top to bottom.
   #writeBatch(records: SettleRecord[], joined: Joined[]): { balances: number[]; results: unknown[] } {
     const s = this.#s;
     const now = records.length > 0 ? records[records.length - 1]!.createdAt : 0;

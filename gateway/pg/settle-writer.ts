@@ -143,7 +143,6 @@ export class PgSettleWriter implements SettleStore {
     if (late.length) this.opts.onLateCommit?.(late);
   }
 
-  // Over 80 lines on purpose: one transaction's statements in the order they commit, read top to bottom.
   async #write(records: SettleRecord[]): Promise<number[]> {
     const now = records[records.length - 1]!.createdAt;
     const feeBps = this.opts.platformFeeBps;
