@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/profile-run.js [paid|passthrough|nginx] [--seconds N] [--c1] [--strace] [--env K=V]... [--tmpfs]
+ * `node dist/bench/profile-run.js [paid|paid-pg|passthrough|nginx] [--seconds N] [--c1] [--strace] [--env K=V]... [--tmpfs]
  * [--helpers-on-core0]`: one gateway on core 1, the
  * stub and wrk on core 0, then the gateway's CPU per request and either its top self-time functions (`--cpu-prof`)
  * or, with `--strace`, its system calls per request (`strace -c -f`, every thread: the checkpoint thread's WAL
@@ -19,6 +19,7 @@ import { cpuMicros } from './procs.js';
 import { runWrk } from './phase-latency.js';
 import { seedDataDir, startGateway, startStub } from './setup.js';
 import { startNginx } from './nginx.js';
+import { startPostgres, type PgCluster } from '../test/helpers/postgres.js';
 
 /** `strace -c` summary rows as calls per request, largest first. */
 function _perRequest(summary: string, requests: number): string[] {
@@ -32,7 +33,13 @@ function _perRequest(summary: string, requests: number): string[] {
 
 async function _main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const mode = argv.includes('passthrough') ? 'passthrough' : argv.includes('nginx') ? 'nginx' : 'paid';
+  const mode = argv.includes('passthrough')
+    ? 'passthrough'
+    : argv.includes('nginx')
+      ? 'nginx'
+      : argv.includes('paid-pg')
+        ? 'paid-pg'
+        : 'paid';
   const i = argv.indexOf('--seconds');
   const seconds = i >= 0 ? Number(argv[i + 1]) : 5;
   const strace = argv.includes('--strace');
@@ -47,12 +54,15 @@ async function _main(): Promise<void> {
   if (argv.includes('--tmpfs')) process.env.TMPDIR = '/dev/shm';
   const dir = mkdtempSync(join(tmpdir(), 'svc-prof-'));
   const stub = await startStub('0');
-  const seed = await seedDataDir(stub.url, 'prof');
+  // `paid-pg`: the paid path on a throwaway PostgreSQL cluster (as the bench's `paid-pg` row).
+  const cluster: PgCluster | undefined = mode === 'paid-pg' ? await startPostgres() : undefined;
+  const seed = await seedDataDir(stub.url, 'prof', cluster ? await cluster.createDatabase('prof') : undefined);
+  if (cluster) extraEnv.SVC_DATABASE_URL = cluster.url('prof');
   const gw =
     mode === 'nginx'
       ? await startNginx('nginx', join(dir, 'nginx'), '1', stub.port)
       : await startGateway(seed, 'gateway-prof', {
-          metering: mode === 'paid',
+          metering: mode !== 'passthrough',
           cpus: '1',
           nodeArgs: strace ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`],
           env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000', ...extraEnv },
@@ -88,6 +98,7 @@ async function _main(): Promise<void> {
   } finally {
     await gw.stop();
     await stub.stop();
+    await cluster?.stop().catch(() => {});
   }
   if (!strace && mode !== 'nginx')
     for (const l of topSelfTime(dir, 30)) console.log(`${String(l.percent).padStart(5)}  ${l.fn}  ${l.where}`);

@@ -2,7 +2,7 @@
  * Where the gateway's CPU goes on the paid path: a separate short load run against a gateway started with
  * `--cpu-prof` (after the measured phases, so profiling never skews the numbers), summarised by self time.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runLoadWorker } from './phase-throughput.js';
 import { seedDataDir, startGateway, type Seeded } from './setup.js';
@@ -21,7 +21,10 @@ interface CpuProfile {
 
 /** Top self-time entries (percent of non-idle samples) of the (first) .cpuprofile in `dir`; frames are grouped by function and file. */
 export function topSelfTime(dir: string, n = 20): ProfileLine[] {
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  // The gateway's busiest process (a PostgreSQL start also leaves its migration's short profile here).
+  const file = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
   if (!file) return [];
   const p = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
   const byId = new Map(p.nodes.map((x) => [x.id, x]));

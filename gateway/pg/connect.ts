@@ -3,7 +3,11 @@
  * pg-a) in its pipeline mode: a whole transaction (`BEGIN; …; COMMIT`) goes out in one flight, so the settle
  * batch and the lease acquisition each cost one round trip. Statements are raw SQL (the gateway bypasses kysely
  * as on SQLite), written as tagged templates (`sql\`… ${v} …\``) that become `$n` parameters; a nested `sql`
- * fragment is spliced in with its parameters renumbered.
+ * fragment is spliced in with its parameters renumbered. A template without nested fragments is a NAMED prepared
+ * statement (its text cached per call site, its name `svc_<n>`): each connection parses and plans it once and then
+ * only binds, so neither this process nor the server re-reads the statement text per batch (named statements are
+ * per session and survive a rolled-back transaction; a pooler in front must support protocol-level prepared
+ * statements, e.g. PgBouncer 1.21+ with `max_prepared_statements`).
  * int8 (every ms time and cent amount, and `count(*)`) parses to a JS number: exact below 2^53.
  * Session settings: `lock_timeout` keeps `SVC_GATEWAY_LOCK_WAIT_MS`' meaning (a call whose write cannot get its
  * row locks in time fails uncharged), `statement_timeout` bounds a stuck statement, and
@@ -12,10 +16,11 @@
  */
 import pg from 'pg';
 
-/** A statement: text with `$n` placeholders and its values. */
+/** A statement: text with `$n` placeholders and its values; `name` when its text is fixed (a prepared statement). */
 export interface Q {
   readonly text: string;
   readonly values: readonly unknown[];
+  readonly name?: string;
   readonly [FRAGMENT]: true;
 }
 
@@ -25,8 +30,22 @@ function isQ(v: unknown): v is Q {
   return typeof v === 'object' && v !== null && FRAGMENT in v;
 }
 
+/** Fixed statement texts by call site (a template's strings array is one object per site), with their names. */
+const SITES = new WeakMap<TemplateStringsArray, { text: string; name: string }>();
+let sites = 0;
+
 /** `sql\`SELECT … WHERE id = ${id}\``: values become parameters; a nested `sql` fragment is spliced in. */
 export function sql(strings: TemplateStringsArray, ...vals: unknown[]): Q {
+  if (!vals.some(isQ)) {
+    let site = SITES.get(strings);
+    if (!site) {
+      let text = strings[0]!;
+      for (let i = 1; i < strings.length; i++) text += `$${i}${strings[i]!}`;
+      site = { text, name: `svc_${++sites}` };
+      SITES.set(strings, site);
+    }
+    return { text: site.text, values: vals, name: site.name, [FRAGMENT]: true };
+  }
   let text = strings[0]!;
   const values: unknown[] = [];
   vals.forEach((v, i) => {
@@ -88,7 +107,7 @@ export class Pg {
   }
 
   async rows<R = Record<string, unknown>>(q: Q): Promise<R[]> {
-    return (await this.pool.query(q.text, q.values as unknown[])).rows as R[];
+    return (await this.pool.query(config(q))).rows as R[];
   }
 
   /**
@@ -99,7 +118,7 @@ export class Pg {
     const c = await this.#checkout();
     let lost: unknown = undefined;
     try {
-      const sent = [c.query('BEGIN'), ...qs.map((q) => c.query(q.text, q.values as unknown[])), c.query('COMMIT')];
+      const sent = [c.query('BEGIN'), ...qs.map((q) => c.query(config(q))), c.query('COMMIT')];
       const got = await Promise.allSettled(sent);
       const failed = got.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed.length) {
@@ -122,7 +141,7 @@ export class Pg {
     let broken: Error | undefined;
     try {
       await c.query('BEGIN');
-      const out = await fn(async <R>(q: Q) => (await c.query(q.text, q.values as unknown[])).rows as R[]);
+      const out = await fn(async <R>(q: Q) => (await c.query(config(q))).rows as R[]);
       await c.query('COMMIT');
       return out;
     } catch (e) {
@@ -155,6 +174,11 @@ export class Pg {
 }
 
 function ignore(): void {}
+
+/** The driver's form of a statement: named when its text is fixed (parsed once per connection). */
+function config(q: Q): pg.QueryConfig {
+  return { text: q.text, values: q.values as unknown[], name: q.name };
+}
 
 /** The database's clock in epoch ms: the one clock every host agrees on (heartbeats, staleness, claim expiry). */
 export const DB_NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
