@@ -67,6 +67,30 @@ export function raw(text: string, values: readonly unknown[] = []): Q {
   return { text, values, [FRAGMENT]: true };
 }
 
+const NEEDS_ESCAPE = /["\\]/;
+const ESCAPED = /["\\]/g;
+
+/**
+ * A `text[]` parameter as PostgreSQL's array literal, for `${textArray(xs)}::text[]`: every element quoted, `\` and
+ * `"` escaped, null as NULL. Built in one pass (the driver's generic encoder runs two regex replaces per element):
+ * the settle batch sends seven of these per call.
+ */
+export function textArray(xs: readonly (string | null)[]): string {
+  let out = '{';
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i];
+    if (i > 0) out += ',';
+    if (x === null || x === undefined) out += 'NULL';
+    else out += NEEDS_ESCAPE.test(x) ? `"${x.replace(ESCAPED, '\\$&')}"` : `"${x}"`;
+  }
+  return `${out}}`;
+}
+
+/** An integer array parameter (`int[]`, `bigint[]`) as PostgreSQL's array literal, for `${intArray(xs)}::bigint[]`. */
+export function intArray(xs: readonly number[]): string {
+  return `{${xs.join(',')}}`;
+}
+
 /** Runs one statement of an open transaction; its rows. */
 export type Run = <R = Record<string, unknown>>(q: Q) => Promise<R[]>;
 

@@ -20,7 +20,7 @@ import { fastId } from '../fast-id.js';
 import { splitPlatformFee } from '../../core/platform-fee.js';
 import { HolderReapedError, type SettleRecord } from '../settle-writer.js';
 import type { SettleStore } from '../store.js';
-import { isConnectionLoss, sql, type Pg, type Q } from './connect.js';
+import { intArray, isConnectionLoss, sql, textArray, type Pg, type Q } from './connect.js';
 
 export interface PgSettleWriterOptions {
   holderId: string;
@@ -210,10 +210,11 @@ export class PgSettleWriter implements SettleStore {
               (SELECT 1 FROM gateway_instances WHERE id = ${h} AND stopped_at IS NULL FOR SHARE) x`,
           sql`INSERT INTO usage_events (id, org_id, key_id, api_id, endpoint_id, provider_org_id, method, status,
               latency_ms, price_cents, charged_cents, error_code, created_at)
-            SELECT * FROM unnest(${u.id}::text[], ${u.org}::text[], ${u.key}::text[], ${u.api}::text[],
-              ${u.endpoint}::text[], ${u.provider}::text[], ${u.method}::text[], ${u.status}::int[],
-              ${u.latency}::bigint[], ${u.price}::bigint[], ${u.charged}::bigint[], ${u.error}::text[],
-              ${u.created}::bigint[])`,
+            SELECT * FROM unnest(${textArray(u.id)}::text[], ${textArray(u.org)}::text[], ${textArray(u.key)}::text[],
+              ${textArray(u.api)}::text[], ${textArray(u.endpoint)}::text[], ${textArray(u.provider)}::text[],
+              ${textArray(u.method)}::text[], ${intArray(u.status)}::int[], ${intArray(u.latency)}::bigint[],
+              ${intArray(u.price)}::bigint[], ${intArray(u.charged)}::bigint[], ${textArray(u.error)}::text[],
+              ${intArray(u.created)}::bigint[])`,
         ];
         if (ch.length) {
           q.push(sql`INSERT INTO ledger_entries (id, org_id, key_id, kind, status, amount_cents, reason, ref_type, ref_id,
