@@ -60,6 +60,8 @@ const DOC_LABELS: Record<string, FieldLabel> = {
 
 providerApiPages.get('/provider/apis/:id', (c) => apiPage(c));
 
+// Long: a page: the listing read at the top, the rest is the markup of its forms (details, pricing, secret, docs,
+// terms).
 async function apiPage(c: Context<WebEnv>, refused?: Refused, code: ContentfulStatusCode = 200) {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
