@@ -445,18 +445,23 @@ describe('in-memory search index', () => {
     }
   });
 
-  it('leaves searches to FTS5 when the base cannot be built, instead of failing them', async () => {
+  /** A database with one listing whose index base cannot be read: a table is in the way of its token reader. */
+  async function withUnbuildableBase() {
     const own = await openMigratedTempDb();
+    const org = await seedOrg(own.h);
+    await insertListing(own.h, {
+      orgId: org.orgId,
+      slug: 'w',
+      name: 'weather now',
+      endpoints: [{ method: 'GET', path: '/w', priceCents: 1 }],
+    });
+    own.h.sqlite.exec('CREATE TEMP TABLE apis_fts_instances (x)');
+    return own;
+  }
+
+  it('leaves searches to FTS5 when the base cannot be built, instead of failing them', async () => {
+    const own = await withUnbuildableBase();
     try {
-      const org = await seedOrg(own.h);
-      await insertListing(own.h, {
-        orgId: org.orgId,
-        slug: 'w',
-        name: 'weather now',
-        endpoints: [{ method: 'GET', path: '/w', priceCents: 1 }],
-      });
-      // A table in the way of the base's token reader: reading the base throws.
-      own.h.sqlite.exec('CREATE TEMP TABLE apis_fts_instances (x)');
       const detach = attachSearchIndex(own.h.db, own.h.sqlite, silent);
       try {
         for (let i = 0; i < 2; i++) {
@@ -474,19 +479,11 @@ describe('in-memory search index', () => {
   });
 
   it('logs a failed build once, not again on each retry, and builds once the cause is gone', async () => {
-    const own = await openMigratedTempDb();
+    const own = await withUnbuildableBase();
     const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
     const log: Logger = { ...silent, warn: (msg, fields) => warnings.push({ msg, fields }) };
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      const org = await seedOrg(own.h);
-      await insertListing(own.h, {
-        orgId: org.orgId,
-        slug: 'w',
-        name: 'weather now',
-        endpoints: [{ method: 'GET', path: '/w', priceCents: 1 }],
-      });
-      own.h.sqlite.exec('CREATE TEMP TABLE apis_fts_instances (x)');
       const detach = attachSearchIndex(own.h.db, own.h.sqlite, log);
       try {
         // The first use builds and fails; each later use past the 30 s retry pause tries again and fails again.

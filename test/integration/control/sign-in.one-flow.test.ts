@@ -66,8 +66,25 @@ const rest: Surface = {
   },
 };
 
+/** Where a page surface keeps its browser and code form between the request and the code, per email. */
+type CodeForms = Map<string, { browser: Browser; codePage: string }>;
+
+/** A page's answer to a code request: the code form (kept for the sign-in step), or a refusal. */
+async function pageAnswer(res: Response, browser: Browser, email: string, kept: CodeForms): Promise<Requested> {
+  const html = await res.text();
+  if (res.status === 200) {
+    expect(html).toMatch(/<input[^>]+name="code"/);
+    kept.set(email, { browser, codePage: html });
+    return { outcome: 'asked', status: 200 };
+  }
+  return {
+    outcome: res.status === 429 && res.headers.get('retry-after') ? 'rate_limited' : 'refused',
+    status: res.status,
+  };
+}
+
 /** The /login page keeps its browser between the request and the code, as a person's would. */
-const webBrowsers = new Map<string, { browser: Browser; codePage: string }>();
+const webBrowsers: CodeForms = new Map();
 const web: Surface = {
   name: 'the /login page',
   accepted: 200,
@@ -76,16 +93,7 @@ const web: Surface = {
     const browser = new Browser(f.h.control.url);
     const page = await (await browser.request('GET', '/login')).text();
     const res = await browser.request('POST', '/login', { ...formFields(page, '/login'), email });
-    const html = await res.text();
-    if (res.status === 200) {
-      expect(html).toContain('action="/login/verify"');
-      webBrowsers.set(email, { browser, codePage: html });
-      return { outcome: 'asked', status: 200 };
-    }
-    return {
-      outcome: res.status === 429 && res.headers.get('retry-after') ? 'rate_limited' : 'refused',
-      status: res.status,
-    };
+    return pageAnswer(res, browser, email, webBrowsers);
   },
   async signIn(email, code) {
     const { browser, codePage } = webBrowsers.get(email)!;
@@ -97,7 +105,7 @@ const web: Surface = {
 };
 
 /** The step-up keeps its browser and authorization request between the email and the code. */
-const stepUps = new Map<string, { browser: Browser; codePage: string }>();
+const stepUps: CodeForms = new Map();
 const oauthStepUp: Surface = {
   name: 'the OAuth step-up form',
   accepted: 200,
@@ -114,16 +122,7 @@ const oauthStepUp: Surface = {
       ...formFields(emailPage, '/oauth/authorize/email'),
       email,
     });
-    const html = await res.text();
-    if (res.status === 200) {
-      expect(html).toContain('name="code"');
-      stepUps.set(email, { browser, codePage: html });
-      return { outcome: 'asked', status: 200 };
-    }
-    return {
-      outcome: res.status === 429 && res.headers.get('retry-after') ? 'rate_limited' : 'refused',
-      status: res.status,
-    };
+    return pageAnswer(res, browser, email, stepUps);
   },
   async signIn(email, code) {
     const { browser, codePage } = stepUps.get(email)!;
