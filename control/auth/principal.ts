@@ -90,7 +90,8 @@ async function _keyPrincipal({ db }: AuthContext, column: 'key_hash' | 'id', val
   const compiled = keyPrincipalQuery(db, column);
   const row = (await db.executeQuery<KeyPrincipalRow>({ ...compiled, parameters: [value] })).rows[0];
   if (!row) throw new SvcError('unauthorized', 'Unknown API key.', { next: { action: 'authenticate' } });
-  if (row.revoked_at !== null) throw new SvcError('key_revoked', 'This API key has been revoked');
+  if (row.revoked_at !== null)
+    throw new SvcError('key_revoked', 'This API key has been revoked', { next: { action: 'get_key' } });
   if (row.org_status === 'suspended') throw new SvcError('org_suspended', 'This organization is suspended');
   return {
     kind: 'key',
