@@ -50,7 +50,7 @@ interface Principal {
 type Given =
   | { surface: 'rest' | 'gateway'; next: NextStep | undefined; retryAfter: string | null }
   | { surface: 'mcp'; next: { tool?: string; url?: string; hint?: string } | undefined }
-  | { surface: 'cli'; next: string | null }
+  | { surface: 'cli'; next: string | null; message: string }
   | { surface: 'web'; next: string | null };
 
 interface Refusal {
@@ -75,6 +75,8 @@ interface Walk {
    * has no `next` fails: a refusal the caller can act on says how.
    */
   noStep?: string;
+  /** The key gets a rate limit of one call a minute (the second call is refused). */
+  rateLimited?: true;
   /** For capped keys, which cap (the step raises it). */
   cap?: 'budget_cents' | 'per_call_max_cents' | 'daily_cap_cents' | 'approval_mode';
 }
@@ -104,7 +106,7 @@ async function registered(): Promise<{ api_key: string; key_id: string; org_id: 
 
 async function makePrincipal(
   kind: PrincipalKind,
-  opts: { credits?: number; cap?: Parameters<typeof seedKey>[2] } = {},
+  opts: { credits?: number; cap?: Parameters<typeof seedKey>[2]; rateLimit?: number } = {},
 ): Promise<Principal> {
   switch (kind) {
     case 'keyless':
@@ -126,6 +128,13 @@ async function makePrincipal(
       if (opts.credits) await grantCredits(f.db, org.orgId, opts.credits);
       if (kind === 'session') return { kind, session: org.session, person: org.session, email: org.email };
       const { key, keyId } = kind === 'capped_key' ? await seedKey(f.db, org.orgId, opts.cap ?? {}) : org;
+      // Before the key's first call, so the gateway reads it with its limit.
+      if (opts.rateLimit)
+        await f.db.db
+          .updateTable('api_keys')
+          .set({ rate_limit_per_min: opts.rateLimit })
+          .where('id', '=', keyId)
+          .execute();
       return { kind, key, keyId, person: org.session, email: org.email };
     }
   }
@@ -255,8 +264,11 @@ async function cli(p: Principal, args: string[], until: Until = refused): Promis
   for (let i = 0; i < 30; i++) {
     const r = await svc(p, args);
     expect([0, 1], r.stdout + r.stderr).toContain(r.code);
-    const error = r.code === 0 ? null : (r.json().error as { code: string; next: string | null });
-    out = { code: error?.code ?? null, given: { surface: 'cli', next: error?.next ?? null } };
+    const error = r.code === 0 ? null : (r.json().error as { code: string; next: string | null; message: string });
+    out = {
+      code: error?.code ?? null,
+      given: { surface: 'cli', next: error?.next ?? null, message: error?.message ?? '' },
+    };
     if (until(out.code)) break;
     await sleep(150);
   }
@@ -532,7 +544,12 @@ async function follow(walk: Walk, p: Principal, refusal: Refusal): Promise<void>
       expect(line, `unfilled placeholder in '${next}'`).not.toMatch(/<[^>]+>/);
       const words = line.split(' ');
       await expectParses(words);
-      expect(line, 'the step loops back to the refused command').not.toBe(`svc ${walk.call}`);
+      if (line === `svc ${walk.call}`) {
+        // Only "wait, then retry" may send a person back to the very command, and then it says how long.
+        expect(refusal.code, 'the step loops back to the refused command').toBe('rate_limited');
+        expect(given.message, 'a retry without a wait').toMatch(/\d+ ?s\b/);
+        return;
+      }
       // `svc login` asks for an email on a terminal; given one, it sends the code (the rest is the person's).
       const args = words.slice(1);
       if (args.length === 1 && args[0] === 'login') args.push('--email', freshEmail());
@@ -620,6 +637,12 @@ const WALK: { [C in ErrorCode]: Entry } = {
         call: 'POST terms accept',
         provoke: (p) => rest(p, 'POST', `/v1/apis/${termsSlug}/terms/accept`, {}),
       },
+      {
+        surface: 'rest',
+        principal: 'bare_key',
+        call: 'POST terms accept',
+        provoke: (p) => rest(p, 'POST', `/v1/apis/${termsSlug}/terms/accept`, {}),
+      },
     ],
   },
   insufficient_credits: {
@@ -644,6 +667,19 @@ const WALK: { [C in ErrorCode]: Entry } = {
         provoke: (p, u) => mcp(p, 'call_api', { slug: f.listing.slug, endpoint: '/items/1' }, u),
       },
       { surface: 'cli', principal: 'bare_key', call: callPaid(), provoke: (p, u) => cli(p, callPaid().split(' '), u) },
+      // A capped key of an org without credits: the org's credits, not the key's cap, refuse it.
+      {
+        surface: 'gateway',
+        principal: 'capped_key',
+        call: 'GET paid',
+        provoke: (p, u) => gatewayCall(p, paid(), {}, u),
+      },
+      {
+        surface: 'mcp',
+        principal: 'capped_key',
+        call: 'call_api',
+        provoke: (p, u) => mcp(p, 'call_api', { slug: SLUG, endpoint: '/items/1' }, u),
+      },
       {
         surface: 'cli',
         principal: 'verified_key',
@@ -737,12 +773,14 @@ const WALK: { [C in ErrorCode]: Entry } = {
         surface: 'mcp',
         principal: 'capped_key',
         call: 'set_budget',
+        cap: 'per_call_max_cents',
         provoke: (p, u) => mcp(p, 'set_budget', { per_call_max_cents: 1000 }, u),
       },
       {
         surface: 'cli',
         principal: 'capped_key',
         call: 'budget set --per-call-max 1000',
+        cap: 'per_call_max_cents',
         provoke: (p, u) => cli(p, ['budget', 'set', '--per-call-max', '1000'], u),
       },
     ],
@@ -878,8 +916,29 @@ const WALK: { [C in ErrorCode]: Entry } = {
     ],
   },
   rate_limited: {
-    unreachable:
-      'needs a rate limit the walk can exhaust quickly; the gateway maps it to retry_later (Retry-After), walked in gateway.errors.test.ts',
+    walks: [
+      {
+        surface: 'gateway',
+        principal: 'verified_key',
+        call: 'GET free ping',
+        rateLimited: true,
+        provoke: (p, u) => gatewayCall(p, `/${SLUG}/ping`, {}, u),
+      },
+      {
+        surface: 'mcp',
+        principal: 'verified_key',
+        call: 'call_api',
+        rateLimited: true,
+        provoke: (p, u) => mcp(p, 'call_api', { slug: SLUG, endpoint: '/ping' }, u),
+      },
+      {
+        surface: 'cli',
+        principal: 'verified_key',
+        call: `call ${SLUG} /ping`,
+        rateLimited: true,
+        provoke: (p, u) => cli(p, ['call', SLUG, '/ping'], u),
+      },
+    ],
   },
   too_many_attempts: {
     ownInput: 'too many wrong login codes: the person waits for Retry-After and asks for a new code',
@@ -933,10 +992,11 @@ function principalFor(code: ErrorCode, walk: Walk): Promise<Principal> {
   const needsCredits = ['verified_key', 'capped_key'].includes(walk.principal) && code !== 'insufficient_credits';
   return makePrincipal(walk.principal, {
     ...(needsCredits ? { credits: 100 } : {}),
+    ...(walk.rateLimited ? { rateLimit: 1 } : {}),
     ...(walk.cap
       ? { cap: CAP_SEED[walk.cap] }
       : walk.principal === 'capped_key'
-        ? { cap: { perCallMaxCents: 1 } }
+        ? { cap: { budgetCents: 1000 } } // a cap that does not bite
         : {}),
   });
 }
@@ -990,12 +1050,16 @@ describe('the next-step walker', () => {
   );
   it.concurrent.each(
     walked.map(([code, w]) => [`${code} · ${w.surface} · ${w.principal} · ${w.call}`, code, w] as const),
-  )('%s: the step it is given leads somewhere', async (_name, code, walk) => {
-    const p = await principalFor(code, walk);
-    const refusal = await walk.provoke(p);
-    expect(refusal.code, JSON.stringify(refusal.given)).toBe(code);
-    await follow(walk, p, refusal);
-  });
+  )(
+    '%s: the step it is given leads somewhere',
+    async (_name, code, walk) => {
+      const p = await principalFor(code, walk);
+      const refusal = await walk.provoke(p);
+      expect(refusal.code, JSON.stringify(refusal.given)).toBe(code);
+      await follow(walk, p, refusal);
+    },
+    120_000,
+  ); // walks run concurrently: each spawns processes and waits on the gateway's change feed
 
   // Every action, as each surface renders it, names something that exists there (a refusal the matrix cannot
   // provoke today, like card_required or rate_limited, still renders through these).
