@@ -377,6 +377,8 @@ const REST_FOLLOW: { [A in NextAction]: RestFollower<Extract<NextStep, { action:
     }
   },
   async log_in(_s, p) {
+    // Signing in reaches the principal's org only if it has a person (a verified email); else it makes another org.
+    expect(p.person ?? p.session, 'log_in given to a key whose org has nobody to sign in as').toBeDefined();
     const r = await call(f.h.control.url, 'POST', '/v1/auth/login/request', { body: { email: p.email } });
     expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
   },
@@ -1100,5 +1102,3 @@ describe('the next-step walker', () => {
     }
   });
 });
-
-export type { Surface };
