@@ -645,6 +645,18 @@ const WALK: { [C in ErrorCode]: Entry } = {
         call: 'POST terms accept',
         provoke: (p) => rest(p, 'POST', `/v1/apis/${termsSlug}/terms/accept`, {}),
       },
+      {
+        surface: 'cli',
+        principal: 'bare_key',
+        call: `terms accept ${TERMS_SLUG} --yes`,
+        provoke: (p, u) => cli(p, ['terms', 'accept', TERMS_SLUG, '--yes'], u),
+      },
+      {
+        surface: 'cli',
+        principal: 'verified_key',
+        call: `terms accept ${TERMS_SLUG} --yes`,
+        provoke: (p, u) => cli(p, ['terms', 'accept', TERMS_SLUG, '--yes'], u),
+      },
     ],
   },
   insufficient_credits: {
