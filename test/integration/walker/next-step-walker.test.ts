@@ -435,17 +435,17 @@ const REST_FOLLOW: { [A in NextAction]: RestFollower<Extract<NextStep, { action:
     const again = await retry(p);
     expect(again.code).not.toBe(originalCode.get(given));
   },
-  async check_price(step) {
-    const r = await call(f.h.control.url, 'GET', `/v1/apis/${step.slug}/schema`);
-    expect(r.status).toBe(200);
+  async check_price(step, p) {
+    const r = await call(f.h.control.url, 'GET', `/v1/apis/${step.slug}/schema`, { token: credentialOf(p) });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
   },
-  async find_listing() {
-    const r = await call(f.h.control.url, 'GET', '/v1/catalog/search?q=test');
-    expect(r.status).toBe(200);
+  async find_listing(_s, p) {
+    const r = await call(f.h.control.url, 'GET', '/v1/catalog/search?q=test', { token: credentialOf(p) });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
   },
-  async list_endpoints(step) {
-    const r = await call(f.h.control.url, 'GET', `/v1/apis/${step.slug}/schema`);
-    expect(r.status).toBe(200);
+  async list_endpoints(step, p) {
+    const r = await call(f.h.control.url, 'GET', `/v1/apis/${step.slug}/schema`, { token: credentialOf(p) });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
   },
   async retry_later(_s, _p, _r, given) {
     expect(Number(given.retryAfter), 'retry_later without a Retry-After').toBeGreaterThan(0);
@@ -507,8 +507,10 @@ async function follow(walk: Walk, p: Principal, refusal: Refusal): Promise<void>
     case 'gateway': {
       if (!given.next) return;
       const step = NextStepSchema.parse(given.next);
-      for (const r of routesNamed(restNextStep(step)))
+      for (const r of routesNamed(restNextStep(step))) {
         expect(routeExists(r.method, r.path), `the step names ${r.method} ${r.path}, which does not exist`).toBe(true);
+        expect(`${r.method} ${r.path}`, 'the step loops back to the refused call').not.toBe(walk.call);
+      }
       // The table is indexed by the step's own action, so its follower takes this very step.
       const take = REST_FOLLOW[step.action] as RestFollower<NextStep>;
       await take(step, p, retry, given);
