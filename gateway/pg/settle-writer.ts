@@ -4,9 +4,9 @@
  * meanwhile). Each batch is ONE transaction sent in one flight (`pg`'s pipeline mode, connect.ts):
  *   1. fencing: this holder's row `FOR SHARE` (a reaped holder's batch divides by zero and rolls back);
  *   2. usage rows, one per call, in one `INSERT … SELECT FROM unnest(…)`;
- *   3. one `call_charge` ledger entry per key and one provider earning per (provider, API), both by unnest;
- *   4. this holder's own lease rows: `spent` and `unfolded` up by the batch's sums, each still open and within its
- *      amount (a lease that is not aborts the batch); nothing else: the shared rows (`balances`, `api_keys`,
+ *   3+4. in one statement (data-modifying CTEs): one `call_charge` ledger entry per key and one provider earning
+ *      per (provider, API), both by unnest, and this holder's own lease rows: `spent` and `unfolded` up by the
+ *      batch's sums, each still open and within its amount (a lease that is not aborts the batch); nothing else: the shared rows (`balances`, `api_keys`,
  *      `key_daily_spend`) are folded later (fold.ts), so gateways never queue on one org's row per batch;
  *   5. completed Idempotency-Key records;
  *   6. the orgs' credit as the batch leaves it (credit − every open lease's unfolded spend), for
@@ -219,26 +219,28 @@ export class PgSettleWriter implements SettleStore {
               ${intArray(u.created)}::bigint[])`,
         ];
         if (ch.length) {
-          q.push(sql`INSERT INTO ledger_entries (id, org_id, key_id, kind, status, amount_cents, reason, ref_type, ref_id,
-              idempotency_key, created_at)
+          // Ledger entries, earnings and this holder's lease rows in ONE statement (data-modifying CTEs always run
+          // to completion): fewer statements per batch, the same transaction. Every lease of the batch must take
+          // its charge: a count short of the leases aborts the transaction.
+          q.push(sql`WITH ledger AS (INSERT INTO ledger_entries (id, org_id, key_id, kind, status, amount_cents, reason,
+              ref_type, ref_id, idempotency_key, created_at)
             SELECT * FROM unnest(${ch.map(() => fastId('txn', now))}::text[], ${ch.map(([, c]) => c.orgId)}::text[],
               ${ch.map(([k]) => k)}::text[], ${ch.map(() => 'call_charge')}::text[], ${ch.map(() => 'settled')}::text[],
               ${ch.map(([, c]) => -c.cents)}::bigint[], ${ch.map(([, c]) => `${c.calls} ${c.calls === 1 ? 'call' : 'calls'}`)}::text[],
               ${ch.map(() => 'usage_batch')}::text[], ${ch.map(() => batchId)}::text[],
-              ${ch.map(([k]) => `calls:${batchId}:${k}`)}::text[], ${ch.map(() => now)}::bigint[])`);
-          q.push(sql`INSERT INTO provider_earnings (id, provider_org_id, api_id, kind, gross_cents, fee_cents, net_cents,
+              ${ch.map(([k]) => `calls:${batchId}:${k}`)}::text[], ${ch.map(() => now)}::bigint[])),
+            earn AS (INSERT INTO provider_earnings (id, provider_org_id, api_id, kind, gross_cents, fee_cents, net_cents,
               ref_id, idempotency_key, created_at)
             SELECT * FROM unnest(${ea.map(() => fastId('txn', now))}::text[], ${ea.map((e) => e.providerOrgId)}::text[],
               ${ea.map((e) => e.apiId)}::text[], ${ea.map(() => 'earning')}::text[], ${ea.map((e) => e.gross)}::bigint[],
               ${ea.map((e) => e.fee)}::bigint[], ${ea.map((e) => e.gross - e.fee)}::bigint[], ${ea.map(() => batchId)}::text[],
-              ${ea.map((e) => `earn:${batchId}:${e.providerOrgId}:${e.apiId}`)}::text[], ${ea.map(() => now)}::bigint[])`);
-          // Every lease of the batch must take its charge: a count short of the leases aborts the transaction.
-          q.push(sql`WITH s AS (UPDATE balance_leases l SET spent_cents = l.spent_cents + v.c, unfolded_cents = l.unfolded_cents + v.c
+              ${ea.map((e) => `earn:${batchId}:${e.providerOrgId}:${e.apiId}`)}::text[], ${ea.map(() => now)}::bigint[])),
+            s AS (UPDATE balance_leases l SET spent_cents = l.spent_cents + v.c, unfolded_cents = l.unfolded_cents + v.c
                      FROM unnest(${le.map(([id]) => id)}::text[], ${le.map(([, c]) => c)}::bigint[]) AS v(id, c)
                      WHERE l.id = v.id AND l.holder_id = ${h} AND l.released_at IS NULL
                        AND l.spent_cents + v.c <= l.amount_cents
                      RETURNING 1)
-                   SELECT 1 / (CASE WHEN count(*) = ${le.length} THEN 1 ELSE 0 END) AS ok FROM s`);
+            SELECT 1 / (CASE WHEN count(*) = ${le.length} THEN 1 ELSE 0 END) AS ok FROM s`);
         }
         for (const r of idem) {
           const i = r.idempotency!;
