@@ -46,7 +46,7 @@ describe('MCP principal cache', () => {
       h.sqlite.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(Date.now(), org.keyId);
       expect(await refusedWithin(cache, org.key, 5_000)).toBe('key_revoked');
     } finally {
-      cache.close();
+      await cache.close();
       h.sqlite.exec('ALTER TABLE changes_away RENAME TO changes');
     }
   });
