@@ -144,15 +144,50 @@ export async function makeWorld(
   };
 }
 
+/**
+ * Exact reads of what a paid call moves, on either store. On PostgreSQL a settle batch bumps only its lease row's
+ * `unfolded_cents`; `balances`, `api_keys.spent_cents` and `key_daily_spend` catch up at the next fold
+ * (gateway/pg/fold.ts), so an exact read adds the open leases' unfolded spend (credit and reserved both still hold
+ * it; docs/scale-out.md "The fold"). On SQLite it is always 0.
+ */
+function _unfolded(h: DbHandles, col: 'org_id' | 'key_id', id: string, day?: number) {
+  let q = h.db
+    .selectFrom('balance_leases')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('unfolded_cents'), eb.lit(0)).as('u'))
+    .where(col, '=', id)
+    .where('released_at', 'is', null);
+  if (day !== undefined) q = q.where('day', '=', day);
+  return q.executeTakeFirstOrThrow().then((r) => Number(r.u));
+}
+
 export async function balanceOf(
   h: DbHandles,
   orgId: string,
 ): Promise<{ credit_cents: number; reserved_cents: number }> {
-  return h.db
+  const row = await h.db
     .selectFrom('balances')
     .select(['credit_cents', 'reserved_cents'])
     .where('org_id', '=', orgId)
     .executeTakeFirstOrThrow();
+  const u = await _unfolded(h, 'org_id', orgId);
+  return { credit_cents: row.credit_cents - u, reserved_cents: row.reserved_cents - u };
+}
+
+/** A key's lifetime spend (`api_keys.spent_cents` plus its open leases' unfolded spend). */
+export async function keySpentOf(h: DbHandles, keyId: string): Promise<number> {
+  const row = await h.db.selectFrom('api_keys').select('spent_cents').where('id', '=', keyId).executeTakeFirstOrThrow();
+  return row.spent_cents + (await _unfolded(h, 'key_id', keyId));
+}
+
+/** A key's spend on UTC day `day` (`key_daily_spend` plus its open leases' unfolded spend of that day). */
+export async function daySpentOf(h: DbHandles, keyId: string, day: number): Promise<number> {
+  const row = await h.db
+    .selectFrom('key_daily_spend')
+    .select('spent_cents')
+    .where('key_id', '=', keyId)
+    .where('day', '=', day)
+    .executeTakeFirst();
+  return (row?.spent_cents ?? 0) + (await _unfolded(h, 'key_id', keyId, day));
 }
 
 export async function gw(
