@@ -23,6 +23,8 @@ export const PG_SUITES = [
   'test/integration/billing/auto-reload.stripe.test.ts',
   'test/integration/billing/payouts.stripe.test.ts',
   'test/integration/billing/test-mode.test.ts',
+  // Imports: the import worker writes a new listing's endpoints through its own PostgreSQL connection.
+  'test/integration/providers/import.test.ts',
   // Catalog: search ranking, filters, sorts and paging (its two FTS5-only path assertions skip here, with the
   // reason in the file), leaderboards and stats refresh.
   'test/integration/catalog/search.test.ts',

@@ -50,7 +50,7 @@ export class RequestBody extends Readable {
   #paused = false;
 
   constructor(
-    private readonly res: HttpResponse,
+    private readonly res: Pick<HttpResponse, 'pause' | 'resume'>,
     private readonly maxBytes: number,
     private readonly isOpen: () => boolean,
   ) {
