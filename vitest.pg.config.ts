@@ -35,8 +35,10 @@ export const PG_SUITES = [
   'test/integration/gateway/gateway.money.happy.test.ts',
   'test/integration/gateway/gateway.errors.test.ts',
   'test/integration/gateway/gateway.agent-safety.test.ts',
-  // MCP on PostgreSQL: the v1 SDK client's paid call_api and get_balance, sessions across a restart.
+  // The MCP process on PostgreSQL: sessions, the v1 SDK client's paid call_api and get_balance, and the principal
+  // cache invalidated by the LISTEN/NOTIFY change feed (core/db/pg-change-feed.ts).
   'test/integration/mcp/mcp.sessions.test.ts',
+  'test/integration/mcp/mcp.principal-cache.test.ts',
 ];
 
 export default defineConfig({

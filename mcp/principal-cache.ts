@@ -7,26 +7,16 @@
  * change row, so an entry also expires after `ttlMs`. Only successes are cached: an unknown, revoked or suspended
  * key is read again each time (and refused). While the feed has not read successfully for `FEED_LAG_MAX_MS` (its
  * reads fail), entries are not trusted and every key is read again, so the bound holds then too.
- *
- * The feed is the store's own: on SQLite the `data_version` poll of core/db/change-feed.ts over a read connection
- * of its own; on PostgreSQL (SVC_DATABASE_URL) the gateway's `LISTEN svc_changes` feed with its 1 s polling
- * fallback (gateway/pg/change-feed.ts) on a one-connection pool. The PostgreSQL feed opens asynchronously (and again
- * after a failed open, every second): until it has read once, no entry is trusted, so every key is read.
+ * On PostgreSQL (SVC_DATABASE_URL) the feed is core/db/pg-change-feed.ts (LISTEN/NOTIFY, polled at most 1 s
+ * apart) on kysely; `PrincipalCache.open` picks the feed by store.
  */
 import Sqlite from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../control/context.js';
 import { principalFromToken, type Principal } from '../control/auth/principal.js';
 import { sha256Hex } from '../core/crypto.js';
-import { ChangeFeed, type ChangeRow } from '../core/db/change-feed.js';
-import { Pg } from '../gateway/pg/connect.js';
-import { PgChangeFeed } from '../gateway/pg/change-feed.js';
-
-/** What the cache needs of a change feed: when it last read successfully, and a way to stop it. */
-interface Feed {
-  readonly polledAt: number;
-  stop(): void;
-}
+import { ChangeFeed, type ChangeRow, type ChangeSource } from '../core/db/change-feed.js';
+import { kyselyFeedReads, PgChangeFeed } from '../core/db/pg-change-feed.js';
 
 export interface PrincipalCacheOptions {
   /** How often the change feed is polled (the gateway's default, SVC_GATEWAY_POLL_MS, is 100 ms). */
@@ -42,68 +32,57 @@ const FEED_LAG_MAX_MS = 1_000;
 
 export class PrincipalCache {
   readonly #byHash: LRUCache<string, Principal>;
-  #feed: Feed | null = null;
-  readonly #release: () => Promise<void>;
+  #feed!: ChangeSource;
+  #closeFeed: () => void = () => {};
   readonly #feedLagMaxMs: number;
-  #closed = false;
+  readonly #pollMs: number;
 
-  constructor(
+  private constructor(
     private readonly ctx: CacheCtx,
-    opts: PrincipalCacheOptions = {},
+    opts: PrincipalCacheOptions,
   ) {
     this.#byHash = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 30_000 });
-    const pollMs = opts.pollMs ?? 100;
-    this.#feedLagMaxMs = Math.max(FEED_LAG_MAX_MS, 3 * pollMs);
+    this.#pollMs = opts.pollMs ?? 100;
+    this.#feedLagMaxMs = Math.max(FEED_LAG_MAX_MS, 3 * this.#pollMs);
+  }
+
+  /** A cache with its change feed running: SQLite's data_version poll, or PostgreSQL's LISTEN/NOTIFY. */
+  static async open(ctx: CacheCtx, opts: PrincipalCacheOptions = {}): Promise<PrincipalCache> {
+    const c = new PrincipalCache(ctx, opts);
     const onError = (e: unknown) =>
       ctx.log.warn('mcp change feed poll failed; retrying next tick', { err: e as Error });
     const url = ctx.config.databaseUrl;
     if (url) {
-      const pg = new Pg(url, { max: 1, application: 'svc-mcp-feed' });
-      this.#release = () => pg.end().catch(() => {});
-      void this.#openPgFeed(pg, url, pollMs, onError);
-      return;
+      c.#feed = await PgChangeFeed.open(
+        kyselyFeedReads(ctx.db),
+        url,
+        (rows) => c.drop(rows),
+        () => {},
+        onError,
+      );
+      c.#closeFeed = () => c.#feed.stop();
+    } else {
+      // Its own read connection: this process's own writes (revoke_key, an elevation) must move data_version too.
+      const feedDb = new Sqlite(ctx.config.dbFile, { readonly: true, fileMustExist: true });
+      c.#feed = new ChangeFeed(
+        feedDb,
+        (rows) => c.drop(rows),
+        () => {},
+        onError,
+      );
+      c.#closeFeed = () => {
+        c.#feed.stop();
+        feedDb.close();
+      };
     }
-    // Its own read connection: this process's own writes (revoke_key, an elevation) must move data_version too.
-    const feedDb = new Sqlite(ctx.config.dbFile, { readonly: true, fileMustExist: true });
-    const feed = new ChangeFeed(
-      feedDb,
-      (rows) => this.drop(rows),
-      () => {},
-      onError,
-    );
-    feed.start(pollMs);
-    this.#feed = feed;
-    this.#release = async () => {
-      feedDb.close();
-    };
-  }
-
-  async #openPgFeed(pg: Pg, url: string, pollMs: number, onError: (e: unknown) => void): Promise<void> {
-    while (!this.#closed) {
-      try {
-        const feed = await PgChangeFeed.open(
-          pg,
-          url,
-          (rows) => this.drop(rows),
-          () => {},
-          onError,
-        );
-        if (this.#closed) return;
-        feed.start(pollMs);
-        this.#feed = feed;
-        return;
-      } catch (e) {
-        onError(e);
-        await new Promise((r) => setTimeout(r, 1_000).unref());
-      }
-    }
+    c.#feed.start(c.#pollMs);
+    return c;
   }
 
   /** The principal of an `svc_live_` key; throws as principalFromToken does (unauthorized, revoked, suspended). */
   async ofApiKey(token: string): Promise<Principal> {
     // A feed that has not read lately may have missed a revocation: read the key instead of trusting memory.
-    const feed = this.#feed;
-    if (!feed || performance.now() - feed.polledAt > this.#feedLagMaxMs) return principalFromToken(this.ctx, token);
+    if (performance.now() - this.#feed.polledAt > this.#feedLagMaxMs) return principalFromToken(this.ctx, token);
     const hash = sha256Hex(token);
     const hit = this.#byHash.get(hash);
     if (hit) return hit;
@@ -131,9 +110,7 @@ export class PrincipalCache {
     }
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    this.#feed?.stop();
-    await this.#release();
+  close(): void {
+    this.#closeFeed();
   }
 }
