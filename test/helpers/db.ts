@@ -183,6 +183,58 @@ export async function expectLedgerConsistent(h: StoreDb): Promise<void> {
   if (!report.ok) throw new Error(`books inconsistent: ${JSON.stringify(report)}`);
 }
 
+/** The usage row before 0022_narrow_usage (text ids): migration tests write old data with it. */
+export interface LegacyUsageEventsTable {
+  id: string;
+  org_id: string;
+  key_id: string;
+  api_id: string;
+  endpoint_id: string;
+  provider_org_id: string;
+  method: string;
+  status: number;
+  latency_ms: number;
+  price_cents: number;
+  charged_cents: number;
+  error_code: string | null;
+  created_at: number;
+}
+
+/** `db` typed with the pre-0022 `usage_events` table as well (for databases migrated only that far). */
+export function withLegacyUsage(db: Db) {
+  return db.withTables<{ usage_events: LegacyUsageEventsTable }>();
+}
+
+/**
+ * `usage_calls` with its nums turned back into text ids, under the column names callers use (`id` = the request
+ * id, `org_id`, `key_id`, …): `db.selectFrom(usageWithIds(db)).where('org_id', '=', …)`. Tests name calls by their ids.
+ */
+export function usageWithIds(db: Db) {
+  return db
+    .selectFrom('usage_calls as u')
+    .innerJoin('id_nums as o', 'o.num', 'u.org_num')
+    .innerJoin('id_nums as k', 'k.num', 'u.key_num')
+    .innerJoin('id_nums as a', 'a.num', 'u.api_num')
+    .innerJoin('id_nums as e', 'e.num', 'u.endpoint_num')
+    .innerJoin('id_nums as p', 'p.num', 'u.provider_num')
+    .select([
+      'u.request_id as id',
+      'o.id as org_id',
+      'k.id as key_id',
+      'a.id as api_id',
+      'e.id as endpoint_id',
+      'p.id as provider_org_id',
+      'u.method',
+      'u.status',
+      'u.latency_ms',
+      'u.price_cents',
+      'u.charged_cents',
+      'u.error_code',
+      'u.created_at',
+    ])
+    .as('usage');
+}
+
 /**
  * A paid call's settle exactly as the gateway writes it (gateway/settle-writer.ts, an unleased charge: usage row,
  * call_charge entry, provider earning, balance), for billing tests that need calls to spend credit or earn a

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { grantCredits, seedKey } from '../../helpers/db.js';
+import { grantCredits, seedKey, usageWithIds } from '../../helpers/db.js';
 import { REGISTER_SCOPES } from '../../../core/scopes.js';
 import { initializeBody, rawPost, startMcpFixture, type McpFixture } from './fixture.js';
 import { REQUIRED, SPEC_TOOLS } from './spec-tools.js';
@@ -58,7 +58,7 @@ describe('MCP 2025-11-25 sessions (v1 SDK client)', () => {
     expect(structured(call)).toMatchObject({ status: 200, charged_cents: 0, price_cents: 0 });
     expect(JSON.parse(structured(call).body)).toMatchObject({ ok: true, path: '/ping' });
     const usage = await f.db.db
-      .selectFrom('usage_events')
+      .selectFrom(usageWithIds(f.db.db))
       .select(['key_id'])
       .where('id', '=', structured(call).request_id)
       .executeTakeFirstOrThrow();
