@@ -100,7 +100,6 @@ export async function copySqliteToPostgres(lite: DbHandles, pg: PgHandles): Prom
         for (const [t, c] of [
           ['changes', 'seq'],
           ['search_changes', 'seq'],
-          ['usage_calls', 'seq'],
           ['id_nums', 'num'],
         ] as const)
           await sql`SELECT setval(pg_get_serial_sequence(${t}, ${c}),

@@ -121,7 +121,7 @@ async function _usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
         'u.created_at',
       ])
       .orderBy('u.created_at', 'desc')
-      .orderBy('u.seq', 'desc')
+      .orderBy('u.request_id', 'desc')
       .limit(q.limit + 1)
       .offset(q.offset)
       .execute(),

@@ -342,9 +342,7 @@ export interface IdNumsTable {
 
 /** One row per gateway call, integer-keyed and narrow (0022_narrow_usage; docs/usage.md). */
 export interface UsageCallsTable {
-  /** Insertion order (SQLite rowid, PostgreSQL identity). */
-  seq: Generated<number>;
-  /** The gateway request id (`req_…`, X-Svc-Request-Id). */
+  /** The gateway request id (`req_…`, X-Svc-Request-Id): the key, so a call has at most one row. */
   request_id: string;
   /** id_nums.num of the consumer org, its key, the API, the endpoint and the provider org credited. */
   org_num: number;

@@ -136,18 +136,12 @@ export class PgSettleWriter implements SettleStore {
     return e;
   }
 
-  /**
-   * After an outcome-unknown batch: which of its calls did commit, looked up by request id among the rows of its
-   * orgs since its oldest call (usage_calls_org), so the lookup never scans the table.
-   */
+  /** After an outcome-unknown batch: which of its calls did commit (looked up by request id, the row's key). */
   async #resolveUnknown(): Promise<void> {
     const recs = this.#unknown;
     const ids = recs.map((r) => r.requestId);
-    const orgs = [...new Set(recs.map((r) => this.#nums.get(r.orgId)).filter((n) => n !== undefined))];
-    const since = Math.min(...recs.map((r) => r.createdAt));
     const rows = await this.db.rows<{ request_id: string }>(
-      sql`SELECT request_id FROM usage_calls WHERE org_num = ANY(${orgs}::int[]) AND created_at >= ${since}
-          AND request_id = ANY(${ids}::text[])`,
+      sql`SELECT request_id FROM usage_calls WHERE request_id = ANY(${ids}::text[])`,
     );
     this.#unknown = [];
     const found = new Set(rows.map((r) => r.request_id));

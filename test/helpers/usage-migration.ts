@@ -1,7 +1,7 @@
 /**
  * The 0022_narrow_usage migration case, run on either store (test/unit/db/migration-0022.test.ts on SQLite,
  * test/integration/store/migration-0022.test.ts on PostgreSQL): old text-id rows become narrow rows that read back
- * identically, every id gets exactly one num, the dictionary is append-only, a new call reuses a migrated num, the
+ * identically, every id gets exactly one num, the request id stays unique, the dictionary is append-only, a new call reuses a migrated num, the
  * books check reads the new rows, and `down` restores the old table with the same rows.
  */
 import { Migrator, sql } from 'kysely';
@@ -127,9 +127,13 @@ export async function usageMigrationCase(db: Db): Promise<void> {
   ).rejects.toThrow(/append-only/);
   await expect(db.deleteFrom('id_nums').where('id', '=', 'org_consumer_a').execute()).rejects.toThrow(/append-only/);
 
+  // The request id is still the row's key: a second row for one call is refused (so is a second charge).
+  const { id: firstId, ...first } = OLD[0]!;
+  await expect(insertUsageCalls(db, [{ ...first, request_id: firstId }])).rejects.toThrow(/unique|UNIQUE|duplicate/);
+
   // A new call by a migrated org reuses its num; a new endpoint gets the next one.
   await insertUsageCalls(db, [
-    { ...OLD[0]!, request_id: 'req_after', endpoint_id: 'ep_weather_new', created_at: T + 3 * 86_400_000 },
+    { ...first, request_id: 'req_after', endpoint_id: 'ep_weather_new', created_at: T + 3 * 86_400_000 },
   ]);
   const after = await db
     .selectFrom('usage_calls')

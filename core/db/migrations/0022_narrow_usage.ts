@@ -5,9 +5,12 @@
  * `usage_calls`:
  * - `id_nums`: one append-only dictionary from any text id (`org_…`, `key_…`, `api_…`, `ep_…`) to a small integer
  *   `num`, assigned the first time a call names it; never updated or deleted, so a num can be cached forever;
- * - `usage_calls`: one row per call keyed by an integer `seq` (SQLite's rowid, PostgreSQL's identity): the
- *   request id as text, the five ids as nums, status, latency, cents and the time as integers;
- * - indexes `usage_calls_org (org_num, created_at)` and `usage_calls_api (api_num, created_at)`: integers only.
+ * - `usage_calls`: one row per call, the five ids as nums, status, latency, cents and the time as integers. Its key
+ *   stays the request id (WITHOUT ROWID on SQLite: one b-tree): that key is what makes "one call, one usage row"
+ *   (and so one charge, control/ledger/README.md) a database guarantee rather than a property of the writer, and
+ *   it costs no extra b-tree; a rowid key would have needed a unique index on the request id for the same promise;
+ * - indexes `usage_calls_org (org_num, created_at)` and `usage_calls_api (api_num, created_at)`: integer columns
+ *   (plus the key SQLite appends to every index entry of a WITHOUT ROWID table).
  * Old rows are copied (their ids entered into `id_nums` first, in order of first use), then `usage_events` goes.
  * The same statements run on both stores; only the two key column types are spelled per dialect.
  * docs/usage.md describes the row.
@@ -33,8 +36,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     `CREATE TABLE id_nums (num ${key}, id TEXT NOT NULL UNIQUE)`,
     ...(pg ? APPEND_ONLY_PG : APPEND_ONLY_SQLITE),
     `CREATE TABLE usage_calls (
-      seq ${key},
-      request_id TEXT NOT NULL,
+      request_id TEXT PRIMARY KEY,
       org_num ${num} NOT NULL,
       key_num ${num} NOT NULL,
       api_num ${num} NOT NULL,
@@ -47,7 +49,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       charged_cents ${cents} NOT NULL,
       error_code TEXT,
       created_at ${cents} NOT NULL
-    )`,
+    )${pg ? '' : ' WITHOUT ROWID'}`,
     // Every id the old rows name, numbered in order of first use (the oldest calls' ids get the smallest nums).
     `INSERT INTO id_nums (id)
      SELECT id FROM (
@@ -68,8 +70,7 @@ export async function up(db: Kysely<any>): Promise<void> {
      JOIN id_nums k ON k.id = u.key_id
      JOIN id_nums a ON a.id = u.api_id
      JOIN id_nums e ON e.id = u.endpoint_id
-     JOIN id_nums p ON p.id = u.provider_org_id
-     ORDER BY u.created_at, u.id`,
+     JOIN id_nums p ON p.id = u.provider_org_id`,
     'DROP TABLE usage_events',
     'CREATE INDEX usage_calls_org ON usage_calls(org_num, created_at)',
     'CREATE INDEX usage_calls_api ON usage_calls(api_num, created_at)',

@@ -24,14 +24,14 @@ describe('migration 0022_narrow_usage (SQLite)', () => {
     await usageMigrationCase(h.db);
   });
 
-  it('the narrow row is a rowid table: the key is not stored in the record and the indexes carry integers only', async () => {
+  it('the narrow row is one b-tree keyed by the request id, with two integer indexes the readers use', async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-mig-'));
     h = openDatabase(join(dir, 'svc.db'));
     const { migrateToLatest } = await import('../../../core/db/migrate.js');
     await migrateToLatest(h.db);
     const ddl = h.sqlite.prepare("SELECT sql FROM sqlite_master WHERE name = 'usage_calls'").pluck().get() as string;
-    expect(ddl).toMatch(/seq INTEGER PRIMARY KEY/);
-    expect(ddl).not.toMatch(/WITHOUT ROWID/);
+    expect(ddl).toMatch(/request_id TEXT PRIMARY KEY/);
+    expect(ddl).toMatch(/WITHOUT ROWID\s*$/);
     const idx = h.sqlite
       .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'usage_calls'")
       .all() as { name: string; sql: string }[];
