@@ -18,6 +18,7 @@ import { SettleWriter } from '../../gateway/settle-writer.js';
 import { utcDay } from '../../core/clock.js';
 import { migrateToLatest } from '../../core/db/migrate.js';
 import { tempDataDir } from './processes.js';
+import type { UsageCallInput } from '../../core/db/id-nums.js';
 
 /**
  * The data dir's database. In the PostgreSQL pass (vitest.pg.config.ts) `db` is the data dir's PostgreSQL database
@@ -183,22 +184,8 @@ export async function expectLedgerConsistent(h: StoreDb): Promise<void> {
   if (!report.ok) throw new Error(`books inconsistent: ${JSON.stringify(report)}`);
 }
 
-/** The usage row before 0022_narrow_usage (text ids): migration tests write old data with it. */
-export interface LegacyUsageEventsTable {
-  id: string;
-  org_id: string;
-  key_id: string;
-  api_id: string;
-  endpoint_id: string;
-  provider_org_id: string;
-  method: string;
-  status: number;
-  latency_ms: number;
-  price_cents: number;
-  charged_cents: number;
-  error_code: string | null;
-  created_at: number;
-}
+/** The usage row before 0022_narrow_usage (text ids, keyed by `id`): migration tests write old data with it. */
+export type LegacyUsageEventsTable = Omit<UsageCallInput, 'request_id'> & { id: string };
 
 /** `db` typed with the pre-0022 `usage_events` table as well (for databases migrated only that far). */
 export function withLegacyUsage(db: Db) {
