@@ -20,7 +20,7 @@ import { KeyRateLimiter } from '../rate-limiter.js';
 import { buildPipeline } from '../wire.js';
 import { GatewayMetrics } from '../metrics.js';
 import type { WorkerStores } from '../worker.js';
-import { PgChangeFeed, recordChange } from './change-feed.js';
+import { PgChangeFeed, pgFeedReads, recordChange } from './change-feed.js';
 import { Pg } from './connect.js';
 import { PgHolders } from './holders.js';
 import { PgIdempotency } from './idempotency.js';
@@ -85,7 +85,7 @@ export async function openPgStores(
     onError: bg('settle batch'),
   });
   const feed = await PgChangeFeed.open(
-    db,
+    pgFeedReads(db),
     url,
     (rows) => {
       for (const r of rows) {
