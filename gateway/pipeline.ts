@@ -89,7 +89,7 @@ type ForwardOptions = Omit<PaidCallOptions, 'deps' | 'sink' | 'method' | 'reques
 export class Pipeline {
   constructor(private readonly d: PipelineDeps) {}
 
-  // Over 80 lines on purpose: every check of a paid call in the order it runs, without an extra async hop per call.
+  // Long: every check of a paid call in the order it runs, without an extra async hop per call.
   async handle(p: ProxyRequest, sink: ClientSink): Promise<void> {
     const isQuote = p.url.startsWith('/_quote/');
     const { slug, path } = splitSlug(isQuote ? p.url.slice(7) : p.url);

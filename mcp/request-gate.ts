@@ -124,11 +124,15 @@ export function parseJsonBody(text: string): unknown {
   }
 }
 
+// Long: builds the one gate every MCP request passes; its checks run in a fixed order and share the parsed body and
+// session.
 export function createRequestGate(deps: McpAppDeps): RequestGate {
   const { ctx, sessions } = deps;
   const config = ctx.config;
   const allowed = allowedHostnames(config);
 
+  // Long: the gate's checks in their fixed order (DNS rebinding, body, session, credential, scope of the tool called,
+  // era); each step needs the ones before.
   return async (req) => {
     const refusal = rebindingRefusal(allowed, req.header('host'), req.header('origin'));
     if (refusal) return { answer: problemAnswer(new SvcError('forbidden', `${refusal} (DNS-rebinding protection)`)) };
@@ -228,7 +232,9 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
     if (caller.kind === 'anonymous' && config.isProduction) {
       return {
         answer: problemAnswer(
-          new SvcError('unauthorized', 'Send Authorization: Bearer <API key or OAuth access token>'),
+          new SvcError('unauthorized', 'Send Authorization: Bearer <API key or OAuth access token>', {
+            next: { action: 'authenticate' },
+          }),
           challenge(),
         ),
       };
@@ -238,7 +244,9 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
       if (caller.kind === 'anonymous') {
         return {
           answer: problemAnswer(
-            new SvcError('unauthorized', `${needed.tool} needs a credential with ${needed.scope}`),
+            new SvcError('unauthorized', `${needed.tool} needs a credential with ${needed.scope}`, {
+              next: { action: 'authenticate' },
+            }),
             challenge(`, scope="${needed.scope}"`),
           ),
         };
@@ -260,7 +268,8 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
             new SvcError(
               'insufficient_scope',
               `${needed.tool} needs ${needed.scope}: a person verifies an email for this org (OAuth sign-in does it) and the same key gains it`,
-              { extra: { required_scope: needed.scope } },
+              // The tool an agent can take without a person at a browser: verify_email elevates this same key.
+              { extra: { required_scope: needed.scope }, next: { action: 'verify_email' } },
             ),
             {
               'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrlOf(origin)}"`,
@@ -310,6 +319,7 @@ function asBearerFailure(err: SvcError): SvcError {
   if (err.code !== 'key_revoked') return err;
   return new SvcError('unauthorized', `${err.detail}: send another credential (or start a new session)`, {
     extra: { reason: 'key_revoked' },
+    next: { action: 'get_key' },
   });
 }
 

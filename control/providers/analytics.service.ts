@@ -8,6 +8,8 @@ import { numOf } from '../../core/db/id-nums.js';
 import type { ProviderAnalytics } from '../../core/schemas/providers.schemas.js';
 import { assertScope, type Principal } from '../auth/principal.js';
 
+// Long: the provider's analytics are a handful of SQL queries read together (totals, per endpoint, per day); it is
+// mostly query text.
 export async function providerAnalytics(
   db: Db,
   caller: Principal | undefined,
@@ -53,7 +55,8 @@ export async function providerAnalytics(
       sql<number>`coalesce(sum(u.charged_cents), 0)`.as('gross_cents'),
       sql<number>`coalesce(sum(case when u.status < 500 then 1 else 0 end), 0)`.as('ok_calls'),
     ])
-    .groupBy(['apis.id', 'endpoints.id'])
+    // Every selected column grouped, as PostgreSQL requires (SQLite would pick any row's).
+    .groupBy(['apis.id', 'apis.slug', 'endpoints.id', 'endpoints.method', 'endpoints.path'])
     .orderBy('gross_cents', 'desc')
     .execute();
   const earnings = await db

@@ -164,6 +164,8 @@ export class PgSettleWriter implements SettleStore {
     for (const r of rows) this.#nums.set(r.id, Number(r.num));
   }
 
+  // Long: one PostgreSQL transaction that writes a batch of settled calls (usage, ledger, earnings, balances) in order;
+  // its statements share the batch's rows.
   async #write(records: SettleRecord[]): Promise<number[]> {
     await this.#resolveNums(records);
     const nums = this.#nums;

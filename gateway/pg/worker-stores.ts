@@ -29,6 +29,7 @@ import { pgKeySource, pgListingSource } from './lookups.js';
 import { PgSettleWriter } from './settle-writer.js';
 import { PgTermsRefusals } from './terms-refusals.js';
 
+// Long: wiring: opens the PostgreSQL pool and builds every store the worker needs from it, in dependency order.
 export async function openPgStores(
   cfg: Readonly<GatewayConfig>,
   url: string,
