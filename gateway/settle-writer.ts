@@ -2,7 +2,8 @@
  * Group commit of call outcomes: every settle enqueued during one event-loop turn is written in ONE
  * `BEGIN IMMEDIATE` transaction, and each caller's promise resolves only after that COMMIT, so an answered call
  * is always a recorded call. Per call the transaction appends one narrow usage row (`usage_calls`: its request id,
- * integer nums for its org, key, API, endpoint and provider from `id_nums`, integers for the rest; docs/usage.md);
+ * integer nums for its org, key, API, endpoint and provider from `id_nums`, integers for the rest; docs/gateway.md
+ * "The usage row");
  * the money moves once per batch: one `call_charge`
  * ledger entry per key and one provider earning per (provider, API) carrying the batch's sums, plus the
  * balance, lease, key and daily-spend projections. Usable without a server: `new SettleWriter(sqlite, opts)`.

@@ -1,7 +1,7 @@
 /**
  * A consumer org's usage history: totals, per listing, per key and per UTC day over [from, to), plus the
- * newest call records. Read from `usage_calls` (the narrow row, docs/usage.md), which the gateway writes in the
- * same commit as the charge.
+ * newest call records. Read from `usage_calls` (the narrow row, docs/gateway.md "The usage row"), which the
+ * gateway writes in the same commit as the charge.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
@@ -57,15 +57,48 @@ export function usageSummary(
   return _usageSummary(db, { ...q, orgId });
 }
 
-async function _usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
-  // The narrow row (docs/usage.md): filter and group on integer nums, turn nums into ids only for what is shown.
-  let base = db
+/** The caller's rows over [from, to), optionally of one key, filtered on integer nums. */
+function _rows(db: Db, q: UsageQuery) {
+  const base = db
     .selectFrom('usage_calls as u')
     .where('u.org_num', '=', numOf(q.orgId))
     .where('u.created_at', '>=', q.from)
     .where('u.created_at', '<', q.to);
-  if (q.keyId) base = base.where('u.key_num', '=', numOf(q.keyId));
+  return q.keyId ? base.where('u.key_num', '=', numOf(q.keyId)) : base;
+}
 
+/** The newest calls first, one page (plus one row to tell has_more), nums turned back into ids. */
+function _events(base: ReturnType<typeof _rows>, q: UsageQuery) {
+  return base
+    .innerJoin('id_nums as k', 'k.num', 'u.key_num')
+    .innerJoin('id_nums as a', 'a.num', 'u.api_num')
+    .innerJoin('id_nums as e', 'e.num', 'u.endpoint_num')
+    .leftJoin('apis', 'apis.id', 'a.id')
+    .leftJoin('endpoints', 'endpoints.id', 'e.id')
+    .select([
+      'u.request_id',
+      'k.id as key_id',
+      'apis.slug',
+      'e.id as endpoint_id',
+      'endpoints.path',
+      'u.method',
+      'u.status',
+      'u.latency_ms',
+      'u.price_cents',
+      'u.charged_cents',
+      'u.error_code',
+      'u.created_at',
+    ])
+    .orderBy('u.created_at', 'desc')
+    .orderBy('u.request_id', 'desc')
+    .limit(q.limit + 1)
+    .offset(q.offset)
+    .execute();
+}
+
+async function _usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
+  // Group on nums; ids (and slugs) are joined only onto the grouped rows.
+  const base = _rows(db, q);
   const calls = sql<number>`COUNT(*)`;
   const charged = sql<number>`COALESCE(SUM(u.charged_cents), 0)`;
   const failed = sql<number>`SUM(CASE WHEN u.status >= 500 OR u.error_code IS NOT NULL THEN 1 ELSE 0 END)`;
@@ -100,31 +133,7 @@ async function _usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
       .groupBy('day')
       .orderBy('day')
       .execute(),
-    base
-      .innerJoin('id_nums as k', 'k.num', 'u.key_num')
-      .innerJoin('id_nums as a', 'a.num', 'u.api_num')
-      .innerJoin('id_nums as e', 'e.num', 'u.endpoint_num')
-      .leftJoin('apis', 'apis.id', 'a.id')
-      .leftJoin('endpoints', 'endpoints.id', 'e.id')
-      .select([
-        'u.request_id',
-        'k.id as key_id',
-        'apis.slug',
-        'e.id as endpoint_id',
-        'endpoints.path',
-        'u.method',
-        'u.status',
-        'u.latency_ms',
-        'u.price_cents',
-        'u.charged_cents',
-        'u.error_code',
-        'u.created_at',
-      ])
-      .orderBy('u.created_at', 'desc')
-      .orderBy('u.request_id', 'desc')
-      .limit(q.limit + 1)
-      .offset(q.offset)
-      .execute(),
+    _events(base, q),
   ]);
 
   return {

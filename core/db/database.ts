@@ -340,7 +340,7 @@ export interface IdNumsTable {
   id: string;
 }
 
-/** One row per gateway call, integer-keyed and narrow (0022_narrow_usage; docs/usage.md). */
+/** One row per gateway call, integer-keyed and narrow (0022_narrow_usage; docs/gateway.md "The usage row"). */
 export interface UsageCallsTable {
   /** The gateway request id (`req_…`, X-Svc-Request-Id): the key, so a call has at most one row. */
   request_id: string;

@@ -4,8 +4,8 @@
  * meanwhile). Each batch is ONE transaction sent in one flight (`pg`'s pipeline mode, connect.ts):
  *   1. fencing: this holder's row `FOR SHARE` (a reaped holder's batch divides by zero and rolls back);
  *   2. usage rows, one per call, in one `INSERT … SELECT FROM unnest(…)`: the narrow row (`usage_calls`,
- *      docs/usage.md) with id_nums for the five ids; ids this process has not seen yet get their nums in one
- *      statement before the batch (committed on their own: a num nothing uses yet is harmless);
+ *      docs/gateway.md "The usage row") with id_nums for the five ids; ids this process has not seen yet get
+ *      their nums in one statement before the batch (committed on their own: a num nothing uses is harmless);
  *   3. one `call_charge` ledger entry per key and one provider earning per (provider, API), both by unnest;
  *   4. this holder's own lease rows: `spent` and `unfolded` up by the batch's sums, each still open and within its
  *      amount (a lease that is not aborts the batch); nothing else: the shared rows (`balances`, `api_keys`,

@@ -13,7 +13,7 @@
  *   (plus the key SQLite appends to every index entry of a WITHOUT ROWID table).
  * Old rows are copied (their ids entered into `id_nums` first, in order of first use), then `usage_events` goes.
  * The same statements run on both stores; only the two key column types are spelled per dialect.
- * docs/usage.md describes the row.
+ * docs/gateway.md "The usage row" describes the row.
  */
 import { sql, type Kysely } from 'kysely';
 import { dialectOf } from '../dialect.js';
