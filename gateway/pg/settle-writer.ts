@@ -149,7 +149,7 @@ export class PgSettleWriter implements SettleStore {
     if (late.length) this.opts.onLateCommit?.(late);
   }
 
-  /** Fills the cache with the nums of every id the batch names, assigning the missing ones (one round trip each way). */
+  /** Fills the cache with the nums of every id the batch names, assigning the missing ones (one round trip each). */
   async #resolveNums(records: SettleRecord[]): Promise<void> {
     const missing = new Set<string>();
     for (const r of records)
