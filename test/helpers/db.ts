@@ -18,6 +18,7 @@ import { SettleWriter } from '../../gateway/settle-writer.js';
 import { utcDay } from '../../core/clock.js';
 import { migrateToLatest } from '../../core/db/migrate.js';
 import { tempDataDir } from './processes.js';
+import type { UsageCallInput } from '../../core/db/id-nums.js';
 import { dialectOf } from '../../core/db/dialect.js';
 import { Pg } from '../../gateway/pg/connect.js';
 import { PgHolders } from '../../gateway/pg/holders.js';
@@ -191,6 +192,44 @@ export async function grantCredits(h: StoreDb, orgId: string, cents: number, rea
 export async function expectLedgerConsistent(h: StoreDb): Promise<void> {
   const report = await checkBooks(h.db);
   if (!report.ok) throw new Error(`books inconsistent: ${JSON.stringify(report)}`);
+}
+
+/** The usage row before 0022_narrow_usage (text ids, keyed by `id`): migration tests write old data with it. */
+export type LegacyUsageEventsTable = Omit<UsageCallInput, 'request_id'> & { id: string };
+
+/** `db` typed with the pre-0022 `usage_events` table as well (for databases migrated only that far). */
+export function withLegacyUsage(db: Db) {
+  return db.withTables<{ usage_events: LegacyUsageEventsTable }>();
+}
+
+/**
+ * `usage_calls` with its nums turned back into text ids, under the column names callers use (`id` = the request
+ * id, `org_id`, `key_id`, …): `db.selectFrom(usageWithIds(db)).where('org_id', '=', …)`. Tests name calls by their ids.
+ */
+export function usageWithIds(db: Db) {
+  return db
+    .selectFrom('usage_calls as u')
+    .innerJoin('id_nums as o', 'o.num', 'u.org_num')
+    .innerJoin('id_nums as k', 'k.num', 'u.key_num')
+    .innerJoin('id_nums as a', 'a.num', 'u.api_num')
+    .innerJoin('id_nums as e', 'e.num', 'u.endpoint_num')
+    .innerJoin('id_nums as p', 'p.num', 'u.provider_num')
+    .select([
+      'u.request_id as id',
+      'o.id as org_id',
+      'k.id as key_id',
+      'a.id as api_id',
+      'e.id as endpoint_id',
+      'p.id as provider_org_id',
+      'u.method',
+      'u.status',
+      'u.latency_ms',
+      'u.price_cents',
+      'u.charged_cents',
+      'u.error_code',
+      'u.created_at',
+    ])
+    .as('usage');
 }
 
 /**

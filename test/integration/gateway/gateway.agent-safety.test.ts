@@ -10,7 +10,7 @@ import {
   type World,
 } from './fixture.js';
 import type { RunningGateway } from '../../helpers/gateway.js';
-import { seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
+import { seedOrg, seedKey, grantCredits, expectLedgerConsistent, usageWithIds } from '../../helpers/db.js';
 import { recordChange } from '../../../core/db/changes.js';
 
 let w: World;
@@ -152,7 +152,7 @@ describe('quotes and price changes', () => {
     expect(q3.json).toMatchObject({ price_cents: 5, would_pass: false, code: 'insufficient_credits' });
     expect(w.upstream.seen.length).toBe(before);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(4);
-    const usage = await w.h.db.selectFrom('usage_events').select('id').where('org_id', '=', c.orgId).execute();
+    const usage = await w.h.db.selectFrom(usageWithIds(w.h.db)).select('id').where('org_id', '=', c.orgId).execute();
     expect(usage).toHaveLength(0);
   });
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { gw, useGatewayWorld, type World } from './fixture.js';
 import type { RunningGateway } from '../../helpers/gateway.js';
-import { seedOrg, grantCredits } from '../../helpers/db.js';
+import { seedOrg, grantCredits, usageWithIds } from '../../helpers/db.js';
 import { MAX_HEADER_LINES } from '../../../gateway/framing.js';
 
 let w: World;
@@ -69,7 +69,7 @@ function answerOf(text: string): { status: number; head: string; body: Record<st
 
 async function usageRows(orgId: string): Promise<number> {
   const r = await w.h.db
-    .selectFrom('usage_events')
+    .selectFrom(usageWithIds(w.h.db))
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('org_id', '=', orgId)
     .executeTakeFirstOrThrow();

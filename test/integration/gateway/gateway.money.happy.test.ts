@@ -3,7 +3,7 @@ import { makeWorld, gw, balanceOf, keySpentOf, daySpentOf, type World } from './
 import { utcDay } from '../../../core/clock.js';
 import { pgTestMode } from '../../helpers/postgres.js';
 import { EXPECTED_SERVER, startGateway, type RunningGateway } from '../../helpers/gateway.js';
-import { seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
+import { seedOrg, seedKey, grantCredits, expectLedgerConsistent, usageWithIds } from '../../helpers/db.js';
 import { REGISTER_SCOPES } from '../../../core/scopes.js';
 import { openSqlite } from '../../../core/db/database.js';
 import { join } from 'node:path';
@@ -27,7 +27,7 @@ describe('gateway money path', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('x-svc-price-cents')).toBe('0');
     expect(r.headers.get('x-svc-charged-cents')).toBe('0');
-    const usage = await w.h.db.selectFrom('usage_events').selectAll().where('org_id', '=', c.orgId).execute();
+    const usage = await w.h.db.selectFrom(usageWithIds(w.h.db)).selectAll().where('org_id', '=', c.orgId).execute();
     expect(usage).toHaveLength(1);
     expect(usage[0]).toMatchObject({
       key_id: c.keyId,
@@ -54,7 +54,7 @@ describe('gateway money path', () => {
     expect(reqId).toMatch(/^req_/);
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(97);
     const usage = await w.h.db
-      .selectFrom('usage_events')
+      .selectFrom(usageWithIds(w.h.db))
       .selectAll()
       .where('org_id', '=', c.orgId)
       .executeTakeFirstOrThrow();
@@ -177,7 +177,7 @@ describe('gateway money path', () => {
     expect(slow.headers.get('content-type')).toBe('application/problem+json');
     expect((await balanceOf(w.h, c.orgId)).credit_cents).toBe(50);
     const usage = await w.h.db
-      .selectFrom('usage_events')
+      .selectFrom(usageWithIds(w.h.db))
       .select(['status', 'charged_cents', 'error_code'])
       .where('org_id', '=', c.orgId)
       .orderBy('created_at')

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { grantCredits, seedKey, seedOrg } from '../../helpers/db.js';
+import { grantCredits, seedKey, seedOrg, usageWithIds } from '../../helpers/db.js';
 import { REGISTER_SCOPES } from '../../../core/scopes.js';
 import { initializeBody, rawPost, startMcpFixture, type McpFixture } from './fixture.js';
 import { REQUIRED, SPEC_TOOLS } from './spec-tools.js';
@@ -58,7 +58,7 @@ describe('MCP 2025-11-25 sessions (v1 SDK client)', () => {
     expect(structured(call)).toMatchObject({ status: 200, charged_cents: 0, price_cents: 0 });
     expect(JSON.parse(structured(call).body)).toMatchObject({ ok: true, path: '/ping' });
     const usage = await f.db.db
-      .selectFrom('usage_events')
+      .selectFrom(usageWithIds(f.db.db))
       .select(['key_id'])
       .where('id', '=', structured(call).request_id)
       .executeTakeFirstOrThrow();
@@ -178,7 +178,7 @@ describe('MCP 2025-11-25 sessions (v1 SDK client)', () => {
     expect(paid).toMatchObject({ status: 200, price_cents: 3, charged_cents: 3, balance_cents: 17 });
     expect(f.upstream.requests.length).toBe(hits + 1);
     const usage = await f.db.db
-      .selectFrom('usage_events')
+      .selectFrom(usageWithIds(f.db.db))
       .select(['org_id', 'key_id', 'charged_cents'])
       .where('id', '=', paid.request_id)
       .executeTakeFirstOrThrow();
