@@ -14,6 +14,9 @@ node24=$root/.ci/nodes/node_modules/node24
 if [ ! -x "$rootfs/usr/bin/apt-get" ]; then
   debootstrap --variant=minbase trixie "$rootfs" http://deb.debian.org/debian
 fi
+# debootstrap writes no /etc/hosts (an installer does), and without one `localhost` does not resolve in the
+# userland: every test that talks to http://localhost:PORT then waits for a lookup that never succeeds.
+[ -s "$rootfs/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$rootfs/etc/hosts"
 echo "userland: $(chroot "$rootfs" ldd --version | head -1)"
 # The Node 24 tree (.ci/run's, reused when its better-sqlite3 loads), bind-mounted into the userland as /svc.
 tree=$root/.ci/node24-tree
