@@ -74,10 +74,12 @@ export async function startProcess(
     err += d;
   });
   const ready = await new Promise<{ url: string; port: number } & Record<string, unknown>>((resolveReady, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${name} did not become ready in ${timeoutMs} ms\n${err}`)),
-      timeoutMs,
-    );
+    // A start that never got ready is killed: the test that asked for it has failed and will never stop it, and an
+    // orphan left serving would load the machine for every later test.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name} did not become ready in ${timeoutMs} ms\n${err}`));
+    }, timeoutMs);
     const rl = createInterface({ input: child.stdout! });
     rl.on('line', (line) => {
       try {
