@@ -110,7 +110,7 @@ export class PgSettleWriter implements SettleStore {
       this.written += records.length;
       this.batches++;
       this.opts.onCommitted?.(records);
-      batch.forEach((w, i) => w.resolve(balances[i]!));
+      for (const [i, w] of batch.entries()) w.resolve(balances[i]!);
     } catch (e) {
       const err = this.#classify(e, records);
       for (const w of batch) w.reject(err);
@@ -143,6 +143,8 @@ export class PgSettleWriter implements SettleStore {
     if (late.length) this.opts.onLateCommit?.(late);
   }
 
+  // Long: one PostgreSQL transaction that writes a batch of settled calls (usage, ledger, earnings, balances) in order;
+  // its statements share the batch's rows.
   async #write(records: SettleRecord[]): Promise<number[]> {
     const now = records[records.length - 1]!.createdAt;
     const feeBps = this.opts.platformFeeBps;

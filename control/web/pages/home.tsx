@@ -14,6 +14,7 @@ export const homeRoutes = newWebRouter();
 
 const n = (v: number) => v.toLocaleString('en-US');
 
+// Long: a page: the catalog reads at the top, the rest is the markup of the home page's sections.
 homeRoutes.get('/', async (c) => {
   const ctx = c.get('ctx');
   const session = c.get('webSession');
@@ -110,7 +111,7 @@ homeRoutes.get('/', async (c) => {
           <p>
             Run <code>svc connect</code> to set up Claude, Cursor and other MCP clients, or add the MCP server yourself:
           </p>
-          <pre aria-label="MCP client configuration">
+          <pre tabindex={0} role="region" aria-label="MCP client configuration">
             <code>{mcpConfig}</code>
           </pre>
         </li>

@@ -59,6 +59,8 @@ async function TermsSection(props: { c: Context<WebEnv>; apiId: string; slug: st
   );
 }
 
+// Long: a page: the listing read at the top, the rest is the markup of one view (summary, endpoints, snippets, stats,
+// terms).
 listingPages.get('/apis/:slug', async (c) => {
   const ctx = c.get('ctx');
   const viewer = c.get('webSession')?.principal.orgId;
