@@ -14,6 +14,8 @@ mkdir -p "$tree"
 git ls-files -z | grep -zv '^\.ci/nodes/' | xargs -0 cp --parents -t "$tree"
 cp -a dist "$tree/dist"
 cp -al node_modules "$tree/node_modules"
+# The real agent clients (test/clients, its own lockfile) that test/e2e/clients drives, when installed.
+if [ -d test/clients/node_modules ]; then cp -al test/clients/node_modules "$tree/test/clients/node_modules"; fi
 # Hard links must never be written through: replace every file a rebuild touches with a real copy.
 rm -rf "$tree/node_modules/better-sqlite3" "$tree/node_modules/.package-lock.json"
 cp -a node_modules/better-sqlite3 "$tree/node_modules/better-sqlite3"

@@ -3,6 +3,7 @@
  * calls under load? Compares the 200s clients counted with the charged usage rows, and checks the ledger.
  */
 import { checkLedgerConsistency } from '../control/ledger/ledger.service.js';
+import { numOf } from '../core/db/id-nums.js';
 import { openTestDb } from '../test/helpers/db.js';
 import { CREDIT_CENTS, PRICE_CENTS, type Seeded } from './setup.js';
 
@@ -29,9 +30,9 @@ export async function checkIntegrity(seed: Seeded, clientOk: number, maxInFlight
   const h = openTestDb(seed.dataDir);
   try {
     const u = await h.db
-      .selectFrom('usage_events')
+      .selectFrom('usage_calls')
       .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number>('charged_cents').as('c')])
-      .where('key_id', '=', seed.keyId)
+      .where('key_num', '=', numOf(seed.keyId))
       .where('charged_cents', '>', 0)
       .executeTakeFirstOrThrow();
     const l = await h.db

@@ -3,6 +3,7 @@
  * body through every proxy, the price charged on the paid path, a 401 problem for an unknown key (the gateway's, and
  * HAProxy's, which must refuse a key not in its map).
  */
+import { numOf } from '../core/db/id-nums.js';
 import { openTestDb } from '../test/helpers/db.js';
 import type { Pinned } from './procs.js';
 import { PRICE_CENTS, type Seeded } from './setup.js';
@@ -30,6 +31,8 @@ export interface Target {
   expectStatus: number;
   /** Reads event-loop delay from the probe preloaded in this process. */
   eld: boolean;
+  /** A server the target needs whose CPU is reported apart (the PostgreSQL postmaster and its backends). */
+  backing?: { pid: number; label: string };
 }
 
 export const TARGET_LABELS: Record<TargetId, string> = {
@@ -61,9 +64,9 @@ async function _usageRows(seed: Seeded): Promise<{ n: number; charged: number }>
   const h = openTestDb(seed.dataDir);
   try {
     const r = await h.db
-      .selectFrom('usage_events')
+      .selectFrom('usage_calls')
       .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number>('charged_cents').as('charged')])
-      .where('key_id', '=', seed.keyId)
+      .where('key_num', '=', numOf(seed.keyId))
       .executeTakeFirstOrThrow();
     return { n: Number(r.n), charged: Number(r.charged ?? 0) };
   } finally {

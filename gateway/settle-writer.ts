@@ -1,8 +1,10 @@
 /**
  * Group commit of call outcomes: every settle enqueued during one event-loop turn is written in ONE
  * `BEGIN IMMEDIATE` transaction, and each caller's promise resolves only after that COMMIT, so an answered call
- * is always a recorded call. Per call the transaction appends one usage row (the call's own record, keyed by its
- * request id, so no call can be recorded or charged twice); the money moves once per batch: one `call_charge`
+ * is always a recorded call. Per call the transaction appends one narrow usage row (`usage_calls`: its request id,
+ * integer nums for its org, key, API, endpoint and provider from `id_nums`, integers for the rest; docs/gateway.md
+ * "The usage row");
+ * the money moves once per batch: one `call_charge`
  * ledger entry per key and one provider earning per (provider, API) carrying the batch's sums, plus the
  * balance, lease, key and daily-spend projections. Usable without a server: `new SettleWriter(sqlite, opts)`.
  * Other hot-path writes that must commit before their caller goes on (the Idempotency-Key claim) join the same
@@ -81,6 +83,8 @@ export class SettleWriter implements SettleStore {
   readonly #lockWaitLimitMs: number;
   /** When the write lock was first found held by another connection, while retrying (null = not retrying). */
   #busySince: number | null = null;
+  /** id_nums committed so far (append-only, so never stale). */
+  readonly #nums = new Map<string, number>();
   /** Calls settled since start, and the transactions that carried them (average batch = written / batches). */
   written = 0;
   batches = 0;
@@ -218,7 +222,8 @@ export class SettleWriter implements SettleStore {
       // earning rows tripled the b-tree pages (and WAL bytes) of every commit for no extra information: the
       // usage row already names the call, its key, API and charge (see control/ledger/README.md).
       const agg = new _Sums();
-      for (const r of records) _appendUsage(s, r, this.#opts.platformFeeBps, agg);
+      const nums = new _Nums(s, this.#nums);
+      for (const r of records) _appendUsage(s, r, this.#opts.platformFeeBps, agg, nums);
       const batchId = fastId('bat', now);
       for (const c of agg.charges.values()) {
         s.ledger.run(
@@ -280,6 +285,7 @@ export class SettleWriter implements SettleStore {
       // After the settles: a claim joined in the turn its first call completed finds the record done (replay).
       results = joined.map((j) => j.write());
       s.commit.run();
+      nums.committed();
     } catch (e) {
       if (this.#sqlite.inTransaction) this.#sqlite.exec('ROLLBACK');
       throw e;
@@ -325,14 +331,38 @@ function _add(m: Map<string, number>, k: string, c: number): void {
   m.set(k, (m.get(k) ?? 0) + c);
 }
 
-function _appendUsage(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number, agg: _Sums): void {
+/** Text id → id_nums.num inside the batch's transaction: nums assigned here are cached only once it committed. */
+class _Nums {
+  readonly #fresh = new Map<string, number>();
+  constructor(
+    private readonly s: ReturnType<typeof _prepare>,
+    private readonly known: Map<string, number>,
+  ) {}
+
+  of(id: string): number {
+    const k = this.known.get(id);
+    if (k !== undefined) return k;
+    let n = this.#fresh.get(id);
+    if (n === undefined) {
+      n = (this.s.numGet.get(id) as number | undefined) ?? (this.s.numAdd.get(id) as number);
+      this.#fresh.set(id, n);
+    }
+    return n;
+  }
+
+  committed(): void {
+    for (const [id, n] of this.#fresh) this.known.set(id, n);
+  }
+}
+
+function _appendUsage(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number, agg: _Sums, nums: _Nums): void {
   s.usage.run(
     r.requestId,
-    r.orgId,
-    r.keyId,
-    r.apiId,
-    r.endpointId,
-    r.providerOrgId,
+    nums.of(r.orgId),
+    nums.of(r.keyId),
+    nums.of(r.apiId),
+    nums.of(r.endpointId),
+    nums.of(r.providerOrgId),
     r.method,
     r.status,
     r.latencyMs,
@@ -374,9 +404,11 @@ function _prepare(db: Sqlite.Database) {
     balance: db.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').pluck(),
     alive: holderLiveness(db),
     usage: db.prepare(
-      `INSERT INTO usage_events (id, org_id, key_id, api_id, endpoint_id, provider_org_id, method, status, latency_ms, price_cents, charged_cents, error_code, created_at)
+      `INSERT INTO usage_calls (request_id, org_num, key_num, api_num, endpoint_num, provider_num, method, status, latency_ms, price_cents, charged_cents, error_code, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    numGet: db.prepare('SELECT num FROM id_nums WHERE id = ?').pluck(),
+    numAdd: db.prepare('INSERT INTO id_nums (id) VALUES (?) RETURNING num').pluck(),
     ledger: db.prepare(
       `INSERT INTO ledger_entries (id, org_id, key_id, kind, status, amount_cents, reason, ref_type, ref_id, idempotency_key, created_at)
        VALUES (?, ?, ?, 'call_charge', 'settled', ?, ?, 'usage_batch', ?, ?, ?)`,

@@ -14,6 +14,9 @@ node24=$root/.ci/nodes/node_modules/node24
 if [ ! -x "$rootfs/usr/bin/apt-get" ]; then
   debootstrap --variant=minbase trixie "$rootfs" http://deb.debian.org/debian
 fi
+# debootstrap writes no /etc/hosts (an installer does); without one `localhost` does not resolve in the userland.
+# svc and its tests use 127.0.0.1, so this only makes the userland behave like an installed system.
+[ -s "$rootfs/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$rootfs/etc/hosts"
 echo "userland: $(chroot "$rootfs" ldd --version | head -1)"
 # The Node 24 tree (.ci/run's, reused when its better-sqlite3 loads), bind-mounted into the userland as /svc.
 tree=$root/.ci/node24-tree
@@ -26,6 +29,7 @@ mountpoint -q "$rootfs/proc" || mount -t proc proc "$rootfs/proc"
 mountpoint -q "$rootfs/dev" || mount --bind /dev "$rootfs/dev"
 mountpoint -q "$rootfs/svc" || mount --bind "$tree" "$rootfs/svc"
 trap 'umount "$rootfs/svc" "$rootfs/proc" "$rootfs/dev" 2>/dev/null || true' EXIT
+trap 'exit 1' INT TERM
 inside() { chroot "$rootfs" /usr/bin/env -i HOME=/root PATH=/opt/node24/bin:/usr/bin:/bin TMPDIR=/tmp "$@"; }
 inside sh -c 'cd /svc && node dist/scripts/doctor.js'
 inside sh -c 'cd /svc && SVC_TEST_SKIP_BUILD=1 SVC_TEST_EXPECT_SERVER=native SVC_GATEWAY_SERVER=native node node_modules/vitest/vitest.mjs run test/integration/gateway'

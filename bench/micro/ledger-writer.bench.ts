@@ -16,7 +16,7 @@ export interface LedgerResult {
   /** Settles per CPU-second of this process (all threads): the rate with a core to itself. */
   rowsPerCpuSec: number;
   rows: number;
-  /** Rows appended per second, counted in the file afterwards (usage_events + ledger_entries + provider_earnings). */
+  /** Rows appended per second, counted in the file afterwards (usage_calls + ledger_entries + provider_earnings). */
   appendedRowsPerSec: number;
   /** Appended rows per settle, counted (the writer also updates balance, lease and spend projections). */
   appendedPerSettle: number;
@@ -198,7 +198,7 @@ async function _main(): Promise<void> {
       .get(m.consumer.orgId) as { s: number };
     const count = (q: string) => (sq.prepare(q).pluck().get() as number) ?? 0;
     const appended =
-      count('SELECT COUNT(*) FROM usage_events') +
+      count('SELECT COUNT(*) FROM usage_calls') +
       count("SELECT COUNT(*) FROM ledger_entries WHERE kind = 'call_charge'") +
       count('SELECT COUNT(*) FROM provider_earnings');
     const out: LedgerResult = {

@@ -205,7 +205,7 @@ async function main(): Promise<void> {
       SELECT ((SELECT credit_cents FROM balances WHERE org_id = 'org_bench_c')
                - (SELECT COALESCE(sum(unfolded_cents), 0) FROM balance_leases WHERE org_id = 'org_bench_c' AND released_at IS NULL))::bigint AS credit,
              (SELECT sum(amount_cents) FROM ledger_entries WHERE org_id = 'org_bench_c')::bigint AS ledger,
-             (SELECT count(*) FROM usage_events) AS usage`);
+             (SELECT count(*) FROM usage_calls) AS usage`);
     await db.end();
     process.stdout.write(
       JSON.stringify({

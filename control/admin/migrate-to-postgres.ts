@@ -97,9 +97,13 @@ export async function copySqliteToPostgres(lite: DbHandles, pg: PgHandles): Prom
           counts[table] = n;
         }
         // Identity columns continue after the copied values.
-        for (const t of ['changes', 'search_changes'])
-          await sql`SELECT setval(pg_get_serial_sequence(${t}, 'seq'),
-            coalesce((SELECT max(seq) FROM ${sql.table(t)}), 0) + 1, false)`.execute(conn);
+        for (const [t, c] of [
+          ['changes', 'seq'],
+          ['search_changes', 'seq'],
+          ['id_nums', 'num'],
+        ] as const)
+          await sql`SELECT setval(pg_get_serial_sequence(${t}, ${c}),
+            coalesce((SELECT max(${sql.ref(c)}) FROM ${sql.table(t)}), 0) + 1, false)`.execute(conn);
         await sql`COMMIT`.execute(conn);
       } catch (e) {
         await sql`ROLLBACK`.execute(conn).catch(() => {});
@@ -119,8 +123,10 @@ const FIGURES: Record<string, string> = {
   reserved_cents: 'SELECT org_id, reserved_cents AS v FROM balances',
   ledger_sum: 'SELECT org_id, sum(amount_cents) AS v FROM ledger_entries GROUP BY org_id',
   ledger_entries: 'SELECT org_id, count(*) AS v FROM ledger_entries GROUP BY org_id',
-  usage_calls: 'SELECT org_id, count(*) AS v FROM usage_events GROUP BY org_id',
-  usage_charged: 'SELECT org_id, sum(charged_cents) AS v FROM usage_events GROUP BY org_id',
+  usage_calls:
+    'SELECT n.id AS org_id, count(*) AS v FROM usage_calls u JOIN id_nums n ON n.num = u.org_num GROUP BY n.id',
+  usage_charged:
+    'SELECT n.id AS org_id, sum(u.charged_cents) AS v FROM usage_calls u JOIN id_nums n ON n.num = u.org_num GROUP BY n.id',
   earnings_net: 'SELECT provider_org_id AS org_id, sum(net_cents) AS v FROM provider_earnings GROUP BY provider_org_id',
 };
 

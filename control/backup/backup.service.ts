@@ -47,7 +47,7 @@ export async function createBackup(sqlite: Sqlite.Database, file: string): Promi
   let usageRows = 0;
   try {
     copy.pragma('journal_mode = DELETE');
-    usageRows = (copy.prepare('SELECT count(*) AS n FROM usage_events').get() as { n: number }).n;
+    usageRows = (copy.prepare('SELECT count(*) AS n FROM usage_calls').get() as { n: number }).n;
   } finally {
     copy.close();
   }

@@ -19,6 +19,7 @@ import type {
 } from '../../core/schemas/catalog.schemas.js';
 import { assertPublicRead, type Principal } from '../auth/principal.js';
 import { getVisibleListing } from './listings.repo.js';
+import { numOf } from '../../core/db/id-nums.js';
 
 const parse = (s: string | null): unknown => {
   if (s === null) return null;
@@ -147,13 +148,13 @@ export async function listingEndpoints(db: Db, api: Row<'apis'>): Promise<Listin
 
 async function windowStats(db: Db, apiId: string, since: number, now: number): Promise<StatsWindow> {
   const agg = await db
-    .selectFrom('usage_events')
+    .selectFrom('usage_calls')
     .select([
       sql<number>`count(*)`.as('calls'),
       sql<number>`coalesce(sum(CASE WHEN status < 500 THEN 1 ELSE 0 END), 0)`.as('ok'),
-      sql<number>`count(distinct org_id)`.as('orgs'),
+      sql<number>`count(distinct org_num)`.as('orgs'),
     ])
-    .where('api_id', '=', apiId)
+    .where('api_num', '=', numOf(apiId))
     .where('created_at', '>=', since)
     .where('created_at', '<=', now)
     .executeTakeFirstOrThrow();
@@ -161,9 +162,9 @@ async function windowStats(db: Db, apiId: string, since: number, now: number): P
   const pct = async (q: number): Promise<number | null> => {
     if (n === 0) return null;
     const r = await db
-      .selectFrom('usage_events')
+      .selectFrom('usage_calls')
       .select('latency_ms')
-      .where('api_id', '=', apiId)
+      .where('api_num', '=', numOf(apiId))
       .where('created_at', '>=', since)
       .where('created_at', '<=', now)
       .orderBy('latency_ms')

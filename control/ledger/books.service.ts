@@ -26,7 +26,7 @@ export interface BooksReport {
 export interface UsageMismatch {
   side: 'consumer' | 'provider';
   org_id: string;
-  /** Σ usage_events.charged_cents of the org's calls (consumer) or of calls to its APIs (provider). */
+  /** Σ usage_calls.charged_cents of the org's calls (consumer) or of calls to its APIs (provider). */
   usage_cents: number;
   /** −Σ call_charge entries (consumer) or Σ earning gross (provider). */
   booked_cents: number;
@@ -35,7 +35,8 @@ export interface UsageMismatch {
 /** @internal The operator's books check (`svc-admin ledger check`). */
 export async function checkUsageCharges(db: Db): Promise<UsageMismatch[]> {
   const { rows } = await sql<UsageMismatch>`
-    WITH u AS (SELECT org_id, provider_org_id, SUM(charged_cents) AS cents FROM usage_events WHERE charged_cents > 0 GROUP BY org_id, provider_org_id),
+    WITH un AS (SELECT org_num, provider_num, SUM(charged_cents) AS cents FROM usage_calls WHERE charged_cents > 0 GROUP BY org_num, provider_num),
+    u AS (SELECT o.id AS org_id, p.id AS provider_org_id, un.cents FROM un JOIN id_nums o ON o.num = un.org_num JOIN id_nums p ON p.num = un.provider_num),
     c AS (SELECT org_id, -SUM(amount_cents) AS cents FROM ledger_entries WHERE kind = 'call_charge' GROUP BY org_id),
     e AS (SELECT provider_org_id AS org_id, SUM(gross_cents) AS cents FROM provider_earnings WHERE kind = 'earning' GROUP BY provider_org_id),
     consumer AS (SELECT org_id, SUM(cents) AS cents FROM u GROUP BY org_id),

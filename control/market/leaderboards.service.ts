@@ -116,14 +116,19 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
   const since = now - 30 * DAY_MS;
   const usage = (
     await sql<OrgUsage>`
-    SELECT api_id, org_id, count(*) AS calls,
-      sum(CASE WHEN status < 500 THEN 1 ELSE 0 END) AS ok,
-      sum(charged_cents) AS gross,
-      sum(CASE WHEN created_at >= ${now - 7 * DAY_MS} THEN 1 ELSE 0 END) AS calls7,
-      sum(CASE WHEN created_at >= ${now - 14 * DAY_MS} AND created_at < ${now - 7 * DAY_MS} THEN 1 ELSE 0 END) AS prev7
-    FROM usage_events
-    WHERE created_at >= ${since} AND created_at <= ${now} AND org_id <> provider_org_id
-    GROUP BY api_id, org_id`.execute(db)
+    SELECT a.id AS api_id, o.id AS org_id, g.calls, g.ok, g.gross, g.calls7, g.prev7
+    FROM (
+      SELECT api_num, org_num, count(*) AS calls,
+        sum(CASE WHEN status < 500 THEN 1 ELSE 0 END) AS ok,
+        sum(charged_cents) AS gross,
+        sum(CASE WHEN created_at >= ${now - 7 * DAY_MS} THEN 1 ELSE 0 END) AS calls7,
+        sum(CASE WHEN created_at >= ${now - 14 * DAY_MS} AND created_at < ${now - 7 * DAY_MS} THEN 1 ELSE 0 END) AS prev7
+      FROM usage_calls
+      WHERE created_at >= ${since} AND created_at <= ${now} AND org_num <> provider_num
+      GROUP BY api_num, org_num
+    ) g
+    JOIN id_nums a ON a.num = g.api_num
+    JOIN id_nums o ON o.num = g.org_num`.execute(db)
   ).rows;
   // By cents, not rows: the gateway writes one earning row per API per commit, whatever the number of calls.
   const refunds = (

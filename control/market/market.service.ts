@@ -58,11 +58,11 @@ export async function marketOverview(db: Db, reader: Principal | undefined, now:
     ['30d', 30 * DAY_MS],
   ] as const) {
     const r = await db
-      .selectFrom('usage_events')
+      .selectFrom('usage_calls')
       .select([
         sql<number>`count(*)`.as('calls'),
         sql<number>`coalesce(sum(charged_cents), 0)`.as('volume'),
-        sql<number>`count(DISTINCT org_id)`.as('orgs'),
+        sql<number>`count(DISTINCT org_num)`.as('orgs'),
       ])
       .where('created_at', '>=', now - ms)
       .where('created_at', '<=', now)

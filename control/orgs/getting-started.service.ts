@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import { numOf } from '../../core/db/id-nums.js';
 import { getBalance } from '../ledger/ledger.service.js';
 import { assertSession, type Principal } from '../auth/principal.js';
 import { pendingTerms } from '../terms/pending-terms.service.js';
@@ -80,10 +81,11 @@ export async function dashboardGuide(db: Db, principal: Principal | undefined, n
       .limit(1)
       .executeTakeFirst(),
     db
-      .selectFrom('usage_events as u')
-      .innerJoin('apis as a', 'a.id', 'u.api_id')
+      .selectFrom('usage_calls as u')
+      .innerJoin('id_nums as n', 'n.num', 'u.api_num')
+      .innerJoin('apis as a', 'a.id', 'n.id')
       .select(['a.slug', 'u.method', 'u.status', 'u.charged_cents', 'u.created_at'])
-      .where('u.org_id', '=', orgId)
+      .where('u.org_num', '=', numOf(orgId))
       .orderBy('u.created_at', 'desc')
       .limit(5)
       .execute(),

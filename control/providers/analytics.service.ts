@@ -1,9 +1,10 @@
 /**
- * Provider analytics, read-only over what the gateway and billing write: usage_events (calls, gross volume),
+ * Provider analytics, read-only over what the gateway and billing write: usage_calls (calls, gross volume),
  * provider_earnings (gross/fee/net, reversals) and payouts (pending/paid). Window: [from, to) in ms.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import { numOf } from '../../core/db/id-nums.js';
 import type { ProviderAnalytics } from '../../core/schemas/providers.schemas.js';
 import { assertScope, type Principal } from '../auth/principal.js';
 
@@ -16,35 +17,46 @@ export async function providerAnalytics(
   to: number,
 ): Promise<ProviderAnalytics> {
   const { orgId } = assertScope(caller, 'provider:write');
-  // Through the provider's api ids, so the query uses usage_api (there is no per-provider usage index: 0005).
+  // Through the provider's api nums, so the query uses usage_calls_api (there is no per-provider usage index).
   const usage = db
-    .selectFrom('usage_events')
-    .where('usage_events.api_id', 'in', db.selectFrom('apis').select('apis.id').where('apis.org_id', '=', orgId))
-    .where('usage_events.provider_org_id', '=', orgId)
-    .where('usage_events.created_at', '>=', from)
-    .where('usage_events.created_at', '<', to);
+    .selectFrom('usage_calls as u')
+    .where(
+      'u.api_num',
+      'in',
+      db
+        .selectFrom('apis')
+        .innerJoin('id_nums', 'id_nums.id', 'apis.id')
+        .select('id_nums.num')
+        .where('apis.org_id', '=', orgId),
+    )
+    .where('u.provider_num', '=', numOf(orgId))
+    .where('u.created_at', '>=', from)
+    .where('u.created_at', '<', to);
   const totals = await usage
     .select([
       sql<number>`count(*)`.as('calls'),
-      sql<number>`coalesce(sum(case when status < 500 then 1 else 0 end), 0)`.as('ok_calls'),
-      sql<number>`coalesce(sum(charged_cents), 0)`.as('gross_cents'),
-      sql<number>`count(distinct org_id)`.as('consumers'),
+      sql<number>`coalesce(sum(case when u.status < 500 then 1 else 0 end), 0)`.as('ok_calls'),
+      sql<number>`coalesce(sum(u.charged_cents), 0)`.as('gross_cents'),
+      sql<number>`count(distinct u.org_num)`.as('consumers'),
     ])
     .executeTakeFirstOrThrow();
   const perEndpoint = await usage
-    .innerJoin('endpoints', 'endpoints.id', 'usage_events.endpoint_id')
-    .innerJoin('apis', 'apis.id', 'usage_events.api_id')
+    .innerJoin('id_nums as ia', 'ia.num', 'u.api_num')
+    .innerJoin('id_nums as ie', 'ie.num', 'u.endpoint_num')
+    .innerJoin('endpoints', 'endpoints.id', 'ie.id')
+    .innerJoin('apis', 'apis.id', 'ia.id')
     .select([
-      'usage_events.api_id',
+      'apis.id as api_id',
       'apis.slug',
-      'usage_events.endpoint_id',
+      'endpoints.id as endpoint_id',
       'endpoints.method',
       'endpoints.path',
       sql<number>`count(*)`.as('calls'),
-      sql<number>`coalesce(sum(usage_events.charged_cents), 0)`.as('gross_cents'),
-      sql<number>`coalesce(sum(case when usage_events.status < 500 then 1 else 0 end), 0)`.as('ok_calls'),
+      sql<number>`coalesce(sum(u.charged_cents), 0)`.as('gross_cents'),
+      sql<number>`coalesce(sum(case when u.status < 500 then 1 else 0 end), 0)`.as('ok_calls'),
     ])
-    .groupBy(['usage_events.api_id', 'usage_events.endpoint_id'])
+    // Every selected column grouped, as PostgreSQL requires (SQLite would pick any row's).
+    .groupBy(['apis.id', 'apis.slug', 'endpoints.id', 'endpoints.method', 'endpoints.path'])
     .orderBy('gross_cents', 'desc')
     .execute();
   const earnings = await db

@@ -1,10 +1,11 @@
 /**
- * "Terms awaiting acceptance" for one org: the APIs it has called (any `usage_events` row) or tried to call and was
+ * "Terms awaiting acceptance" for one org: the APIs it has called (any `usage_calls` row) or tried to call and was
  * refused with 428 (`terms_refusals`, recorded by the gateway), whose newest activated terms document it has not
  * accepted. One query, used by the dashboard page, `GET /v1/terms/pending` and whoever else needs it.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import { numOf } from '../../core/db/id-nums.js';
 import type { PendingTermsList } from '../../core/schemas/terms.schemas.js';
 import { iso } from '../providers/apis.serialize.js';
 import { assertAuthenticated, type Principal } from '../auth/principal.js';
@@ -13,9 +14,10 @@ import { assertAuthenticated, type Principal } from '../auth/principal.js';
 export async function pendingTerms(db: Db, principal: Principal | undefined): Promise<PendingTermsList> {
   const { orgId } = assertAuthenticated(principal);
   const used = db
-    .selectFrom('usage_events')
-    .select('api_id')
-    .where('org_id', '=', orgId)
+    .selectFrom('usage_calls as u')
+    .innerJoin('id_nums as n', 'n.num', 'u.api_num')
+    .select('n.id as api_id')
+    .where('u.org_num', '=', numOf(orgId))
     .union(db.selectFrom('terms_refusals').select('api_id').where('org_id', '=', orgId));
   const rows = await db
     .selectFrom('legal_documents as d')

@@ -1,9 +1,11 @@
 /**
  * A consumer org's usage history: totals, per listing, per key and per UTC day over [from, to), plus the
- * newest call records. Read from `usage_events`, which the gateway writes in the same commit as the charge.
+ * newest call records. Read from `usage_calls` (the narrow row, docs/gateway.md "The usage row"), which the
+ * gateway writes in the same commit as the charge.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
+import { numOf } from '../../core/db/id-nums.js';
 import { utcDayText } from '../../core/db/dialect.js';
 import { DAY_MS } from '../../core/clock.js';
 import { SvcError } from '../../core/errors.js';
@@ -55,62 +57,83 @@ export function usageSummary(
   return _usageSummary(db, { ...q, orgId });
 }
 
-async function _usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
-  let base = db
-    .selectFrom('usage_events')
-    .where('usage_events.org_id', '=', q.orgId)
-    .where('usage_events.created_at', '>=', q.from)
-    .where('usage_events.created_at', '<', q.to);
-  if (q.keyId) base = base.where('usage_events.key_id', '=', q.keyId);
+/** The caller's rows over [from, to), optionally of one key, filtered on integer nums. */
+function _rows(db: Db, q: UsageQuery) {
+  const base = db
+    .selectFrom('usage_calls as u')
+    .where('u.org_num', '=', numOf(q.orgId))
+    .where('u.created_at', '>=', q.from)
+    .where('u.created_at', '<', q.to);
+  return q.keyId ? base.where('u.key_num', '=', numOf(q.keyId)) : base;
+}
 
+/** The newest calls first, one page (plus one row to tell has_more), nums turned back into ids. */
+function _events(base: ReturnType<typeof _rows>, q: UsageQuery) {
+  return base
+    .innerJoin('id_nums as k', 'k.num', 'u.key_num')
+    .innerJoin('id_nums as a', 'a.num', 'u.api_num')
+    .innerJoin('id_nums as e', 'e.num', 'u.endpoint_num')
+    .leftJoin('apis', 'apis.id', 'a.id')
+    .leftJoin('endpoints', 'endpoints.id', 'e.id')
+    .select([
+      'u.request_id',
+      'k.id as key_id',
+      'apis.slug',
+      'e.id as endpoint_id',
+      'endpoints.path',
+      'u.method',
+      'u.status',
+      'u.latency_ms',
+      'u.price_cents',
+      'u.charged_cents',
+      'u.error_code',
+      'u.created_at',
+    ])
+    .orderBy('u.created_at', 'desc')
+    .orderBy('u.request_id', 'desc')
+    .limit(q.limit + 1)
+    .offset(q.offset)
+    .execute();
+}
+
+async function _usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
+  // Group on nums; ids (and slugs) are joined only onto the grouped rows.
+  const base = _rows(db, q);
   const calls = sql<number>`COUNT(*)`;
-  const charged = sql<number>`COALESCE(SUM(usage_events.charged_cents), 0)`;
-  const failed = sql<number>`SUM(CASE WHEN usage_events.status >= 500 OR usage_events.error_code IS NOT NULL THEN 1 ELSE 0 END)`;
+  const charged = sql<number>`COALESCE(SUM(u.charged_cents), 0)`;
+  const failed = sql<number>`SUM(CASE WHEN u.status >= 500 OR u.error_code IS NOT NULL THEN 1 ELSE 0 END)`;
 
   const [totals, byApi, byKey, byDay, events] = await Promise.all([
     base.select([calls.as('calls'), charged.as('charged_cents'), failed.as('failed_calls')]).executeTakeFirstOrThrow(),
-    base
-      .innerJoin('apis', 'apis.id', 'usage_events.api_id')
-      .select(['usage_events.api_id', 'apis.slug', calls.as('calls'), charged.as('charged_cents')])
-      .groupBy('usage_events.api_id')
-      .orderBy('charged_cents', 'desc')
+    db
+      .selectFrom(
+        base
+          .select(['u.api_num', calls.as('calls'), charged.as('charged_cents')])
+          .groupBy('u.api_num')
+          .as('g'),
+      )
+      .innerJoin('id_nums as n', 'n.num', 'g.api_num')
+      .innerJoin('apis', 'apis.id', 'n.id')
+      .select(['n.id as api_id', 'apis.slug', 'g.calls', 'g.charged_cents'])
+      .orderBy('g.charged_cents', 'desc')
+      .execute(),
+    db
+      .selectFrom(
+        base
+          .select(['u.key_num', calls.as('calls'), charged.as('charged_cents')])
+          .groupBy('u.key_num')
+          .as('g'),
+      )
+      .innerJoin('id_nums as n', 'n.num', 'g.key_num')
+      .select(['n.id as key_id', 'g.calls', 'g.charged_cents'])
+      .orderBy('g.charged_cents', 'desc')
       .execute(),
     base
-      .select(['usage_events.key_id', calls.as('calls'), charged.as('charged_cents')])
-      .groupBy('usage_events.key_id')
-      .orderBy('charged_cents', 'desc')
-      .execute(),
-    base
-      .select([
-        utcDayText(db, sql.ref('usage_events.created_at')).as('day'),
-        calls.as('calls'),
-        charged.as('charged_cents'),
-      ])
+      .select([utcDayText(db, sql.ref('u.created_at')).as('day'), calls.as('calls'), charged.as('charged_cents')])
       .groupBy('day')
       .orderBy('day')
       .execute(),
-    base
-      .leftJoin('apis', 'apis.id', 'usage_events.api_id')
-      .leftJoin('endpoints', 'endpoints.id', 'usage_events.endpoint_id')
-      .select([
-        'usage_events.id',
-        'usage_events.key_id',
-        'apis.slug',
-        'usage_events.endpoint_id',
-        'endpoints.path',
-        'usage_events.method',
-        'usage_events.status',
-        'usage_events.latency_ms',
-        'usage_events.price_cents',
-        'usage_events.charged_cents',
-        'usage_events.error_code',
-        'usage_events.created_at',
-      ])
-      .orderBy('usage_events.created_at', 'desc')
-      .orderBy('usage_events.id', 'desc')
-      .limit(q.limit + 1)
-      .offset(q.offset)
-      .execute(),
+    _events(base, q),
   ]);
 
   return {
@@ -121,9 +144,12 @@ async function _usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
     by_key: byKey,
     by_day: byDay,
     events: {
-      data: events
-        .slice(0, q.limit)
-        .map((e) => ({ ...e, request_id: e.id, created_at: new Date(e.created_at).toISOString() })),
+      data: events.slice(0, q.limit).map(({ request_id, ...e }) => ({
+        id: request_id,
+        request_id,
+        ...e,
+        created_at: new Date(e.created_at).toISOString(),
+      })),
       limit: q.limit,
       offset: q.offset,
       has_more: events.length > q.limit,

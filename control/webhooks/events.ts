@@ -4,6 +4,7 @@
  * the event exists exactly when what it announces committed (an outbox). Delivery happens later (delivery.ts).
  */
 import type { Db } from '../../core/db/database.js';
+import { numOf } from '../../core/db/id-nums.js';
 import { newId } from '../../core/ids.js';
 import type { WebhookEventType } from '../../core/schemas/webhooks.schemas.js';
 
@@ -75,13 +76,19 @@ export async function emitToOrgs(
 /** Orgs that called the listing since `since` (the audience of price and terms announcements). */
 export async function recentCallerOrgs(trx: Db, apiId: string, since: number): Promise<string[]> {
   const rows = await trx
-    .selectFrom('usage_events')
-    .select('org_id')
-    .distinct()
-    .where('api_id', '=', apiId)
-    .where('created_at', '>=', since)
+    .selectFrom('id_nums')
+    .select('id_nums.id')
+    .where(
+      'id_nums.num',
+      'in',
+      trx
+        .selectFrom('usage_calls')
+        .select('org_num')
+        .where('api_num', '=', numOf(apiId))
+        .where('created_at', '>=', since),
+    )
     .execute();
-  return rows.map((r) => r.org_id);
+  return rows.map((r) => r.id);
 }
 
 /** The 30 days behind `listing.price_increase_scheduled` and `terms.updated` audiences. */

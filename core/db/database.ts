@@ -333,14 +333,23 @@ export interface LeaderboardEntriesTable {
   computed_at: Ms;
 }
 
-export interface UsageEventsTable {
-  /** The gateway request id (`req_…`). */
+/** Text id → small integer, append-only (0022_narrow_usage): the nums the usage row stores instead of text ids. */
+export interface IdNumsTable {
+  num: Generated<number>;
+  /** Any text id: `org_…`, `key_…`, `api_…`, `ep_…`. */
   id: string;
-  org_id: string;
-  key_id: string;
-  api_id: string;
-  endpoint_id: string;
-  provider_org_id: string;
+}
+
+/** One row per gateway call, integer-keyed and narrow (0022_narrow_usage; docs/gateway.md "The usage row"). */
+export interface UsageCallsTable {
+  /** The gateway request id (`req_…`, X-Svc-Request-Id): the key, so a call has at most one row. */
+  request_id: string;
+  /** id_nums.num of the consumer org, its key, the API, the endpoint and the provider org credited. */
+  org_num: number;
+  key_num: number;
+  api_num: number;
+  endpoint_num: number;
+  provider_num: number;
   method: string;
   status: number;
   latency_ms: number;
@@ -536,7 +545,8 @@ export interface Database {
   catalog_requests: CatalogRequestsTable;
   activity: ActivityTable;
   leaderboard_entries: LeaderboardEntriesTable;
-  usage_events: UsageEventsTable;
+  id_nums: IdNumsTable;
+  usage_calls: UsageCallsTable;
   provider_earnings: ProviderEarningsTable;
   gateway_instances: GatewayInstancesTable;
   balance_leases: BalanceLeasesTable;

@@ -305,7 +305,9 @@ function _prepare(db: Sqlite.Database) {
       'SELECT id FROM terms_acceptances WHERE org_id = ? AND document_id = ?',
     ),
     monthCalls: db.prepare<[string, string, number], { n: number }>(
-      'SELECT COUNT(*) AS n FROM usage_events WHERE org_id = ? AND endpoint_id = ? AND created_at >= ? AND charged_cents > 0',
+      `SELECT COUNT(*) AS n FROM usage_calls
+       WHERE org_num = (SELECT num FROM id_nums WHERE id = ?) AND endpoint_num = (SELECT num FROM id_nums WHERE id = ?)
+         AND created_at >= ? AND charged_cents > 0`,
     ),
   };
 }

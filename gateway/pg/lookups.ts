@@ -50,8 +50,10 @@ export function pgListingSource(db: Pg): AsyncListingSource {
     },
     async monthCalls(orgId, endpointId, monthStart) {
       const [r] = await db.rows<{ n: number }>(sql`
-        SELECT count(*) AS n FROM usage_events
-        WHERE org_id = ${orgId} AND endpoint_id = ${endpointId} AND created_at >= ${monthStart} AND charged_cents > 0`);
+        SELECT count(*) AS n FROM usage_calls
+        WHERE org_num = (SELECT num FROM id_nums WHERE id = ${orgId})
+          AND endpoint_num = (SELECT num FROM id_nums WHERE id = ${endpointId})
+          AND created_at >= ${monthStart} AND charged_cents > 0`);
       return r!.n;
     },
   };

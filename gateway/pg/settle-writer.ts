@@ -3,11 +3,14 @@
  * `flushMs` old (default 5 ms) or `maxBatch` are queued, one batch in flight at a time (the next one collects
  * meanwhile). Each batch is ONE transaction sent in one flight (`pg`'s pipeline mode, connect.ts):
  *   1. fencing: this holder's row `FOR SHARE` (a reaped holder's batch divides by zero and rolls back);
- *   2. usage rows, one per call, in one `INSERT … SELECT FROM unnest(…)`;
+ *   2. usage rows, one per call, in one `INSERT … SELECT FROM unnest(…)`: the narrow row (`usage_calls`,
+ *      docs/gateway.md "The usage row") with id_nums for the five ids; ids this process has not seen yet get
+ *      their nums in one statement before the batch (committed on their own: a num nothing uses is harmless);
  *   3+4. in one statement (data-modifying CTEs): one `call_charge` ledger entry per key and one provider earning
  *      per (provider, API), both by unnest, and this holder's own lease rows: `spent` and `unfolded` up by the
- *      batch's sums, each still open and within its amount (a lease that is not aborts the batch); nothing else: the shared rows (`balances`, `api_keys`,
- *      `key_daily_spend`) are folded later (fold.ts), so gateways never queue on one org's row per batch;
+ *      batch's sums, each still open and within its amount (a lease that is not aborts the batch); nothing else:
+ *      the shared rows (`balances`, `api_keys`, `key_daily_spend`) are folded later (fold.ts), so gateways never
+ *      queue on one org's row per batch;
  *   5. completed Idempotency-Key records;
  *   6. the orgs' credit as the batch leaves it (credit − every open lease's unfolded spend), for
  *      `X-Svc-Balance-Cents`: exact for this node's view at its commit, an estimate across nodes.
@@ -56,6 +59,8 @@ export class PgSettleWriter implements SettleStore {
   batches = 0;
   readonly #flushMs: number;
   readonly #maxBatch: number;
+  /** id_nums committed so far (append-only, so never stale). */
+  readonly #nums = new Map<string, number>();
 
   constructor(
     private readonly db: Pg,
@@ -132,20 +137,39 @@ export class PgSettleWriter implements SettleStore {
     return e;
   }
 
-  /** After an outcome-unknown batch: which of its calls did commit (looked up by request id). */
+  /** After an outcome-unknown batch: which of its calls did commit (looked up by request id, the row's key). */
   async #resolveUnknown(): Promise<void> {
     const recs = this.#unknown;
     const ids = recs.map((r) => r.requestId);
-    const rows = await this.db.rows<{ id: string }>(sql`SELECT id FROM usage_events WHERE id = ANY(${ids}::text[])`);
+    const rows = await this.db.rows<{ request_id: string }>(
+      sql`SELECT request_id FROM usage_calls WHERE request_id = ANY(${ids}::text[])`,
+    );
     this.#unknown = [];
-    const found = new Set(rows.map((r) => r.id));
+    const found = new Set(rows.map((r) => r.request_id));
     const late = recs.filter((r) => found.has(r.requestId));
     if (late.length) this.opts.onLateCommit?.(late);
+  }
+
+  /** Fills the cache with the nums of every id the batch names, assigning the missing ones (one round trip each). */
+  async #resolveNums(records: SettleRecord[]): Promise<void> {
+    const missing = new Set<string>();
+    for (const r of records)
+      for (const id of [r.orgId, r.keyId, r.apiId, r.endpointId, r.providerOrgId])
+        if (!this.#nums.has(id)) missing.add(id);
+    if (missing.size === 0) return;
+    const ids = [...missing];
+    await this.db.rows(sql`INSERT INTO id_nums (id) SELECT unnest(${ids}::text[]) ON CONFLICT (id) DO NOTHING`);
+    const rows = await this.db.rows<{ id: string; num: number }>(
+      sql`SELECT id, num FROM id_nums WHERE id = ANY(${ids}::text[])`,
+    );
+    for (const r of rows) this.#nums.set(r.id, Number(r.num));
   }
 
   // Long: one PostgreSQL transaction that writes a batch of settled calls (usage, ledger, earnings, balances) in order;
   // its statements share the batch's rows.
   async #write(records: SettleRecord[]): Promise<number[]> {
+    await this.#resolveNums(records);
+    const nums = this.#nums;
     const now = records[records.length - 1]!.createdAt;
     const feeBps = this.opts.platformFeeBps;
     const batchId = fastId('bat', now);
@@ -154,11 +178,11 @@ export class PgSettleWriter implements SettleStore {
     const leases = new Map<string, number>();
     const u = {
       id: [] as string[],
-      org: [] as string[],
-      key: [] as string[],
-      api: [] as string[],
-      endpoint: [] as string[],
-      provider: [] as string[],
+      org: [] as number[],
+      key: [] as number[],
+      api: [] as number[],
+      endpoint: [] as number[],
+      provider: [] as number[],
       method: [] as string[],
       status: [] as number[],
       latency: [] as number[],
@@ -170,11 +194,11 @@ export class PgSettleWriter implements SettleStore {
     const idem: SettleRecord[] = [];
     for (const r of records) {
       u.id.push(r.requestId);
-      u.org.push(r.orgId);
-      u.key.push(r.keyId);
-      u.api.push(r.apiId);
-      u.endpoint.push(r.endpointId);
-      u.provider.push(r.providerOrgId);
+      u.org.push(nums.get(r.orgId)!);
+      u.key.push(nums.get(r.keyId)!);
+      u.api.push(nums.get(r.apiId)!);
+      u.endpoint.push(nums.get(r.endpointId)!);
+      u.provider.push(nums.get(r.providerOrgId)!);
       u.method.push(r.method);
       u.status.push(r.status);
       u.latency.push(r.latencyMs);
@@ -210,11 +234,11 @@ export class PgSettleWriter implements SettleStore {
         const q = [
           sql`SELECT 1 / count(*)::int AS live FROM
               (SELECT 1 FROM gateway_instances WHERE id = ${h} AND stopped_at IS NULL FOR SHARE) x`,
-          sql`INSERT INTO usage_events (id, org_id, key_id, api_id, endpoint_id, provider_org_id, method, status,
-              latency_ms, price_cents, charged_cents, error_code, created_at)
-            SELECT * FROM unnest(${textArray(u.id)}::text[], ${textArray(u.org)}::text[], ${textArray(u.key)}::text[],
-              ${textArray(u.api)}::text[], ${textArray(u.endpoint)}::text[], ${textArray(u.provider)}::text[],
-              ${textArray(u.method)}::text[], ${intArray(u.status)}::int[], ${intArray(u.latency)}::bigint[],
+          sql`INSERT INTO usage_calls (request_id, org_num, key_num, api_num, endpoint_num, provider_num, method,
+              status, latency_ms, price_cents, charged_cents, error_code, created_at)
+            SELECT * FROM unnest(${textArray(u.id)}::text[], ${intArray(u.org)}::int[], ${intArray(u.key)}::int[],
+              ${intArray(u.api)}::int[], ${intArray(u.endpoint)}::int[], ${intArray(u.provider)}::int[],
+              ${textArray(u.method)}::text[], ${intArray(u.status)}::int[], ${intArray(u.latency)}::int[],
               ${intArray(u.price)}::bigint[], ${intArray(u.charged)}::bigint[], ${textArray(u.error)}::text[],
               ${intArray(u.created)}::bigint[])`,
         ];

@@ -56,8 +56,11 @@ export async function startProcess(
   env: Record<string, string>,
   opts: { timeoutMs?: number; execArgv?: string[]; netns?: string } = {},
 ): Promise<RunningProcess> {
-  // The PostgreSQL pass migrates a fresh database at each start (transactional DDL): give it longer on a busy box.
-  const timeoutMs = opts.timeoutMs ?? (pgTestMode() ? 60_000 : 20_000);
+  // A start costs about a CPU-second (the control plane ~2 s: module loading, migrations). On 2 cores at load 20-30
+  // (CI while other jobs build, .ci/run's pass 3) a process gets a tenth of a core, so 20 s was too short there and
+  // failed starts that were only slow; a start that hangs still fails, at 60 s. The PostgreSQL pass migrates a
+  // fresh database at each start (transactional DDL) and had 60 s already.
+  const timeoutMs = opts.timeoutMs ?? 60_000;
   const argv = [process.execPath, ...(opts.execArgv ?? []), join(ROOT, 'dist', entry)];
   // In a network namespace (root; the multi-host test): `ip netns exec` execs node in place, so the pid is node's.
   const cmd = opts.netns ? ['ip', 'netns', 'exec', opts.netns, ...argv] : argv;
@@ -71,10 +74,12 @@ export async function startProcess(
     err += d;
   });
   const ready = await new Promise<{ url: string; port: number } & Record<string, unknown>>((resolveReady, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${name} did not become ready in ${timeoutMs} ms\n${err}`)),
-      timeoutMs,
-    );
+    // A start that never got ready is killed: the test that asked for it has failed and will never stop it, and an
+    // orphan left serving would load the machine for every later test.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name} did not become ready in ${timeoutMs} ms\n${err}`));
+    }, timeoutMs);
     const rl = createInterface({ input: child.stdout! });
     rl.on('line', (line) => {
       try {

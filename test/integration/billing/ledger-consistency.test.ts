@@ -7,6 +7,7 @@ import { useStripeControl, type FakeStripe } from '../../helpers/fake-stripe.js'
 import { runAdmin } from './admin-cli.js';
 import type { DbHandles } from '../../../core/db/database.js';
 import { postEntry } from '../../../control/ledger/ledger.service.js';
+import { insertUsageCalls } from '../../../core/db/id-nums.js';
 
 let fake: FakeStripe;
 let h: ControlHarness;
@@ -124,10 +125,9 @@ describe('ledger consistency', () => {
     const org = await seedOrg(db);
     const provider = await seedOrg(db);
     const now = Date.now();
-    await db.db
-      .insertInto('usage_events')
-      .values({
-        id: 'req_unbooked',
+    await insertUsageCalls(db.db, [
+      {
+        request_id: 'req_unbooked',
         org_id: org.orgId,
         key_id: org.keyId,
         api_id: 'api_x',
@@ -140,8 +140,8 @@ describe('ledger consistency', () => {
         charged_cents: 4,
         error_code: null,
         created_at: now,
-      })
-      .execute();
+      },
+    ]);
     const check = await runAdmin(h.env, ['ledger', 'check', '--json']);
     expect(check.code).toBe(1);
     expect(check.json.data.ledger_mismatches).toEqual([]);
@@ -153,6 +153,6 @@ describe('ledger consistency', () => {
     );
     const text = await runAdmin(h.env, ['ledger', 'check']);
     expect(text.stdout).toContain(`consumer ${org.orgId}: calls charged 4 cents in usage, 0 in the ledger`);
-    await db.db.deleteFrom('usage_events').where('id', '=', 'req_unbooked').execute();
+    await db.db.deleteFrom('usage_calls').where('request_id', '=', 'req_unbooked').execute();
   });
 });

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControl, type ControlHarness } from '../../helpers/harness.js';
 import { call } from '../../helpers/http.js';
-import { openTestDb, seedOrg } from '../../helpers/db.js';
+import { openTestDb, seedOrg, usageWithIds } from '../../helpers/db.js';
 import { insertListing } from '../../helpers/catalog.js';
-import type { Db, DbHandles, NewRow } from '../../../core/db/database.js';
+import type { Db, DbHandles } from '../../../core/db/database.js';
 import { newId } from '../../../core/ids.js';
+import { insertUsageCalls, type UsageCallInput } from '../../../core/db/id-nums.js';
 
 let h: ControlHarness;
 let db: DbHandles;
@@ -19,12 +20,12 @@ async function usage(
   calls: number,
   opts: { cents: number; failEvery?: number; ageMs?: number },
 ): Promise<void> {
-  const rows: NewRow<'usage_events'>[] = [];
+  const rows: UsageCallInput[] = [];
   const now = Date.now();
   for (let i = 0; i < calls; i++) {
     const failed = opts.failEvery !== undefined && i % opts.failEvery === 0;
     rows.push({
-      id: newId('req'),
+      request_id: newId('req'),
       org_id: orgId,
       key_id: 'key_x',
       api_id: apiId,
@@ -39,11 +40,7 @@ async function usage(
       created_at: now - (opts.ageMs ?? HOUR) - i,
     });
   }
-  for (let i = 0; i < rows.length; i += 500)
-    await trx
-      .insertInto('usage_events')
-      .values(rows.slice(i, i + 500))
-      .execute();
+  for (let i = 0; i < rows.length; i += 500) await insertUsageCalls(trx, rows.slice(i, i + 500));
 }
 
 let gamer: { apiId: string };
@@ -122,12 +119,12 @@ async function board(name: string, qs = ''): Promise<{ slug: string; rank: numbe
 describe('leaderboards resist self-dealing', () => {
   it('the gamer out-grosses the honest listing in raw numbers', async () => {
     const g = await db.db
-      .selectFrom('usage_events')
+      .selectFrom(usageWithIds(db.db))
       .select(db.db.fn.sum<number>('charged_cents').as('s'))
       .where('api_id', '=', gamer.apiId)
       .executeTakeFirstOrThrow();
     const o = await db.db
-      .selectFrom('usage_events')
+      .selectFrom(usageWithIds(db.db))
       .select(db.db.fn.sum<number>('charged_cents').as('s'))
       .where('api_id', '=', honest.apiId)
       .executeTakeFirstOrThrow();

@@ -9,7 +9,7 @@ import {
   type LiveListing,
   type StubUpstream,
 } from '../../helpers/catalog.js';
-import type { DbHandles, NewRow } from '../../../core/db/database.js';
+import type { DbHandles } from '../../../core/db/database.js';
 import { newId } from '../../../core/ids.js';
 import type { z } from 'zod';
 import { isDeepStrictEqual } from 'node:util';
@@ -37,6 +37,7 @@ import { ActivityFeedSchema, MarketOverviewSchema } from '../../../core/schemas/
 import { ListingTermsSchema, TermsDocumentListSchema } from '../../../core/schemas/terms.schemas.js';
 import { UsageSummarySchema } from '../../../core/schemas/usage.schemas.js';
 import { MeSchema } from '../../../core/schemas/identity.schemas.js';
+import { insertUsageCalls, type UsageCallInput } from '../../../core/db/id-nums.js';
 
 let h: ControlHarness;
 let db: DbHandles;
@@ -58,11 +59,11 @@ beforeAll(async () => {
     category: 'pets',
     prices: { 'GET /pets': 3, 'POST /pets': 10 },
   });
-  const rows: NewRow<'usage_events'>[] = [];
+  const rows: UsageCallInput[] = [];
   const now = Date.now();
   for (let i = 1; i <= 100; i++) {
     rows.push({
-      id: newId('req'),
+      request_id: newId('req'),
       org_id: consumer.orgId,
       key_id: consumer.keyId,
       api_id: l.apiId,
@@ -77,7 +78,7 @@ beforeAll(async () => {
       created_at: now - i * 60_000 - (i > 50 ? 10 * 86_400_000 : 0),
     });
   }
-  await db.db.insertInto('usage_events').values(rows).execute();
+  await insertUsageCalls(db.db, rows);
   await db.db
     .insertInto('provider_earnings')
     .values([

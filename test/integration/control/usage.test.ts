@@ -4,6 +4,7 @@ import { call } from '../../helpers/http.js';
 import { openTestDb, seedKey, seedListing, seedOrg } from '../../helpers/db.js';
 import { runAuthSuite } from '../../helpers/auth-suite.js';
 import { newId } from '../../../core/ids.js';
+import { insertUsageCalls } from '../../../core/db/id-nums.js';
 
 let h: ControlHarness;
 let consumer: Awaited<ReturnType<typeof seedOrg>>;
@@ -23,7 +24,7 @@ beforeAll(async () => {
     endpoints: [{ method: 'GET', path: '/a', priceCents: 3 }],
   });
   const row = (i: number, keyId: string, status: number, charged: number) => ({
-    id: newId('req', T0 + i),
+    request_id: newId('req', T0 + i),
     org_id: consumer.orgId,
     key_id: keyId,
     api_id: apiId,
@@ -37,15 +38,12 @@ beforeAll(async () => {
     error_code: status >= 500 ? 'upstream_error' : null,
     created_at: T0 + i * 3600_000,
   });
-  await db.db
-    .insertInto('usage_events')
-    .values([
-      row(0, consumer.keyId, 200, 3),
-      row(1, consumer.keyId, 200, 3),
-      row(2, otherKeyId, 502, 0),
-      row(30, consumer.keyId, 200, 3),
-    ])
-    .execute();
+  await insertUsageCalls(db.db, [
+    row(0, consumer.keyId, 200, 3),
+    row(1, consumer.keyId, 200, 3),
+    row(2, otherKeyId, 502, 0),
+    row(30, consumer.keyId, 200, 3),
+  ]);
   await db.close();
 });
 afterAll(() => h.stop());

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { gw, balanceOf, useGatewayWorld, type World } from './fixture.js';
 import type { RunningGateway } from '../../helpers/gateway.js';
-import { seedOrg, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
+import { seedOrg, grantCredits, expectLedgerConsistent, usageWithIds } from '../../helpers/db.js';
 
 let w: World;
 let g: RunningGateway;
@@ -16,7 +16,7 @@ useGatewayWorld((world, gateway) => {
 
 async function usage(orgId: string) {
   return w.h.db
-    .selectFrom('usage_events')
+    .selectFrom(usageWithIds(w.h.db))
     .select(['method', 'status', 'price_cents', 'charged_cents'])
     .where('org_id', '=', orgId)
     .execute();

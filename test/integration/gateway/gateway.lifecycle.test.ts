@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import { makeWorld, gw, balanceOf, type World } from './fixture.js';
 import { startGateway, WORKERS_SHARE_PORT, type RunningGateway } from '../../helpers/gateway.js';
-import { seedOrg, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
+import { seedOrg, grantCredits, expectLedgerConsistent, usageWithIds } from '../../helpers/db.js';
 
 let w: World | undefined;
 const gateways: RunningGateway[] = [];
@@ -118,7 +118,7 @@ describe('gateway lifecycle', () => {
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ path: '/users/5', query: '?z=1' });
     expect((await gw(g.url, 'GET', '/nope/x')).code).toBe('listing_not_found');
-    const usage = await w.h.db.selectFrom('usage_events').select('id').execute();
+    const usage = await w.h.db.selectFrom(usageWithIds(w.h.db)).select('id').execute();
     expect(usage).toHaveLength(0);
   });
 
@@ -168,7 +168,7 @@ describe('gateway lifecycle', () => {
       expect(g.stderr()).toContain('worker exited; restarting');
       // Every 2xx the client saw is a charged usage row; the books (ledger = usage = balance) hold.
       const usage = await w.h.db
-        .selectFrom('usage_events')
+        .selectFrom(usageWithIds(w.h.db))
         .select('id')
         .where('org_id', '=', c.orgId)
         .where('charged_cents', '>', 0)

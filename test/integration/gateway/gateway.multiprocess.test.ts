@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import { makeWorld, balanceOf, type World } from './fixture.js';
 import { startGateway, WORKERS_SHARE_PORT, type RunningGateway } from '../../helpers/gateway.js';
-import { seedOrg, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
+import { seedOrg, grantCredits, expectLedgerConsistent, usageWithIds } from '../../helpers/db.js';
 
 let w: World | undefined;
 const gateways: RunningGateway[] = [];
@@ -52,7 +52,7 @@ describe.skipIf(!WORKERS_SHARE_PORT)('gateway across processes', () => {
     expect(bal.credit_cents).toBe(0);
     await expectLedgerConsistent(w.h);
     const charged = await w.h.db
-      .selectFrom('usage_events')
+      .selectFrom(usageWithIds(w.h.db))
       .select('id')
       .where('org_id', '=', c.orgId)
       .where('charged_cents', '=', 1)
@@ -167,7 +167,7 @@ describe.skipIf(!WORKERS_SHARE_PORT)('gateway across processes', () => {
     // Every 2xx the client saw is charged exactly once (one usage row per request id), and nothing else was
     // charged: the ledger's call charges (per commit) sum to the usage rows (expectLedgerConsistent above).
     const usage = await w.h.db
-      .selectFrom('usage_events')
+      .selectFrom(usageWithIds(w.h.db))
       .select(['id', 'charged_cents'])
       .where('org_id', '=', c.orgId)
       .where('charged_cents', '>', 0)

@@ -115,7 +115,8 @@ describe.skipIf(why)('gateway processes on PostgreSQL', () => {
     // Every 200 reached the upstream once; no refused call did.
     expect(hits('/users/') - before).toBe(33);
     const [u] = await pg.rows<{ n: number; cents: number }>(
-      sql`SELECT count(*) AS n, COALESCE(sum(charged_cents), 0)::bigint AS cents FROM usage_events WHERE org_id = ${org.orgId}`,
+      sql`SELECT count(*) AS n, COALESCE(sum(charged_cents), 0)::bigint AS cents FROM usage_calls
+          WHERE org_num = (SELECT num FROM id_nums WHERE id = ${org.orgId})`,
     );
     expect(u).toEqual({ n: 33, cents: 99 });
     expect(await moneyProblems(pg)).toEqual([]);
@@ -136,7 +137,9 @@ describe.skipIf(why)('gateway processes on PostgreSQL', () => {
     expect(b.status).toBe(200);
     expect(b.headers.get('x-svc-idempotent-replay')).toBe('true');
     expect(hits('/users/77') - before).toBe(1);
-    const [u] = await pg.rows<{ n: number }>(sql`SELECT count(*) AS n FROM usage_events WHERE org_id = ${org.orgId}`);
+    const [u] = await pg.rows<{ n: number }>(
+      sql`SELECT count(*) AS n FROM usage_calls WHERE org_num = (SELECT num FROM id_nums WHERE id = ${org.orgId})`,
+    );
     expect(u!.n).toBe(1);
     expect(await moneyProblems(pg)).toEqual([]);
   });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { gw, balanceOf, until, useGatewayWorld, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
-import { seedOrg, grantCredits } from '../../helpers/db.js';
+import { seedOrg, grantCredits, usageWithIds } from '../../helpers/db.js';
 
 let w: World;
 let g: RunningGateway;
@@ -23,7 +23,7 @@ async function paidOrg(cents = 100) {
 
 async function usageRows(orgId: string): Promise<number> {
   const r = await w.h.db
-    .selectFrom('usage_events')
+    .selectFrom(usageWithIds(w.h.db))
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('org_id', '=', orgId)
     .executeTakeFirstOrThrow();

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { useGatewayWorld, balanceOf, type World } from './fixture.js';
 import type { RunningGateway } from '../../helpers/gateway.js';
-import { seedOrg, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
+import { seedOrg, grantCredits, expectLedgerConsistent, usageWithIds } from '../../helpers/db.js';
 
 let w: World;
 let g: RunningGateway;
@@ -89,7 +89,7 @@ describe('streaming', () => {
     });
     await new Promise((r) => setTimeout(r, 300));
     const usage = await w.h.db
-      .selectFrom('usage_events')
+      .selectFrom(usageWithIds(w.h.db))
       .select(['charged_cents'])
       .where('org_id', '=', c.orgId)
       .execute();

@@ -14,7 +14,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeWorld, gw, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
-import { seedListing, seedOrg, grantCredits, expectLedgerConsistent, type SeededOrg } from '../../helpers/db.js';
+import {
+  seedListing,
+  seedOrg,
+  grantCredits,
+  expectLedgerConsistent,
+  type SeededOrg,
+  usageWithIds,
+} from '../../helpers/db.js';
 
 interface RawRequest {
   method: string;
@@ -215,7 +222,7 @@ async function consumer(cents = 100): Promise<SeededOrg> {
 
 async function usageOf(orgId: string) {
   return w.h.db
-    .selectFrom('usage_events')
+    .selectFrom(usageWithIds(w.h.db))
     .select(['status', 'charged_cents', 'error_code'])
     .where('org_id', '=', orgId)
     .orderBy('created_at')

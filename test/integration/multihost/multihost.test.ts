@@ -262,7 +262,8 @@ async function load(
 async function checkAfter(org: SeededOrg, out: Map<string, Outcome>): Promise<number> {
   // Charged usage rows of this org, mapped to logical calls by the request id the upstream saw.
   const rows = await pg.rows<{ id: string }>(
-    sql`SELECT id FROM usage_events WHERE org_id = ${org.orgId} AND charged_cents > 0`,
+    sql`SELECT request_id AS id FROM usage_calls
+        WHERE org_num = (SELECT num FROM id_nums WHERE id = ${org.orgId}) AND charged_cents > 0`,
   );
   const charges = new Map<string, number>();
   for (const r of rows) {

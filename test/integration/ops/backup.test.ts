@@ -78,7 +78,9 @@ describe('backup create / verify / restore', () => {
       const restored = await admin(fresh, 'backup', 'restore', file, '--json');
       expect(restored.code, restored.stderr).toBe(0);
       const copy = new Sqlite(join(fresh, 'svc.db'), { readonly: true });
-      const ids = new Set((copy.prepare('SELECT id FROM usage_events').all() as { id: string }[]).map((r) => r.id));
+      const ids = new Set(
+        (copy.prepare('SELECT request_id AS id FROM usage_calls').all() as { id: string }[]).map((r) => r.id),
+      );
       copy.close();
       expect(before.filter((id) => !ids.has(id))).toEqual([]);
       // svc starts on it and the books are exact there too.

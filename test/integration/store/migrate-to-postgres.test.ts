@@ -51,7 +51,7 @@ describe.skipIf(!postgresAvailable())('migrate-to-postgres', () => {
     expect(run.code).toBe(0);
     const { copied, check } = run.json.data;
     expect(check.ok).toBe(true);
-    expect(copied.usage_events).toBe(25);
+    expect(copied.usage_calls).toBe(25);
     expect(copied.ledger_entries).toBe(26); // the grant + 25 call charges
     const liteChanges = Number(lite.sqlite.prepare('SELECT count(*) FROM changes').pluck().get());
     expect(liteChanges).toBeGreaterThanOrEqual(2);

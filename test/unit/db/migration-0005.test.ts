@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Migrator } from 'kysely';
 import { openDatabase, type DbHandles } from '../../../core/db/database.js';
 import { migrations } from '../../../core/db/migrations/index.js';
-import { seedOrg } from '../../helpers/db.js';
+import { seedOrg, withLegacyUsage } from '../../helpers/db.js';
 
 let dir = '';
 let h: DbHandles | null = null;
@@ -92,13 +92,13 @@ describe('migration 0005_lean_call_rows', () => {
       idempotency_key: 'earn:req_0001',
       created_at: now,
     };
-    await h.db.insertInto('usage_events').values(usage).execute();
+    await withLegacyUsage(h.db).insertInto('usage_events').values(usage).execute();
     await h.db.insertInto('ledger_entries').values(ledger).execute();
     await h.db.insertInto('provider_earnings').values(earning).execute();
 
-    expect((await migrator(h.db).migrateToLatest()).error).toBeUndefined();
+    expect((await migrator(h.db).migrateTo('0005_lean_call_rows')).error).toBeUndefined();
 
-    expect(await h.db.selectFrom('usage_events').selectAll().execute()).toEqual([usage]);
+    expect(await withLegacyUsage(h.db).selectFrom('usage_events').selectAll().execute()).toEqual([usage]);
     expect(await h.db.selectFrom('ledger_entries').selectAll().orderBy('id').execute()).toEqual(ledger);
     expect(await h.db.selectFrom('provider_earnings').selectAll().execute()).toEqual([earning]);
     for (const t of ['usage_events', 'ledger_entries', 'provider_earnings'])

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { useMigratedTempDb, seedKey } from '../../helpers/db.js';
+import { useMigratedTempDb, seedKey, usageWithIds } from '../../helpers/db.js';
 import { openSqlite, type DbHandles } from '../../../core/db/database.js';
 import { SettleWriter, type SettleRecord } from '../../../gateway/settle-writer.js';
 import { IdempotencyStore } from '../../../gateway/idempotency.js';
@@ -60,7 +60,7 @@ describe('Idempotency-Key claims in the group commit', () => {
       expect([c1.kind, c2.kind]).toEqual(['new', 'new']);
       expect(a.writer.batches - batchesBefore).toBe(1);
       expect(other.prepare('SELECT COUNT(*) FROM idempotency_records').pluck().get()).toBe(2);
-      expect(other.prepare("SELECT COUNT(*) FROM usage_events WHERE id = 'req_s'").pluck().get()).toBe(1);
+      expect(other.prepare("SELECT COUNT(*) FROM usage_calls WHERE request_id = 'req_s'").pluck().get()).toBe(1);
     } finally {
       other.close();
     }
@@ -204,7 +204,7 @@ describe('Idempotency-Key claims in the group commit', () => {
     await done;
     expect(sink.answers).toEqual([]);
     // Not forwarded (a forwarded call to this unreachable upstream would leave a usage row), and the key is free.
-    expect(await h.db.selectFrom('usage_events').select('id').execute()).toEqual([]);
+    expect(await h.db.selectFrom(usageWithIds(h.db)).select('id').execute()).toEqual([]);
     expect(await a.claimsOnDisk()).toEqual([]);
   });
 });

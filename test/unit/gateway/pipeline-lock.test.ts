@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import Sqlite from 'better-sqlite3';
-import { useMigratedTempDb, seedOrg, grantCredits, seedListing } from '../../helpers/db.js';
+import { useMigratedTempDb, seedOrg, grantCredits, seedListing, usageWithIds } from '../../helpers/db.js';
 import type { DbHandles } from '../../../core/db/database.js';
 import { Instances } from '../../../gateway/instances.js';
 import { SettleWriter } from '../../../gateway/settle-writer.js';
@@ -69,7 +69,7 @@ describe('pipeline under a write lock held elsewhere', () => {
     const second = call('req_second');
     await expect(second.done).rejects.toThrow(/locked/);
     expect(second.sink.answers).toEqual([]);
-    expect(await h.db.selectFrom('usage_events').select('id').execute()).toEqual([]);
+    expect(await h.db.selectFrom(usageWithIds(h.db)).select('id').execute()).toEqual([]);
     expect(
       (
         await h.db

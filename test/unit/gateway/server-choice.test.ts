@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { chooseServer, probeNative, serverFor } from '../../../gateway/server-choice.js';
 import { FALLBACK_SHARES_PORT } from '../../../gateway/http-fallback.js';
@@ -61,5 +62,47 @@ describe('gateway HTTP server choice', () => {
     expect(stdout).toMatch(/^better-sqlite3: 12\.\d+\.\d+ loads/m);
     expect(stdout).toMatch(/^data dir: .*\(writable\)$/m);
     expect(stdout).toMatch(/^result: +ok/m);
+  });
+
+  // The README's "Node versions" table is a promise per Node and platform; the doctor reports what this one gets.
+  // Run on every Node CI uses (20 here: native uWS 20.30; 24: the fallback, glibc 2.36; Debian 13's 24: native
+  // uWS 20.57 in scripts/debian13-native.sh), this keeps the table's cells for those machines true.
+  it("the README's Node table says what npm run doctor prints for this Node, platform and libc", async () => {
+    const { stdout } = await run(process.execPath, [join(ROOT, 'dist/scripts/doctor.js')], {
+      env: { PATH: process.env.PATH ?? '', SVC_DATA_DIR: join(tmpdir(), 'svc-doctor-test') },
+    });
+    const libc = /^libc: +(.+)$/m.exec(stdout)?.[1];
+    const server = /^gateway server: (native|fallback)(?:[^\n]*?\(uWS v([\d.]+)\))?/m.exec(stdout);
+    expect(libc, stdout).toBeDefined();
+    expect(server, stdout).not.toBeNull();
+    const printed = server![1] === 'native' ? `native (uWS ${server![2]})` : 'fallback';
+
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Node versions'));
+    const rows = section
+      .split('\n')
+      .filter((l) => l.startsWith('|') && !l.startsWith('|---'))
+      .map((l) =>
+        l
+          .slice(1, -1)
+          .split('|')
+          .map((c) => c.trim()),
+      );
+    const header = rows[0]!;
+    const glibc = /^glibc (\d+)\.(\d+)/.exec(libc!);
+    const column = header.findIndex((h) =>
+      process.platform === 'darwin' || process.platform === 'win32'
+        ? h.startsWith('macOS')
+        : !glibc
+          ? h.includes('musl')
+          : Number(glibc[1]) > 2 || Number(glibc[2]) >= 38
+            ? h.includes('glibc >= 2.38')
+            : h.includes('glibc 2.17-2.37'),
+    );
+    const major = process.versions.node.split('.')[0]!;
+    const row = rows.find((r) => r[0]!.split(' ')[0] === major);
+    expect(column, `no README column for ${process.platform} ${libc}`).toBeGreaterThan(0);
+    expect(row, `no README row for Node ${major}`).toBeDefined();
+    expect({ node: major, libc, readme: row![column] }).toEqual({ node: major, libc, readme: printed });
   });
 });

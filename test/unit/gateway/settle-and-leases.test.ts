@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { useMigratedTempDb, seedOrg, seedKey, grantCredits, expectLedgerConsistent } from '../../helpers/db.js';
+import {
+  useMigratedTempDb,
+  seedOrg,
+  seedKey,
+  grantCredits,
+  expectLedgerConsistent,
+  usageWithIds,
+} from '../../helpers/db.js';
 import type { DbHandles } from '../../../core/db/database.js';
 import { SettleWriter, HolderReapedError, type SettleRecord } from '../../../gateway/settle-writer.js';
 import { LeaseManager } from '../../../gateway/leases.js';
@@ -93,7 +100,7 @@ describe('SettleWriter (group commit)', () => {
     expect(a.writer.written).toBe(3);
     expect((await a.bal()).credit_cents).toBe(85);
     // Three usage rows; the money as one ledger entry and one provider earning for the commit.
-    expect(await h.db.selectFrom('usage_events').select('id').orderBy('id').execute()).toEqual([
+    expect(await h.db.selectFrom(usageWithIds(h.db)).select('id').orderBy('id').execute()).toEqual([
       { id: 'req_0' },
       { id: 'req_1' },
       { id: 'req_2' },
@@ -247,7 +254,7 @@ describe('lock contention never sleeps on the event loop', () => {
       other.exec('ROLLBACK');
       other.close();
     }
-    expect(await h.db.selectFrom('usage_events').select('id').execute()).toEqual([]);
+    expect(await h.db.selectFrom(usageWithIds(h.db)).select('id').execute()).toEqual([]);
     expect((await a.bal()).credit_cents).toBe(100);
     await expectLedgerConsistent(h);
   });

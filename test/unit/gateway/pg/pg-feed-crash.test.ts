@@ -154,7 +154,11 @@ describe.skipIf(why)(`gateway PostgreSQL store under failures${why ? ` (skipped:
     await writer.flush();
     // Every answered call has its row; a failed one has none, except those found committed afterwards.
     const rows = new Set(
-      (await admin.rows<{ id: string }>(sql`SELECT id FROM usage_events WHERE org_id = ${p.orgId}`)).map((r) => r.id),
+      (
+        await admin.rows<{ id: string }>(
+          sql`SELECT request_id AS id FROM usage_calls WHERE org_num = (SELECT num FROM id_nums WHERE id = ${p.orgId})`,
+        )
+      ).map((r) => r.id),
     );
     expect(answered.filter((id) => !rows.has(id))).toEqual([]);
     const lateIds = new Set(late.map((r) => r.requestId));

@@ -86,7 +86,7 @@ export async function moneyProblems(db: Pg): Promise<string[]> {
       COALESCE((SELECT sum(amount_cents) FROM ledger_entries e WHERE e.org_id = b.org_id AND e.status = 'settled'), 0)::bigint AS ledger,
       COALESCE((SELECT sum(unfolded_cents) FROM balance_leases l WHERE l.org_id = b.org_id AND l.released_at IS NULL), 0)::bigint AS unfolded,
       COALESCE((SELECT sum(amount_cents - spent_cents + unfolded_cents) FROM balance_leases l WHERE l.org_id = b.org_id AND l.released_at IS NULL), 0)::bigint AS open,
-      COALESCE((SELECT sum(charged_cents) FROM usage_events u WHERE u.org_id = b.org_id), 0)::bigint AS usage,
+      COALESCE((SELECT sum(charged_cents) FROM usage_calls u WHERE u.org_num = (SELECT num FROM id_nums n WHERE n.id = b.org_id)), 0)::bigint AS usage,
       COALESCE((SELECT sum(amount_cents) FROM ledger_entries e WHERE e.org_id = b.org_id AND e.kind = 'call_charge'), 0)::bigint AS charges
     FROM balances b`)) as {
     org_id: string;
@@ -107,7 +107,7 @@ export async function moneyProblems(db: Pg): Promise<string[]> {
   }
   const [e] = (await db.rows(sql`
     SELECT COALESCE((SELECT sum(gross_cents) FROM provider_earnings WHERE kind = 'earning'), 0)::bigint AS gross,
-           COALESCE((SELECT sum(charged_cents) FROM usage_events), 0)::bigint AS usage`)) as {
+           COALESCE((SELECT sum(charged_cents) FROM usage_calls), 0)::bigint AS usage`)) as {
     gross: number;
     usage: number;
   }[];

@@ -259,7 +259,8 @@ describe.skipIf(why)(`gateway PostgreSQL store${why ? ` (skipped: ${why})` : ''}
     for (const n of nodes) await n.leases.releaseAll(Date.now());
     expect(await bal(p)).toEqual({ credit_cents: 0, reserved_cents: 0 });
     const [u] = await admin.rows(
-      sql`SELECT count(*) AS n, sum(charged_cents)::bigint AS c FROM usage_events WHERE org_id = ${p.orgId}`,
+      sql`SELECT count(*) AS n, sum(charged_cents)::bigint AS c FROM usage_calls
+          WHERE org_num = (SELECT num FROM id_nums WHERE id = ${p.orgId})`,
     );
     expect(u).toEqual({ n: 400, c: 400 });
     expect(await moneyProblems(admin)).toEqual([]);
