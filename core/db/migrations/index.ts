@@ -22,6 +22,7 @@ import * as m0013 from './0013_search_changes.js';
 import * as m0014 from './0014_terms_refusals.js';
 import * as m0020 from './0020_webhooks.js';
 import * as m0021 from './0021_gateway_fleet.js';
+import * as m0030 from './0030_console_keys.js';
 import * as pgBaseline from './pg/0001_baseline.js';
 
 export const migrations: Record<string, Migration> = {
@@ -41,6 +42,7 @@ export const migrations: Record<string, Migration> = {
   '0014_terms_refusals': m0014,
   '0020_webhooks': m0020,
   '0021_gateway_fleet': m0021,
+  '0030_console_keys': m0030,
 };
 
 /** The last SQLite migration PostgreSQL's baseline stands for. */
