@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { freePort } from './nginx.js';
 import { pacedLoad, type PacedSpec } from './paced.js';
+import { MCP_FLOOR_ROW } from './phase-mcp.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const CONNECTIONS = 20;
@@ -27,9 +28,12 @@ const MODERN = '2026-07-28';
  * At half of saturation this 2-core machine is nearly busy (MCP, gateway, control plane and the load generator
  * share it), so the pair there mostly measures queueing; the lower share shows MCP's own added latency.
  */
-const FIXED_RATE_SHARES = (process.env.MCP_BENCH_SHARES ?? '0.1,0.5').split(',').map(Number);
+const FIXED_RATE_SHARES = (process.env.MCP_BENCH_SHARES ?? '0.1,0.5')
+  .split(',')
+  .filter((s) => s.trim() !== '')
+  .map(Number);
 
-interface Row {
+export interface McpRow {
   name: string;
   req_per_s: number;
   p50_ms: number;
@@ -61,9 +65,9 @@ const ONLY = process.env.MCP_BENCH_ONLY ? new RegExp(process.env.MCP_BENCH_ONLY)
  * floor relay (bench/mcp-floor-relay.ts; its CPU is reported in the MCP column of its row, and in the all column).
  */
 const pids = { mcp: 0, gateway: 0, all: 0, relay: 0 };
-const FLOOR_ROW = 'floor: bare node:http + undici relay to the gateway (no MCP)';
+const FLOOR_ROW = MCP_FLOOR_ROW;
 
-type Measured = Pick<Row, 'req_per_s' | 'p50_ms' | 'p99_ms' | 'errors' | 'non2xx'> & { answered: number };
+type Measured = Pick<McpRow, 'req_per_s' | 'p50_ms' | 'p99_ms' | 'errors' | 'non2xx'> & { answered: number };
 
 /** A saturating closed loop: CONNECTIONS connections, each sending its next request when the last is answered. */
 const closedLoop = (o: autocannon.Options) => async (): Promise<Measured> => {
@@ -84,7 +88,7 @@ const fixedRate = (o: Omit<PacedSpec, 'seconds' | 'connections'>) => async (): P
   return { ...r, errors: r.errors + (r.sent - r.answered - r.errors) };
 };
 
-async function load(name: string, run: () => Promise<Measured>): Promise<Row | undefined> {
+async function load(name: string, run: () => Promise<Measured>): Promise<McpRow | undefined> {
   if (ONLY && !ONLY.test(name)) return undefined;
   const front = name === FLOOR_ROW ? pids.relay : pids.mcp;
   const cpu = () => ({ front: cpuMicros(front), gateway: cpuMicros(pids.gateway), all: cpuMicros(pids.all) });
@@ -159,7 +163,9 @@ async function main(): Promise<void> {
     const base = `http://127.0.0.1:${control}`;
     const gw = `http://127.0.0.1:${gateway}`;
     const mcpUrl = `http://127.0.0.1:${mcp}/mcp`;
-    for (let i = 0; i < 150; i++) {
+    // Up to 90 s: on a busy machine `npm start` (four processes, migrations, the demo seed) takes a while.
+    let ready = false;
+    for (let i = 0; i < 450 && !ready; i++) {
       const ok = await fetch(`${base}/healthz`).then(
         (r) => r.ok,
         () => false,
@@ -168,9 +174,10 @@ async function main(): Promise<void> {
         (r) => r.ok,
         () => false,
       );
-      if (ok && mok) break;
-      await new Promise((r) => setTimeout(r, 200));
+      ready = ok && mok;
+      if (!ready) await new Promise((r) => setTimeout(r, 200));
     }
+    if (!ready) throw new Error('the marketplace (npm start) was not ready in 90 s');
     pids.all = all.child.pid!;
     pids.mcp = pidOf(pids.all, 'mcp/main.js');
     pids.gateway = pidOf(pids.all, 'gateway/main.js');
@@ -201,7 +208,7 @@ async function main(): Promise<void> {
     });
     const call = { slug: 'demo-weather', endpoint: '/current', input: { city: 'lisbon' } };
     const post = { method: 'POST' as const, idReplacement: true };
-    const rows: (Row | undefined)[] = [];
+    const rows: (McpRow | undefined)[] = [];
     const mcpLoad = (headers: Record<string, string>, body: string) =>
       closedLoop({ url: mcpUrl, ...post, headers, body });
     rows.push(
@@ -319,10 +326,10 @@ async function main(): Promise<void> {
     };
     const dir = join(ROOT, 'bench/results');
     mkdirSync(dir, { recursive: true });
-    const file = join(
-      dir,
-      `mcp-${result.at.replace(/[:.]/g, '').slice(0, 17)}Z${result.mcp_fast_tool_calls ? '' : '-sdk'}.json`,
-    );
+    // MCP_BENCH_OUT: where `npm run bench`'s MCP phase (bench/phase-mcp.ts) reads this run back.
+    const file =
+      process.env.MCP_BENCH_OUT ??
+      join(dir, `mcp-${result.at.replace(/[:.]/g, '').slice(0, 17)}Z${result.mcp_fast_tool_calls ? '' : '-sdk'}.json`);
     writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
     console.table(result.rows);
     if (added.length) console.table(added);

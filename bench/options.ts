@@ -15,6 +15,10 @@ export interface BenchOptions {
   authOps: number;
   skipMicro: boolean;
   skipLoad: boolean;
+  /** The MCP phase (bench/phase-mcp.ts): call_api against the relay floor. */
+  skipMcp: boolean;
+  /** Seconds per row of the MCP phase. */
+  mcpSec: number;
   /** After the measured phases, a short load run on a `--cpu-prof` gateway to show where its CPU goes. */
   profile: boolean;
   /** Write bench/RESULTS.md (default: only for a full run). */
@@ -22,7 +26,7 @@ export interface BenchOptions {
 }
 
 const USAGE = `npm run bench [-- --quick] [--rounds N] [--duration S] [--connections C] [--latency S] [--latency-rounds N]
-                 [--ledger-seconds S] [--auth-ops N] [--skip-micro] [--skip-load] [--profile|--no-profile] [--record|--no-record]`;
+                 [--ledger-seconds S] [--auth-ops N] [--skip-micro] [--skip-load] [--skip-mcp] [--mcp-seconds S] [--profile|--no-profile] [--record|--no-record]`;
 
 export function parseOptions(argv: string[]): BenchOptions {
   const quick = argv.includes('--quick');
@@ -37,6 +41,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     authOps: quick ? 200_000 : 2_000_000,
     skipMicro: false,
     skipLoad: false,
+    skipMcp: false,
+    mcpSec: quick ? 2 : 8,
     profile: !quick,
     record: !quick,
   };
@@ -57,6 +63,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (a === '--auth-ops') o.authOps = num(i++, a);
     else if (a === '--skip-micro') o.skipMicro = true;
     else if (a === '--skip-load') o.skipLoad = true;
+    else if (a === '--skip-mcp') o.skipMcp = true;
+    else if (a === '--mcp-seconds') o.mcpSec = num(i++, a);
     else if (a === '--profile') o.profile = true;
     else if (a === '--no-profile') o.profile = false;
     else if (a === '--record') o.record = true;

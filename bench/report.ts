@@ -39,7 +39,14 @@ export function renderMarkdown(r: BenchResult): string {
         : '.'),
   );
   L.push('');
-  L.push('## Goals (issue 3 item 7, issue 14)', '', '| goal | target | measured | met |', '|---|---|---|---|');
+  L.push(
+    '## Goals (issue 28 round 3; issue 27 item 7)',
+    '',
+    'A target a measured floor of the same run sits under is judged against that floor: the commit floor for added latency, the bare relay for MCP.',
+    '',
+    '| goal | target | measured | met |',
+    '|---|---|---|---|',
+  );
   for (const g of s.goals)
     L.push(`| ${g.name} | ${g.goal} | ${g.measured} | ${g.met === null ? 'not measured' : g.met ? 'yes' : '**NO**'} |`);
   L.push('');
@@ -67,6 +74,10 @@ export function renderMarkdown(r: BenchResult): string {
   );
   L.push(
     `From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`,
+    '',
+  );
+  L.push(
+    `Other stores and servers (CPU per paid call, median of per-round ratios): PostgreSQL / SQLite **${fmt(s.cpuCost.pgOverSqlite)}x**, fallback HTTP server / native uWS **${fmt(s.cpuCost.fallbackOverNative)}x**.`,
     '',
   );
   L.push(
@@ -132,6 +143,23 @@ export function renderMarkdown(r: BenchResult): string {
             `**${pw.settlesPerSec} settles/s** (average batch ${pw.avgBatch}), writer CPU ${fmt(pw.writerCpuUsPerSettle ?? NaN)} µs/settle` +
             `${sqUs === null ? '' : ` (SQLite writer above: ${fmt(sqUs)} µs/settle, ratio ${fmt((pw.writerCpuUsPerSettle ?? NaN) / sqUs)})`}, ` +
             `PostgreSQL CPU ${fmt(pw.pgCpuUsPerSettle ?? NaN)} µs/settle, commit wait p50 ${pw.commitP50Ms} ms / p99 ${pw.commitP99Ms} ms, books consistent: ${pw.consistent}.`,
+    );
+  }
+  if (r.mcp && !r.mcp.error) {
+    L.push(
+      '',
+      `## MCP call_api against the relay floor (bench/phase-mcp.ts, ${r.mcp.seconds} s per row, 20 connections, the whole marketplace as npm start runs it, unpinned)`,
+      '',
+      '| row | req/s | p50 ms | p99 ms | front CPU µs/req (MCP or relay) | gateway CPU µs/req | non-2xx + errors |',
+      '|---|---|---|---|---|---|---|',
+    );
+    for (const m of r.mcp.rows)
+      L.push(
+        `| ${m.name} | ${m.req_per_s} | ${m.p50_ms} | ${m.p99_ms} | ${fmt(m.mcp_cpu_us_per_req)} | ${m.gateway_cpu_us_per_req} | ${m.non2xx + m.errors} |`,
+      );
+    L.push(
+      '',
+      `MCP CPU per call_api / relay CPU per relayed call: ${fmt(r.mcp.cpuOverFloor.stateless)}x stateless, ${fmt(r.mcp.cpuOverFloor.session)}x session. Load average ${r.mcp.loadAverage.start.join(' ')} → ${r.mcp.loadAverage.end.join(' ')}.`,
     );
   }
   if (r.profile.length) {

@@ -17,6 +17,7 @@ import { checkTarget, type CheckResult, type Target, type TargetId, TARGET_LABEL
 import { runThroughput, type LoadRun } from './phase-throughput.js';
 import { repin, runLatency, type LatencyRun } from './phase-latency.js';
 import { runMicro, type MicroResults } from './phase-micro.js';
+import { runMcpPhase, type McpPhase } from './phase-mcp.js';
 import { summarise, type Summary } from './summary.js';
 import { machineInfo, type Machine } from './stats.js';
 import { renderMarkdown, withKeptNotes } from './report.js';
@@ -37,6 +38,8 @@ export interface BenchResult {
   load: LoadRun[];
   latency: LatencyRun[];
   micro: MicroResults;
+  /** MCP call_api against the bare relay floor (bench/phase-mcp.ts); null when skipped. */
+  mcp: McpPhase | null;
   /** Self-time profile of the paid path (a separate, unmeasured run). */
   profile: ProfileLine[];
   /** Loop delay of the idle Node process before any load (all servers idle): this machine's floor, in ms beyond the interval. */
@@ -79,6 +82,7 @@ async function _main(): Promise<void> {
   let load: LoadRun[] = [];
   let latency: LatencyRun[] = [];
   let micro: MicroResults = {};
+  let mcp: McpPhase | null = null;
   let profile: ProfileLine[] = [];
   let integrity: Integrity | null = null;
   let eldFloor: BenchResult['eldFloor'] = null;
@@ -232,6 +236,26 @@ async function _main(): Promise<void> {
       expectStatus: 200,
       eld: false,
     });
+    // The commit floor: measured in the added-latency phase only (issue 28's target is the paid path's added p99
+    // against it), so it costs no throughput rounds.
+    const floor = await startPinned(
+      'commit-floor',
+      SUT_CPU,
+      process.execPath,
+      [join(ROOT, 'dist', 'bench', 'commit-floor.js')],
+      { PATH: process.env.PATH ?? '', BENCH_FLOOR_DB: join(tmp, 'commit-floor', 'floor.sqlite') },
+    );
+    procs.push(floor);
+    log(`commit floor ${floor.url} (pid ${floor.pid}, cpu ${SUT_CPU})`);
+    targets.push({
+      id: 'commit-floor',
+      label: TARGET_LABELS['commit-floor'],
+      url: `${floor.url}/items/42`,
+      headers: {},
+      sut: floor,
+      expectStatus: 200,
+      eld: false,
+    });
     if (haproxy.path) {
       // The same key and header as the paid path: HAProxy checks it against its map, rate-limits it, strips it.
       const key = paidSeed?.key ?? unknownKey();
@@ -284,7 +308,7 @@ async function _main(): Promise<void> {
     }
     if (!o.skipLoad) {
       load = await runThroughput(
-        measured,
+        measured.filter((t) => t.id !== 'commit-floor'),
         {
           rounds: o.rounds,
           durationSec: o.durationSec,
@@ -362,6 +386,14 @@ async function _main(): Promise<void> {
     }
     if (!o.skipMicro)
       micro = await runMicro({ authOps: o.authOps, ledgerSec: o.ledgerSec, sweep: !o.quick, cpus: SUT_CPU }, log);
+    if (!o.skipMcp) {
+      mcp = await runMcpPhase(o.mcpSec, tmp, log);
+      if (mcp.error) notes.push(`MCP phase: ${mcp.error}`);
+      else
+        log(
+          `MCP call_api CPU / relay floor: ${mcp.cpuOverFloor.stateless} (stateless), ${mcp.cpuOverFloor.session} (session)`,
+        );
+    }
   } catch (e) {
     // Keep whatever was measured: the report says where the run stopped.
     notes.push(`run stopped early: ${(e as Error).message.split('\n').slice(0, 2).join(' ')}`);
@@ -380,6 +412,7 @@ async function _main(): Promise<void> {
     load,
     latency,
     micro,
+    mcp,
     profile,
     eldFloor,
     fixedRate,
@@ -399,7 +432,7 @@ function _write(p: RunData): void {
     ...p,
     finishedAt: new Date().toISOString(),
     machine: machineInfo(),
-    summary: summarise(p.load, p.latency, p.micro, p.eldFloor?.p999Ms ?? null, p.fixedRate),
+    summary: summarise(p.load, p.latency, p.micro, p.eldFloor?.p999Ms ?? null, p.fixedRate, p.mcp),
   };
   writeFileSync(join(dir, result.file), JSON.stringify(result, null, 2) + '\n');
   const md = renderMarkdown(result);

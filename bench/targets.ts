@@ -17,6 +17,7 @@ export type TargetId =
   | 'paid'
   | 'paid-fallback'
   | 'paid-pg'
+  | 'commit-floor'
   | 'unauth';
 
 export interface Target {
@@ -40,6 +41,7 @@ export const TARGET_LABELS: Record<TargetId, string> = {
   paid: 'gateway full paid path',
   'paid-fallback': 'gateway full paid path, fallback HTTP server (JS, gateway/http-fallback.ts)',
   'paid-pg': 'gateway full paid path on PostgreSQL 15 (SVC_DATABASE_URL; server on the same box, unpinned)',
+  'commit-floor': 'commit floor: uWS + one committed SQLite row per request, no proxying (bench/commit-floor.ts)',
   unauth: 'gateway 401 (unknown key)',
 };
 

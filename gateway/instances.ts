@@ -20,14 +20,18 @@ let _host: string | undefined;
 export function hostIdentity(): string {
   if (_host !== undefined) return _host;
   const set = process.env.SVC_GATEWAY_HOST_ID;
-  if (set) return (_host = set);
+  if (set) {
+    _host = set;
+    return _host;
+  }
   let boot = '';
   try {
     boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
   } catch {
     // Not Linux: the hostname alone.
   }
-  return (_host = `${hostname()}/${boot}`);
+  _host = `${hostname()}/${boot}`;
+  return _host;
 }
 
 /**

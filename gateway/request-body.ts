@@ -59,7 +59,10 @@ export class RequestBody extends Readable {
 
   /** uWS onData callback. */
   feed(ab: ArrayBuffer, isLast: boolean): void {
-    if (this.overflow) return this.overflow.feed(ab.byteLength, isLast);
+    if (this.overflow) {
+      this.overflow.feed(ab.byteLength, isLast);
+      return;
+    }
     if (this.destroyed) return;
     this.#size += ab.byteLength;
     if (this.#size > this.maxBytes) {

@@ -191,8 +191,8 @@ export class SettleWriter implements SettleStore {
       }
       return;
     }
-    batch.forEach((w, i) => w.resolve(written.balances[i]!));
-    joined.forEach((j, i) => j.resolve(written.results[i]));
+    for (const [i, w] of batch.entries()) w.resolve(written.balances[i]!);
+    for (const [i, j] of joined.entries()) j.resolve(written.results[i]);
   }
 
   /** One transaction: never waiting for the lock (SQLITE_BUSY instead), or, `blocking`, waiting up to the limit. */

@@ -12,7 +12,7 @@ import {
   parseDocumentText,
   type ImportedApi,
 } from './openapi-import.js';
-import { safeFetch } from './safe-fetch.js';
+import { type SafeFetchResult, safeFetch } from './safe-fetch.js';
 
 export type ImportJob =
   | { kind: 'url'; url: string; production: boolean; egressAllow?: readonly string[]; marketplaceExport: boolean }
@@ -83,7 +83,7 @@ export async function runImportJob(job: ImportJob): Promise<ImportJobResult> {
 }
 
 async function fetchDocument(url: string, production: boolean, egressAllow: readonly string[]): Promise<string> {
-  let res;
+  let res: SafeFetchResult;
   try {
     // undici decompresses gzip/br/deflate bodies, so the cap counts decompressed bytes.
     res = await safeFetch(url, {

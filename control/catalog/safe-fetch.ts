@@ -27,7 +27,10 @@ function _agentFor(policy: EgressPolicy, lookup: LookupFunction | undefined): Ag
   if (lookup) return new Agent({ connect: egressConnector({ policy, timeout: CONNECT_TIMEOUT_MS, lookup }) });
   const key = `${policy.guard}|${[...policy.allow].sort().join(',')}`;
   let a = agents.get(key);
-  if (!a) agents.set(key, (a = new Agent({ connect: egressConnector({ policy, timeout: CONNECT_TIMEOUT_MS }) })));
+  if (!a) {
+    a = new Agent({ connect: egressConnector({ policy, timeout: CONNECT_TIMEOUT_MS }) });
+    agents.set(key, a);
+  }
   return a;
 }
 
@@ -101,7 +104,7 @@ export async function safeFetch(raw: string, opts: SafeFetchOptions): Promise<Sa
   const dispatcher = _agentFor(egress, opts.lookup);
   const signal = AbortSignal.timeout(opts.timeoutMs ?? 10_000);
   const started = performance.now();
-  let res;
+  let res: Response;
   const method = opts.method ?? 'GET';
   const request = (target: URL) =>
     fetch(target, { method, headers: opts.headers, body: opts.body, redirect: 'manual', dispatcher, signal });

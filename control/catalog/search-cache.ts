@@ -23,7 +23,10 @@ export async function cachedSearch<T>(db: Db, key: string, compute: () => Promis
   // PostgreSQL has no search_version triggers (pg/0001_baseline): every search reads the database.
   if (dialectOf(db) === 'postgres') return compute();
   let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new Map()));
+  if (!cache) {
+    cache = new Map();
+    caches.set(db, cache);
+  }
   // Read the version first: a write landing during compute() then invalidates this entry instead of hiding.
   const version = await searchVersion(db);
   const hit = cache.get(key);

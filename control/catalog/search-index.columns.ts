@@ -33,7 +33,8 @@ export class ListingColumns {
     }
     let category = this.#categories.get(row.category);
     if (category === undefined) {
-      this.#categories.set(row.category, (category = this.#categories.size));
+      category = this.#categories.size;
+      this.#categories.set(row.category, category);
       this.categoryNames.push(row.category);
     }
     this.apiId[doc] = row.apiId;

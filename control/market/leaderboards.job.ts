@@ -20,7 +20,8 @@ class RefreshThread {
   }
 
   refresh(now: number): Promise<void> {
-    const worker = (this.#worker ??= this.#start());
+    this.#worker ??= this.#start();
+    const worker = this.#worker;
     return new Promise<void>((resolve, reject) => {
       const onMessage = (reply: RefreshReply) => {
         cleanup();

@@ -178,7 +178,7 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
         .filter((s) => s.scores[board] !== undefined && (category === '' || s.api.category === category))
         .sort((x, y) => y.scores[board]! - x.scores[board]! || (x.api.published_at ?? 0) - (y.api.published_at ?? 0))
         .slice(0, BOARD_SIZE);
-      ranked.forEach((s, i) =>
+      for (const [i, s] of ranked.entries())
         entries.push({
           board,
           category,
@@ -186,8 +186,7 @@ export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
           api_id: s.api.id,
           score: Math.round(s.scores[board]! * 1e6) / 1e6,
           computed_at: now,
-        }),
-      );
+        });
     }
   }
   await db.transaction().execute(async (trx) => {

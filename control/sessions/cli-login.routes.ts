@@ -23,7 +23,7 @@ cliLoginRoutes.openapi(
   async (c) => {
     const b = c.req.valid('json');
     const ctx = c.get('ctx');
-    let out;
+    let out: Awaited<ReturnType<typeof pollDevice>>;
     if (b.device_code && !b.code) out = await pollDevice(ctx, b.device_code);
     else if (b.code && b.code_verifier && b.redirect_uri && !b.device_code)
       out = await exchangeCliCode(ctx, { code: b.code, code_verifier: b.code_verifier, redirect_uri: b.redirect_uri });

@@ -76,6 +76,7 @@ export function requireWebSession(c: Context<WebEnv>, fallbackNext = '/dashboard
  */
 export function safeNext(next: string | undefined | null): string {
   const fallback = '/dashboard';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is this check's purpose.
   if (!next || next.length > 2000 || !next.startsWith('/') || /[\\\u0000-\u001f\u007f]/.test(next)) return fallback;
   if (next.startsWith('//')) return fallback;
   const base = 'http://svc.invalid';

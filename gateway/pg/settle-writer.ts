@@ -110,7 +110,7 @@ export class PgSettleWriter implements SettleStore {
       this.written += records.length;
       this.batches++;
       this.opts.onCommitted?.(records);
-      batch.forEach((w, i) => w.resolve(balances[i]!));
+      for (const [i, w] of batch.entries()) w.resolve(balances[i]!);
     } catch (e) {
       const err = this.#classify(e, records);
       for (const w of batch) w.reject(err);

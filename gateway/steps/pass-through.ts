@@ -12,7 +12,10 @@ import { SMALL_BODY, responseHeaders } from './relay-util.js';
 export function passThrough(d: PipelineDeps, p: ProxyRequest, slug: string, path: string, sink: ClientSink): void {
   const resolved = resolveListing(d.listings, slug, p.method, path);
   const ids: Headers = [['x-svc-request-id', p.requestId]];
-  if (!resolved.ok) return sink.problem(new SvcError(resolved.code, resolved.detail), p.requestId, ids);
+  if (!resolved.ok) {
+    sink.problem(new SvcError(resolved.code, resolved.detail), p.requestId, ids);
+    return;
+  }
   let started = false;
   let chunks: Buffer[] = [];
   let held = 0;

@@ -178,7 +178,10 @@ export class UpstreamCall implements UpstreamController {
 
   /** The upstream closed its side: the end of a read-to-close body, or a failure. */
   ended(): void {
-    if (!this.#gotBytes) return this.lost(null);
+    if (!this.#gotBytes) {
+      this.lost(null);
+      return;
+    }
     this.#pump();
   }
 

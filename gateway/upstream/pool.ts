@@ -94,7 +94,11 @@ export class OriginPool {
 
   acquire(call: UpstreamCall, fresh = false): void {
     if (!fresh)
-      for (let c = this.idle.pop(); c !== undefined; c = this.idle.pop()) if (!c.dead) return this.#assign(c, call);
+      for (let c = this.idle.pop(); c !== undefined; c = this.idle.pop())
+        if (!c.dead) {
+          this.#assign(c, call);
+          return;
+        }
     if (this.open >= this.opts.connections) {
       this.waiting.push(call);
       return;
@@ -121,7 +125,10 @@ export class OriginPool {
     conn.served++;
     this.busy.delete(conn);
     const next = this.waiting.shift();
-    if (next !== undefined) return this.#assign(conn, next);
+    if (next !== undefined) {
+      this.#assign(conn, next);
+      return;
+    }
     conn.idleUntil = now + conn.keepAliveMs;
     this.idle.push(conn);
   }

@@ -51,7 +51,7 @@ describe('a newcomer after npm start', () => {
         [join(ROOT, 'dist/control/admin/main.js'), 'credits', 'grant', reg.body.org_id, '10', '--reason', 'e2e'],
         { env },
       );
-      let ok;
+      let ok: Awaited<ReturnType<typeof call>> | undefined;
       for (let i = 0; i < 20; i++) {
         ok = await call(gateway, 'GET', '/demo-weather/forecast?city=lisbon', { token: key });
         if (ok.status === 200) break;

@@ -20,7 +20,7 @@ const ALLOWED: Record<string, readonly string[]> = {
 };
 
 function sourceFiles(dir: string): string[] {
-  let entries;
+  let entries: import('node:fs').Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {

@@ -110,7 +110,7 @@ homeRoutes.get('/', async (c) => {
           <p>
             Run <code>svc connect</code> to set up Claude, Cursor and other MCP clients, or add the MCP server yourself:
           </p>
-          <pre aria-label="MCP client configuration">
+          <pre tabindex={0} role="region" aria-label="MCP client configuration">
             <code>{mcpConfig}</code>
           </pre>
         </li>

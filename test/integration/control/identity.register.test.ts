@@ -44,7 +44,7 @@ describe('POST /v1/register', () => {
 
   it('is rate limited per client address with Retry-After', async () => {
     const statuses: number[] = [];
-    let last;
+    let last: Awaited<ReturnType<typeof call>> | undefined;
     for (let i = 0; i < 6; i++) {
       last = await call(h.control.url, 'POST', '/v1/register');
       statuses.push(last.status);

@@ -69,7 +69,10 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
     // Judged by a call sent after the 1 s bound: one sent just before it may still be served from the old cache,
     // and under CI load its answer can arrive after the bound (the old loop then failed a gateway that met it).
     let r!: Awaited<ReturnType<typeof gw>>;
-    await until(async () => (r = await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key })).status !== 200, 1000);
+    await until(async () => {
+      r = await gw(g.url, 'GET', `/${w.slug}/users/1`, { key: c.key });
+      return r.status !== 200;
+    }, 1000);
     expectProblem(r, 403, 'key_revoked');
   });
 

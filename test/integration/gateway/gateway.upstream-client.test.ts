@@ -66,7 +66,7 @@ function answer(s: Socket, status: string, headers: string[], body = ''): void {
   s.write(`HTTP/1.1 ${status}\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n${body}`);
 }
 
-const routes = (r: RawRequest, s: Socket): void => {
+const routes = (r: RawRequest, s: Socket) => {
   const p = r.path.replace(/^\/v1/, '').replace(/\?.*$/, '');
   if (p === '/ka') return answer(s, '200 OK', ['Content-Length: 2', 'Content-Type: text/plain'], 'ok');
   if (p === '/drop-second') {

@@ -31,7 +31,7 @@ function freePort(): Promise<number> {
 }
 
 /** Metric names a PromQL text refers to (histogram series reduced to their base name). */
-export function metricNames(text: string): string[] {
+function metricNames(text: string): string[] {
   const names = new Set<string>();
   for (const m of text.matchAll(/\b((?:svc|nodejs)_[a-z0-9_]+)\b/g))
     names.add(m[1]!.replace(/_(bucket|sum|count)$/, ''));

@@ -62,7 +62,9 @@ async function arrange(credit: number, keyOpts: Parameters<typeof seedKey>[2] = 
   const writer = new SettleWriter(h.sqlite, {
     holderId: inst.id,
     platformFeeBps: 2000,
-    onCommitted: (rs) => rs.forEach((r) => r.leaseId && leases.committed(r.leaseId, r.chargedCents)),
+    onCommitted: (rs) => {
+      for (const r of rs) if (r.leaseId) leases.committed(r.leaseId, r.chargedCents);
+    },
   });
   const key = new KeyCache(h.sqlite).byHash(
     (await h.db.selectFrom('api_keys').select('key_hash').where('id', '=', k.keyId).executeTakeFirstOrThrow()).key_hash,

@@ -73,10 +73,12 @@ describe.skipIf(why)(`gateway PostgreSQL store under failures${why ? ` (skipped:
     const writer = new PgSettleWriter(db, {
       holderId: holder.id,
       platformFeeBps: 2000,
-      onCommitted: (rs) => rs.forEach((r) => r.leaseId && leases.committed(r.leaseId, r.chargedCents)),
+      onCommitted: (rs) => {
+        for (const r of rs) if (r.leaseId) leases.committed(r.leaseId, r.chargedCents);
+      },
       onLateCommit: (rs) => {
         late.push(...rs);
-        rs.forEach((r) => r.leaseId && leases.committedLate(r.leaseId, r.chargedCents));
+        for (const r of rs) if (r.leaseId) leases.committedLate(r.leaseId, r.chargedCents);
       },
     });
     const key = {

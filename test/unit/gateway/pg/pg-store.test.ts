@@ -43,8 +43,9 @@ async function node(opts: { host?: string; maxChunkCents?: number; holders?: () 
   const writer = new PgSettleWriter(db, {
     holderId: holder.id,
     platformFeeBps: 2000,
-    onCommitted: (rs) =>
-      rs.forEach((r) => r.leaseId && r.chargedCents > 0 && leases.committed(r.leaseId, r.chargedCents)),
+    onCommitted: (rs) => {
+      for (const r of rs) if (r.leaseId && r.chargedCents > 0) leases.committed(r.leaseId, r.chargedCents);
+    },
   });
   const idem = new PgIdempotency(db, holder.id, 60_000, (e) => {
     throw e;
