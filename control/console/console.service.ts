@@ -49,7 +49,7 @@ export async function consoleView(
 ): Promise<ConsoleView> {
   const viewer = assertPublicRead(caller, 'catalog:read');
   const forms = consoleForms(schema);
-  if (!viewer || viewer.kind !== 'session')
+  if (viewer?.kind !== 'session')
     return {
       forms,
       signedIn: false,
@@ -80,8 +80,10 @@ export async function consoleView(
 const gateways = new Map<string, GatewayCalls>();
 /** One keep-alive pool per gateway origin for the life of the process. */
 function _gateway(url: string): GatewayCalls {
-  let g = gateways.get(url);
-  if (!g) gateways.set(url, (g = createGatewayCalls(url)));
+  const known = gateways.get(url);
+  if (known) return known;
+  const g = createGatewayCalls(url);
+  gateways.set(url, g);
   return g;
 }
 

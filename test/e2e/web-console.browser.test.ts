@@ -18,6 +18,7 @@ import { createLiveListing, startStubUpstream, type LiveListing, type StubUpstre
 import { grantCredits, openTestDb, seedOrg, type SeededOrg } from '../helpers/db.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startControl, type ControlHarness } from '../helpers/harness.js';
+import { call } from '../helpers/http.js';
 
 /** An API key anywhere in a text: the real format (core/key-format.ts). */
 const KEY_RE = /svc_live_[0-9A-Za-z]{24}/;
@@ -299,6 +300,39 @@ describe('the listing console', () => {
     } finally {
       await plain.close();
     }
+  });
+
+  it('says when required terms are not accepted yet and offers the accept step in place', async () => {
+    const doc = await call(h.control.url, 'POST', '/v1/provider/documents', {
+      token: provider.key,
+      body: {
+        kind: 'terms',
+        source: 'hosted',
+        version: '1.0.0',
+        markdown: '# Terms\n\nBe nice.',
+        api_id: listing.apiId,
+        acceptance_mode: 'required',
+      },
+    });
+    expect(doc.status).toBe(201);
+    const act = await call(h.control.url, 'POST', `/v1/provider/documents/${doc.body.document_id}/activate`, {
+      token: provider.key,
+    });
+    expect(act.status).toBe(200);
+    const { page } = browser;
+    await page.goto(listingUrl('GET /items/{id}'));
+    const notice = page.getByTestId('try-terms');
+    expect(await notice.textContent()).toContain('terms (version 1.0.0) must be accepted');
+    await accessibleAtBothWidths(page, 'console, terms pending');
+    await notice.getByRole('button', { name: 'Accept version 1.0.0 and continue' }).click();
+    await page.waitForURL(`**/apis/${listing.slug}#try`);
+    expect(await page.getByTestId('try-terms').count()).toBe(0);
+    const accepted = await db.db
+      .selectFrom('terms_acceptances')
+      .select('document_id')
+      .where('org_id', '=', person.orgId)
+      .execute();
+    expect(accepted.map((a) => a.document_id)).toEqual([doc.body.document_id]);
   });
 
   it('never sends an API key to the browser', async () => {

@@ -362,7 +362,7 @@ export async function consoleFormInput(
 export function consoleErrors(e: unknown): FieldErrors {
   if (!(e instanceof SvcError)) throw e;
   const out: FieldErrors = {};
-  for (const fe of e.errors ?? []) out[fe.path] ??= fe.message.replace(/^./, (ch) => ch.toUpperCase()) + '.';
+  for (const fe of e.errors ?? []) out[fe.path] ??= `${fe.message.replace(/^./, (ch) => ch.toUpperCase())}.`;
   if (Object.keys(out).length === 0) out._form = e.detail;
   return out;
 }
