@@ -14,6 +14,10 @@ export const PG_SUITES = [
   'test/integration/control/keys.test.ts',
   'test/integration/control/keys.permissions.test.ts',
   'test/integration/providers/terms.test.ts',
+  // The MCP process on PostgreSQL: sessions, a paid call_api charged once through the real SDK client, and the
+  // principal cache invalidated by the LISTEN/NOTIFY change feed (core/db/pg-change-feed.ts).
+  'test/integration/mcp/mcp.sessions.test.ts',
+  'test/integration/mcp/mcp.principal-cache.test.ts',
   // Not yet here (docs/scale-out.md "Tests on both stores"): usage, leaderboards and ledger-consistency seed paid
   // calls with the SQLite settle writer (test/helpers/db.ts chargeLikeGateway); search.test.ts asserts FTS5's
   // path matching and bm25 order, which PostgreSQL's ts_rank search does not reproduce by design.

@@ -208,6 +208,8 @@ function parsePacks(raw: string | undefined): readonly CreditPack[] {
   return Object.freeze(parsed.data);
 }
 
+// Long: one flat mapping of every SVC_* setting into the typed Config, in the order of the Config type; split, the one
+// list of settings would be scattered.
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {

@@ -32,6 +32,8 @@ if (workerIndexEnv !== undefined) {
   await supervise(cfg);
 }
 
+// Long: the supervisor's whole life in one place: pick the port, start the workers, restart with backoff, sum metrics,
+// stop on a signal.
 async function supervise(c: Readonly<GatewayConfig>): Promise<void> {
   const n = c.base.gatewayWorkers;
   const log = createLogger('gateway', c.base.logLevel);

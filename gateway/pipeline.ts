@@ -12,7 +12,6 @@ import type { GatewayConfig } from './config.js';
 import type { KeyCache, KeyRecord } from './cache/key-cache.js';
 import type { ListingCache } from './cache/listing-cache.js';
 import type { Lease, ReserveOutcome } from './leases.js';
-import type { SettleRecord } from './settle-writer.js';
 import type { TermsRefusalSink } from './terms-refusals.js';
 import type { ClaimOutcome } from './idempotency.js';
 import type { ClaimStore, LeaseStore, SettleStore } from './store.js';
@@ -20,13 +19,13 @@ import type { KeyRateLimiter } from './rate-limiter.js';
 import type { ClientSink, Headers } from './respond.js';
 import { authenticate, keyHashOf } from './steps/authenticate.js';
 import { checkCall, monthStartOf, parseMaxPrice, priceOf, resolveListing, type Resolved } from './steps/checks.js';
-import { SMALL_BODY, capDetail, header, refusalNext, responseHeaders } from './steps/relay-util.js';
+import { capDetail, header, refusalNext } from './steps/relay-util.js';
 import { passThrough } from './steps/pass-through.js';
 import { forward, type ForwardRequest } from './steps/forward.js';
 import { quote } from './steps/quote.js';
 import { RequestBody, collectBody } from './request-body.js';
 import { isBusy, retryWhileBusy } from './no-wait.js';
-import { isEgressRefusal } from '../core/egress.js';
+import { PaidCall, type PaidCallOptions } from './paid-call.js';
 
 export interface ProxyRequest {
   method: string;
@@ -57,20 +56,6 @@ export interface PipelineDeps {
   onUpstreamFailure?(slug: string, requestId: string, err: Error): void;
 }
 
-/** What a consumer may learn about an upstream failure: its kind, never the provider's host or port. */
-export function upstreamFailureKind(err: Error | undefined): string {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code ?? (err?.cause as NodeJS.ErrnoException)?.code;
-  if (code === 'ECONNREFUSED') return 'connection refused';
-  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'EUPSTREAM_CLOSED') return 'connection reset';
-  if (code === 'EUPSTREAM_PROTOCOL')
-    return (err as Error & { reason?: string }).reason?.startsWith('closed_')
-      ? 'connection reset'
-      : 'invalid HTTP answer';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
-  if (code?.startsWith('ERR_TLS') || code?.includes('CERT')) return 'TLS handshake failed';
-  return 'network error';
-}
-
 export function splitSlug(url: string): { slug: string; path: string } {
   const i = url.indexOf('/', 1);
   return i < 0 ? { slug: url.slice(1), path: '/' } : { slug: url.slice(1, i), path: url.slice(i) };
@@ -95,9 +80,16 @@ async function warmed(load: () => Promise<void> | null): Promise<boolean> {
   }
 }
 
+/** The priced, reserved call as #forward takes it: what PaidCall needs beyond the request, and the path. */
+type ForwardOptions = Omit<PaidCallOptions, 'deps' | 'sink' | 'method' | 'requestId' | 'body' | 'resolved'> & {
+  resolved: Resolved;
+  path: string;
+};
+
 export class Pipeline {
   constructor(private readonly d: PipelineDeps) {}
 
+  // Long: every check of a paid call in the order it runs, without an extra async hop per call.
   async handle(p: ProxyRequest, sink: ClientSink): Promise<void> {
     const isQuote = p.url.startsWith('/_quote/');
     const { slug, path } = splitSlug(isQuote ? p.url.slice(7) : p.url);
@@ -156,7 +148,7 @@ export class Pipeline {
       );
     }
     const refusal = checkCall(d.listings, key, resolved, price, maxPrice);
-    if (isQuote) return quote(d, sink, p.requestId, key, auth.org.emailVerified, resolved, price, refusal, now);
+    if (isQuote) return quote(d, sink, { requestId: p.requestId, key, verified, resolved, price, refusal, now });
     if (refusal) {
       if (refusal.code === 'terms_not_accepted' && resolved.listing.requiredTermsDocId !== null)
         d.termsRefusals?.record(key.orgId, resolved.listing.apiId, resolved.listing.requiredTermsDocId, now);
@@ -201,7 +193,7 @@ export class Pipeline {
       }
       lease = r.lease;
     }
-    this.#forward(p, sink, key, resolved, path, price, lease, day, idemKey, ids);
+    this.#forward(p, sink, { key, resolved, path, price, lease, day, idemKey, ids });
   }
 
   async #reserve(key: KeyRecord, day: number, price: number, sink: ClientSink): Promise<ReserveOutcome> {
@@ -288,259 +280,17 @@ export class Pipeline {
     }
   }
 
-  #forward(
-    p: ProxyRequest,
-    sink: ClientSink,
-    key: KeyRecord,
-    resolved: Resolved,
-    path: string,
-    price: number,
-    lease: Lease | null,
-    day: number,
-    idemKey: string,
-    ids: Headers,
-  ): void {
-    const d = this.d;
-    const t0 = d.clock.now();
-    const freq: ForwardRequest = {
+  /** Starts the upstream call; from here on the call's own state machine (paid-call.ts) owns it. */
+  #forward(p: ProxyRequest, sink: ClientSink, o: ForwardOptions): void {
+    const call = new PaidCall({ deps: this.d, sink, method: p.method, requestId: p.requestId, body: p.body, ...o });
+    const req: ForwardRequest = {
       method: p.method,
-      path,
+      path: o.path,
       query: p.query,
       headers: p.headers,
       body: p.body,
       requestId: p.requestId,
     };
-    const rec = (status: number, charged: number, errorCode: string | null): SettleRecord => ({
-      requestId: p.requestId,
-      orgId: key.orgId,
-      keyId: key.keyId,
-      apiId: resolved.listing.apiId,
-      endpointId: resolved.endpoint.id,
-      providerOrgId: resolved.listing.providerOrgId,
-      method: p.method,
-      status,
-      latencyMs: d.clock.now() - t0,
-      priceCents: price,
-      chargedCents: charged,
-      errorCode,
-      createdAt: d.clock.now(),
-      leaseId: charged > 0 && lease ? lease.id : null,
-      day,
-    });
-    let reservationOpen = price > 0 && lease !== null;
-    const giveBack = () => {
-      if (reservationOpen && lease) d.leases.cancel(lease, price);
-      reservationOpen = false;
-    };
-    const settled = (r: SettleRecord): Promise<number> => {
-      // The writer's onCommitted moved the reservation into lease.spent; on failure it is still ours to cancel.
-      if (r.chargedCents > 0) reservationOpen = false;
-      else giveBack();
-      const pr = d.writer.settle(r);
-      if (r.chargedCents > 0 && lease) pr.catch(() => d.leases.cancel(lease!, price));
-      if (r.chargedCents > 0) d.listings.countCall(key.orgId, resolved.endpoint.id, monthStartOf(t0));
-      return pr;
-    };
-    const svcHeaders = (charged: number, balance: number): Headers => [
-      ...ids,
-      ['x-svc-charged-cents', String(charged)],
-      ['x-svc-balance-cents', String(balance)],
-    ];
-    const failInternal = (e: unknown) => {
-      if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
-      sink.problem(
-        new SvcError('internal', 'The call could not be recorded; it was not charged.', { cause: e }),
-        p.requestId,
-        ids,
-      );
-    };
-
-    let status = 0;
-    let upHeaders: Headers = [];
-    let buffered: Buffer[] = [];
-    let mode: 'buffer' | 'stream' = 'buffer';
-    let started = false;
-    let endPending = false;
-    let finished = false;
-    /** Stream mode: the charge is committed or committing; no second usage record may follow. */
-    let charging = false;
-    let brokeMidStream = false;
-
-    const abort = forward(d.upstream, resolved.listing, freq, d.cfg.maxResponseBytes, {
-      start: (st, headers, len, ctrl) => {
-        status = st;
-        upHeaders = responseHeaders(headers);
-        const failed = st >= 500;
-        if (idemKey || failed || (len !== null && len <= SMALL_BODY) || sink.isHead) return; // buffer, settle at end
-        if (sink.aborted) return;
-        mode = 'stream';
-        // Streamed bodies are charged when the upstream's headers arrive; the answer starts after the commit.
-        ctrl.pause();
-        charging = true;
-        settled(rec(st, price, null)).then(
-          (balance) => {
-            if (sink.aborted) return abort(new Error('client gone'));
-            if (endPending && !brokeMidStream) {
-              // The whole (chunked) body arrived during the commit: one write with a Content-Length.
-              sink.send(st, [...upHeaders, ...svcHeaders(price, balance)], Buffer.concat(buffered));
-              buffered = [];
-              return;
-            }
-            sink.begin(st, [...upHeaders, ...svcHeaders(price, balance)]);
-            started = true;
-            for (const c of buffered) sink.write(c);
-            buffered = [];
-            // Charged at headers (documented): a body that broke during the commit ends the connection early.
-            if (brokeMidStream) sink.close();
-            else if (endPending) sink.end();
-            else ctrl.resume();
-          },
-          (e) => {
-            abort(new Error('settle failed'));
-            failInternal(e);
-          },
-        );
-      },
-      data: (chunk, ctrl) => {
-        if (!started) {
-          buffered.push(chunk);
-          if (mode === 'buffer' && idemKey && buffered.reduce((n, b) => n + b.length, 0) > d.cfg.idempotentBodyMax) {
-            abort(new Error('too large for replay'));
-            this.#upstreamFailed(
-              sink,
-              p,
-              'error',
-              rec,
-              settled,
-              giveBack,
-              ids,
-              idemKey,
-              key,
-              'The upstream answer is too large to store for Idempotency-Key replay; nothing was charged.',
-            );
-          }
-          return;
-        }
-        if (!sink.write(chunk)) {
-          ctrl.pause();
-          sink.onWritable(() => ctrl.resume());
-        }
-      },
-      end: () => {
-        finished = true;
-        if (mode === 'stream') {
-          if (started) sink.end();
-          else endPending = true;
-          return;
-        }
-        if (sink.aborted) {
-          giveBack();
-          if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
-          void settled(rec(499, 0, 'client_aborted')).catch(() => undefined);
-          return;
-        }
-        const failed = status >= 500;
-        const charged = failed ? 0 : price;
-        // One chunk (the usual small answer) goes out as is: Buffer.concat would copy it.
-        const body = buffered.length === 1 ? buffered[0]! : Buffer.concat(buffered);
-        buffered = [];
-        const r = rec(status, charged, failed ? 'upstream_status' : null);
-        if (idemKey) {
-          if (failed) d.idem.abandon(key.orgId, idemKey, p.requestId);
-          else
-            r.idempotency = {
-              orgId: key.orgId,
-              idemKey,
-              status,
-              headersJson: JSON.stringify([...upHeaders, ['x-svc-price-cents', String(price)]]),
-              body,
-            };
-        }
-        settled(r).then(
-          (balance) => sink.send(status, [...upHeaders, ...svcHeaders(charged, balance)], body),
-          failInternal,
-        );
-      },
-      fail: (kind, err) => {
-        if (started) return sink.close();
-        if (charging) {
-          brokeMidStream = true;
-          return;
-        }
-        if (finished) return;
-        finished = true;
-        this.#upstreamFailed(
-          sink,
-          p,
-          kind,
-          rec,
-          settled,
-          giveBack,
-          ids,
-          idemKey,
-          key,
-          kind === 'too_large'
-            ? 'The upstream answer exceeds the gateway size limit; nothing was charged.'
-            : isEgressRefusal(err)
-              ? "The upstream's address is not a public address (egress rule, docs/security.md); nothing was charged."
-              : undefined,
-          err,
-        );
-      },
-    });
-    sink.onAbort(() => {
-      if (charging) return abort(new Error('client aborted'));
-      if (!started && !finished) {
-        finished = true;
-        abort(new Error('client aborted'));
-        giveBack();
-        if (idemKey) d.idem.abandon(key.orgId, idemKey, p.requestId);
-        void settled(rec(499, 0, 'client_aborted')).catch(() => undefined);
-      }
-    });
-  }
-
-  #upstreamFailed(
-    sink: ClientSink,
-    p: ProxyRequest,
-    kind: 'timeout' | 'error' | 'too_large',
-    rec: (s: number, c: number, e: string | null) => SettleRecord,
-    settled: (r: SettleRecord) => Promise<number>,
-    giveBack: () => void,
-    ids: Headers,
-    idemKey: string,
-    key: KeyRecord,
-    detail?: string,
-    err?: Error,
-  ): void {
-    giveBack();
-    if (idemKey) this.d.idem.abandon(key.orgId, idemKey, p.requestId);
-    if (p.body instanceof RequestBody && p.body.overflow) {
-      const tooBig = new SvcError('payload_too_large', 'Request body exceeds the gateway limit; nothing was charged.');
-      const drained = p.body.overflow.done;
-      const answer = () =>
-        drained.then((complete) =>
-          sink.problem(tooBig, p.requestId, [
-            ...ids,
-            ['x-svc-charged-cents', '0'],
-            ...(complete ? [] : ([['connection', 'close']] as Headers)),
-          ]),
-        );
-      settled(rec(413, 0, 'payload_too_large')).then(answer, answer);
-      return;
-    }
-    const code: ErrorCode = kind === 'timeout' ? 'upstream_timeout' : 'upstream_error';
-    if (err) this.d.onUpstreamFailure?.(splitSlug(p.url).slug, p.requestId, err);
-    const svcErr = new SvcError(
-      code,
-      detail ??
-        (kind === 'timeout'
-          ? 'The upstream API did not answer in time; nothing was charged.'
-          : `The upstream API failed (${upstreamFailureKind(err)}); nothing was charged.`),
-    );
-    settled(rec(svcErr.status, 0, code)).then(
-      () => sink.problem(svcErr, p.requestId, [...ids, ['x-svc-charged-cents', '0']]),
-      () => sink.problem(svcErr, p.requestId, [...ids, ['x-svc-charged-cents', '0']]),
-    );
+    call.attach(forward(this.d.upstream, o.resolved.listing, req, this.d.cfg.maxResponseBytes, call));
   }
 }

@@ -34,6 +34,7 @@ export interface ServerState {
   accessLog?: { sample: number; write(fields: Record<string, unknown>): void };
 }
 
+// Long: the uWS server and its routes are one closure over the pipeline, the metrics and the drain state.
 export function createServer(
   uws: HttpServerModule,
   pipeline: Pipeline,
@@ -66,6 +67,8 @@ export function createServer(
       res.end(JSON.stringify({ ready: !state.closing }));
     });
   });
+  // Long: the uWS request contract: everything read from `req` is copied synchronously and onAborted set before any
+  // await, so it stays one callback.
   app.any('/*', (res, req) => {
     const method = req.getMethod().toUpperCase();
     const url = req.getUrl();

@@ -201,6 +201,8 @@ export class SettleWriter implements SettleStore {
     return blocking ? waitingForLock(this.#sqlite, this.#lockWaitLimitMs, write) : this.#noWait.run(write);
   }
 
+  // Long: the hot group commit: one SQLite transaction of prepared statements over a batch of settled calls, in the
+  // order the ledger needs.
   #writeBatch(records: SettleRecord[], joined: Joined[]): { balances: number[]; results: unknown[] } {
     const s = this.#s;
     const now = records.length > 0 ? records[records.length - 1]!.createdAt : 0;

@@ -66,12 +66,5 @@ export interface ClaimStore {
   abandon(orgId: string, key: string, requestId: string): void;
 }
 
-/** Cross-process invalidation: `changes` rows past the last seq reach `onChange`. */
-export interface ChangeSource {
-  start(intervalMs: number): void;
-  stop(): void;
-  /** The last `changes.seq` applied (tests wait on it through /healthz). */
-  readonly seq: number;
-  /** `performance.now()` of the last poll that read successfully. */
-  readonly polledAt: number;
-}
+/** Cross-process invalidation (core/db/change-feed.ts, both stores). */
+export type { ChangeSource } from '../core/db/change-feed.js';

@@ -4,7 +4,8 @@ import { egressPolicy } from '../core/egress.js';
 import type { Logger } from '../core/log.js';
 import type { GatewayConfig } from './config.js';
 import type { GatewayMetrics } from './metrics.js';
-import { Pipeline, upstreamFailureKind, type PipelineDeps } from './pipeline.js';
+import { Pipeline, type PipelineDeps } from './pipeline.js';
+import { upstreamFailureKind } from './paid-call.js';
 import { createUpstreamPool } from './steps/forward.js';
 
 export type StoreParts = Pick<

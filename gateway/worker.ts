@@ -33,6 +33,8 @@ import type { ChangeSource, LeaseStore, SettleStore } from './store.js';
 /** Exit code of a worker whose supervisor-picked port was taken before it could listen (main.ts picks again). */
 export const PICKED_PORT_TAKEN_EXIT = 75;
 
+// Long: wiring of one worker: stores (SQLite or PostgreSQL), caches, change feed, pipeline, metrics and housekeeping
+// timers, in dependency order.
 export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: number, port: number): Promise<void> {
   const base = cfg.base;
   const log = createLogger(`gateway${workerIndex ? `-${workerIndex}` : ''}`, base.logLevel);
@@ -241,7 +243,11 @@ export interface WorkerStores {
   fatal(why: string): void;
 }
 
-/** Listens, prints the ready line, and on SIGTERM/SIGINT/supervisor loss drains and stops the stores. */
+/**
+ * Listens, prints the ready line, and on SIGTERM/SIGINT/supervisor loss drains and stops the stores.
+ * Long: listen, ready line, then the drain and stop sequence on each way a worker ends; the steps share its timers and
+ * state.
+ */
 async function serve(
   cfg: Readonly<GatewayConfig>,
   workerIndex: number,

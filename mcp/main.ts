@@ -21,7 +21,7 @@ const config = loadConfigOrExit();
 const ctx = await createAppContext(config, { process: 'mcp' });
 const sessions = new McpSessionStore(ctx);
 const gateway = createGatewayCalls(config.urls.gateway);
-const principals = new PrincipalCache(ctx);
+const principals = await PrincipalCache.open(ctx);
 const deps = { ctx, sessions, gateway, principals };
 const app = createMcpApp(deps);
 const stopSweep = intervalJob(ctx.log, 'mcp session sweep', 3600_000, () => sessions.sweep(), { firstAfterMs: 5_000 });

@@ -7,13 +7,16 @@
  * change row, so an entry also expires after `ttlMs`. Only successes are cached: an unknown, revoked or suspended
  * key is read again each time (and refused). While the feed has not read successfully for `FEED_LAG_MAX_MS` (its
  * reads fail), entries are not trusted and every key is read again, so the bound holds then too.
+ * On PostgreSQL (SVC_DATABASE_URL) the feed is core/db/pg-change-feed.ts (LISTEN/NOTIFY, polled at most 1 s
+ * apart) on kysely; `PrincipalCache.open` picks the feed by store.
  */
 import Sqlite from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../control/context.js';
 import { principalFromToken, type Principal } from '../control/auth/principal.js';
 import { sha256Hex } from '../core/crypto.js';
-import { ChangeFeed, type ChangeRow } from '../core/db/change-feed.js';
+import { ChangeFeed, type ChangeRow, type ChangeSource } from '../core/db/change-feed.js';
+import { kyselyFeedReads, PgChangeFeed } from '../core/db/pg-change-feed.js';
 
 export interface PrincipalCacheOptions {
   /** How often the change feed is polled (the gateway's default, SVC_GATEWAY_POLL_MS, is 100 ms). */
@@ -29,26 +32,51 @@ const FEED_LAG_MAX_MS = 1_000;
 
 export class PrincipalCache {
   readonly #byHash: LRUCache<string, Principal>;
-  readonly #feedDb: Sqlite.Database;
-  readonly #feed: ChangeFeed;
+  #feed!: ChangeSource;
+  #closeFeed: () => void = () => {};
   readonly #feedLagMaxMs: number;
+  readonly #pollMs: number;
 
-  constructor(
+  private constructor(
     private readonly ctx: CacheCtx,
-    opts: PrincipalCacheOptions = {},
+    opts: PrincipalCacheOptions,
   ) {
     this.#byHash = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 30_000 });
-    // Its own read connection: this process's own writes (revoke_key, an elevation) must move data_version too.
-    this.#feedDb = new Sqlite(ctx.config.dbFile, { readonly: true, fileMustExist: true });
-    this.#feed = new ChangeFeed(
-      this.#feedDb,
-      (rows) => this.drop(rows),
-      () => {},
-      (e) => ctx.log.warn('mcp change feed poll failed; retrying next tick', { err: e as Error }),
-    );
-    const pollMs = opts.pollMs ?? 100;
-    this.#feedLagMaxMs = Math.max(FEED_LAG_MAX_MS, 3 * pollMs);
-    this.#feed.start(pollMs);
+    this.#pollMs = opts.pollMs ?? 100;
+    this.#feedLagMaxMs = Math.max(FEED_LAG_MAX_MS, 3 * this.#pollMs);
+  }
+
+  /** A cache with its change feed running: SQLite's data_version poll, or PostgreSQL's LISTEN/NOTIFY. */
+  static async open(ctx: CacheCtx, opts: PrincipalCacheOptions = {}): Promise<PrincipalCache> {
+    const c = new PrincipalCache(ctx, opts);
+    const onError = (e: unknown) =>
+      ctx.log.warn('mcp change feed poll failed; retrying next tick', { err: e as Error });
+    const url = ctx.config.databaseUrl;
+    if (url) {
+      c.#feed = await PgChangeFeed.open(
+        kyselyFeedReads(ctx.db),
+        url,
+        (rows) => c.drop(rows),
+        () => {},
+        onError,
+      );
+      c.#closeFeed = () => c.#feed.stop();
+    } else {
+      // Its own read connection: this process's own writes (revoke_key, an elevation) must move data_version too.
+      const feedDb = new Sqlite(ctx.config.dbFile, { readonly: true, fileMustExist: true });
+      c.#feed = new ChangeFeed(
+        feedDb,
+        (rows) => c.drop(rows),
+        () => {},
+        onError,
+      );
+      c.#closeFeed = () => {
+        c.#feed.stop();
+        feedDb.close();
+      };
+    }
+    c.#feed.start(c.#pollMs);
+    return c;
   }
 
   /** The principal of an `svc_live_` key; throws as principalFromToken does (unauthorized, revoked, suspended). */
@@ -83,7 +111,6 @@ export class PrincipalCache {
   }
 
   close(): void {
-    this.#feed.stop();
-    this.#feedDb.close();
+    this.#closeFeed();
   }
 }

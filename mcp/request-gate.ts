@@ -124,11 +124,15 @@ export function parseJsonBody(text: string): unknown {
   }
 }
 
+// Long: builds the one gate every MCP request passes; its checks run in a fixed order and share the parsed body and
+// session.
 export function createRequestGate(deps: McpAppDeps): RequestGate {
   const { ctx, sessions } = deps;
   const config = ctx.config;
   const allowed = allowedHostnames(config);
 
+  // Long: the gate's checks in their fixed order (DNS rebinding, body, session, credential, scope of the tool called,
+  // era); each step needs the ones before.
   return async (req) => {
     const refusal = rebindingRefusal(allowed, req.header('host'), req.header('origin'));
     if (refusal) return { answer: problemAnswer(new SvcError('forbidden', `${refusal} (DNS-rebinding protection)`)) };

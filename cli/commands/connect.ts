@@ -53,6 +53,8 @@ export default svcCommand({
     'svc connect --all --dry-run',
     'svc connect --project --rules --client claude-code --trust',
   ],
+  // Long: svc connect is one flow per run: resolve the key, then for each chosen client write its config entry (and
+  // rules), with --dry-run and --project on every step.
   async run({ args }) {
     const project = args.project === true;
     const dry = args['dry-run'] === true;

@@ -6,7 +6,7 @@
 import type { AppContext } from '../context.js';
 import { SvcError } from '../../core/errors.js';
 
-export type AbuseLimit = 'register' | 'signupIp' | 'loginEmail' | 'loginIp' | 'verifyFailIp';
+export type AbuseLimit = 'register' | 'signupIp' | 'attachEmail' | 'loginIp' | 'verifyFailIp';
 
 function _tooMany(retryAfter: number): SvcError {
   return new SvcError('rate_limited', `Too many requests; retry in ${retryAfter} s`, { retryAfter });

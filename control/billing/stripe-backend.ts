@@ -53,6 +53,8 @@ function metaPaymentId(meta: Record<string, string> | null | undefined): string 
   return meta?.payment_id ?? null;
 }
 
+// Long: the PaymentsBackend is one closure over one Stripe client; the event normaliser and each backend method inside
+// it are short.
 export function createStripeBackend(opts: StripeBackendOptions): PaymentsBackend {
   const stripe = stripeClient(opts);
 

@@ -101,6 +101,8 @@ export function parseDocumentText(text: string, maxBytes = MAX_DOCUMENT_BYTES): 
   return doc;
 }
 
+// Long: one pass over the document's paths (OpenAPI 2 and 3) that collects endpoints and warnings against the same size
+// and count limits.
 export async function importOpenApi(input: Obj, opts: ImportOptions = {}): Promise<ImportedApi> {
   const documentJson = JSON.stringify(input);
   const maxBytes = opts.maxBytes ?? MAX_DOCUMENT_BYTES;

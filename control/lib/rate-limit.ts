@@ -46,8 +46,11 @@ export interface RateLimiters {
   register: WindowLimiter;
   /** Web signup per client IP. */
   signupIp: WindowLimiter;
-  /** Login-code requests per email address. */
-  loginEmail: WindowLimiter;
+  /**
+   * Verification mails per email address from POST /v1/auth/email (attach an email to an org). Not the login
+   * codes: their per-email rule is counted in the database by the sessions service and is never a 429.
+   */
+  attachEmail: WindowLimiter;
   /** Login-code requests per client IP. */
   loginIp: WindowLimiter;
   /** Wrong login codes per client IP (control/auth/abuse-limits.ts counts failures only). */
@@ -62,7 +65,7 @@ export function createRateLimiters(config: Readonly<Config>): RateLimiters {
   return {
     register: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
     signupIp: new WindowLimiter(config.rateLimits.registerPerMin, 60_000),
-    loginEmail: new WindowLimiter(config.rateLimits.loginPerHour, 3600_000),
+    attachEmail: new WindowLimiter(config.rateLimits.loginPerHour, 3600_000),
     loginIp: new WindowLimiter(config.rateLimits.loginPerHour * 10, 3600_000),
     verifyFailIp: new WindowLimiter(config.rateLimits.loginPerHour * 6, 3600_000),
     catalogRequests: new WindowLimiter(10, 60_000),

@@ -107,7 +107,11 @@ export function noteLeaderboardRefresh(at: number): void {
   lastRefreshAt = at;
 }
 
-/** @internal The leaderboard refresh job (a worker thread). */
+/**
+ * Long: the refresh is one transaction of SQL statements in order (one per board, then the listing stats); it is mostly
+ * query text.
+ * @internal The leaderboard refresh job (a worker thread).
+ */
 export async function refreshLeaderboards(db: Db, now: number): Promise<void> {
   const since = now - 30 * DAY_MS;
   const usage = (

@@ -35,7 +35,10 @@ const DAY_MS = 86_400_000;
 /** Below this balance (cents) the dashboard warns: a handful of paid calls. */
 export const LOW_BALANCE_CENTS = 100;
 
-/** The signed-in person's own org (a session: the dashboard is a person's view). */
+/**
+ * The signed-in person's own org (a session: the dashboard is a person's view).
+ * Long: one read of the org's state, then one checklist step per item in the order the dashboard shows them.
+ */
 export async function dashboardGuide(db: Db, principal: Principal | undefined, now: number): Promise<DashboardGuide> {
   const { orgId } = assertSession(principal);
   const [org, bought, capped, agent, calls, balance, trend, pending, capsHit] = await Promise.all([

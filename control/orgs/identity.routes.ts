@@ -3,7 +3,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { newRouter, type AppEnv } from '../lib/http.js';
 import { bearer, jsonBody, jsonResponse, problemResponses } from '../lib/openapi.js';
-import { takeAbuseLimit, withLoginVerifyLimit, type AbuseLimit } from '../auth/abuse-limits.js';
+import { takeAbuseLimit, type AbuseLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
 import { verifyChallenge } from '../auth/challenge.js';
 import { registerAnonymous, requestOrgEmail, signup, verifyEmail } from './orgs.service.js';
@@ -117,9 +117,7 @@ identityRoutes.openapi(
     responses: { 202: jsonResponse(AcceptedSchema, 'Identical for every email'), ...problemResponses },
   }),
   async (c) => {
-    const { email } = c.req.valid('json');
-    limit(c, 'loginIp', clientIp(c));
-    await requestLoginCode(c.get('ctx'), email);
+    await requestLoginCode(c.get('ctx'), c.req.valid('json'), { ip: clientIp(c) });
     return c.json(
       {
         status: 'code_sent',
@@ -142,10 +140,7 @@ identityRoutes.openapi(
     },
   }),
   async (c) => {
-    const { email, code } = c.req.valid('json');
-    const result = await withLoginVerifyLimit(c.get('ctx'), clientIp(c), () =>
-      verifyLoginCode(c.get('ctx'), email, code),
-    );
+    const result = await verifyLoginCode(c.get('ctx'), c.req.valid('json'), { ip: clientIp(c) });
     c.header('cache-control', 'no-store');
     return c.json(result, 200);
   },

@@ -182,7 +182,7 @@ async function resendVerification(
  */
 export async function requestOrgEmail(ctx: AppContext, caller: Principal | undefined, rawEmail: string): Promise<void> {
   const { orgId } = assertScope(caller, 'keys:write');
-  takeAbuseLimit(ctx, 'loginEmail', rawEmail);
+  takeAbuseLimit(ctx, 'attachEmail', rawEmail.toLowerCase());
   const now = ctx.clock.now();
   const email = rawEmail.toLowerCase();
   const org = await ctx.db

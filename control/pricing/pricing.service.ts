@@ -44,6 +44,8 @@ export function isIncrease(
   return false;
 }
 
+// Long: one transaction: check the new price, compare it with the current one, apply or schedule it, record the change
+// for the gateway; the steps share the old price.
 export async function setPricing(
   ctx: AppContext,
   caller: Principal | undefined,

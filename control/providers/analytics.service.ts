@@ -7,6 +7,8 @@ import type { Db } from '../../core/db/database.js';
 import type { ProviderAnalytics } from '../../core/schemas/providers.schemas.js';
 import { assertScope, type Principal } from '../auth/principal.js';
 
+// Long: the provider's analytics are a handful of SQL queries read together (totals, per endpoint, per day); it is
+// mostly query text.
 export async function providerAnalytics(
   db: Db,
   caller: Principal | undefined,

@@ -2,6 +2,11 @@
  * Passwordless login: a 6-digit code by mail (10-minute TTL, stored as an HMAC, 5 attempts), exchanged for a
  * `sess_…` token (stored hashed, 30-day expiry). The first successful verify of an email creates its account if
  * needed and grants starter credits once (idempotency key `starter:{org_id}`).
+ *
+ * The one sign-in flow: every surface that mails or checks a login code (POST /v1/auth/login/*, the /login page,
+ * the OAuth step-up form, and `svc login --email` through REST) calls `requestLoginCode` and `verifyLoginCode` /
+ * `consumeLoginCode` here, which apply every login limit themselves (docs/identity.md, "Login limits"): per
+ * address a 429, per email never (a quiet no-op past the hourly mail cap), per code 5 guesses.
  */
 import { createHmac } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -15,6 +20,8 @@ import { mintSessionToken } from '../../core/key-format.js';
 import { insertOrg, markOrgEmailVerified } from '../orgs/orgs.service.js';
 import type { LoginResult } from '../../core/schemas/identity.schemas.js';
 import { assertSession, type Principal } from '../auth/principal.js';
+import { takeAbuseLimit, withLoginVerifyLimit } from '../auth/abuse-limits.js';
+import type { EmailInput, LoginVerifyInput } from '../../core/schemas/identity.schemas.js';
 
 export const LOGIN_CODE_TTL_MS = 10 * 60_000;
 export const LOGIN_CODE_MAX_ATTEMPTS = 5;
@@ -26,15 +33,22 @@ function codeHash(ctx: AppContext, codeId: string, code: string): string {
   return createHmac('sha256', ctx.secretKey).update(`${codeId}:${code}`).digest('hex');
 }
 
+/** Where a sign-in step comes from: the per-address limits count on it (the socket peer, control/lib/client-ip.ts). */
+export interface SignInOrigin {
+  readonly ip: string;
+}
+
 /**
  * Same work, same response and no mail-delivery wait on either branch: existence of the account is not revealed.
  * Past `SVC_LOGIN_RATE_PER_HOUR` codes per email per hour the request is a quiet no-op while the latest code is still
  * usable: a stranger can neither flood the mailbox nor lock its owner out (the last mailed code keeps working).
+ * Per address (`from.ip`), past 10 × that many requests an hour, it throws `rate_limited` (429, Retry-After).
  * @public Anyone may ask for a code for an email (docs/identity.md: per-email limit, never a 429).
  */
-export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promise<void> {
+export async function requestLoginCode(ctx: AppContext, input: EmailInput, from: SignInOrigin): Promise<void> {
+  takeAbuseLimit(ctx, 'loginIp', from.ip);
   const now = ctx.clock.now();
-  const email = rawEmail.toLowerCase();
+  const email = input.email.toLowerCase();
   const code = sixDigitCode();
   const id = newId('lgc', now);
   const issued = await ctx.db.transaction().execute(async (trx) => {
@@ -89,11 +103,16 @@ export async function requestLoginCode(ctx: AppContext, rawEmail: string): Promi
 }
 
 /**
- * Spends the newest unexpired login code of `email` if `code` matches; throws `invalid_code` or `too_many_attempts`.
- * Used by the login below and by the OAuth authorization page, which proves an email without signing in.
+ * Spends the newest unexpired login code of `email` if `code` matches; throws `invalid_code` or `too_many_attempts`,
+ * or `rate_limited` once `from.ip` failed too often (control/auth/abuse-limits.ts `withLoginVerifyLimit`).
+ * Used by the login below and by the OAuth step-up, which proves an email without signing in.
  * @public Its credential is the code mailed to the email.
  */
-export async function consumeLoginCode(ctx: AppContext, rawEmail: string, code: string): Promise<void> {
+export function consumeLoginCode(ctx: AppContext, input: LoginVerifyInput, from: SignInOrigin): Promise<void> {
+  return withLoginVerifyLimit(ctx, from.ip, () => _spendCode(ctx, input.email, input.code));
+}
+
+async function _spendCode(ctx: AppContext, rawEmail: string, code: string): Promise<void> {
   const now = ctx.clock.now();
   const email = rawEmail.toLowerCase();
   // Wrong-code bookkeeping must commit even though the request fails, so it is its own transaction.
@@ -132,11 +151,19 @@ export async function consumeLoginCode(ctx: AppContext, rawEmail: string, code: 
     );
 }
 
-/** @public Its credential is the code mailed to the email. */
-export async function verifyLoginCode(ctx: AppContext, rawEmail: string, code: string): Promise<LoginResult> {
-  await consumeLoginCode(ctx, rawEmail, code);
+/**
+ * Signs in with a mailed code: spends it (`consumeLoginCode`, with its limits), then creates the account on first
+ * use and starts a session.
+ * @public Its credential is the code mailed to the email.
+ */
+export async function verifyLoginCode(
+  ctx: AppContext,
+  input: LoginVerifyInput,
+  from: SignInOrigin,
+): Promise<LoginResult> {
+  await consumeLoginCode(ctx, input, from);
   const now = ctx.clock.now();
-  const email = rawEmail.toLowerCase();
+  const email = input.email.toLowerCase();
 
   return ctx.db.transaction().execute(async (trx) => {
     let user = await trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();

@@ -5,6 +5,7 @@
  * its wire name) and the person's input kept (`FormState.values`).
  */
 import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import { SvcError } from '../../core/errors.js';
 import { formatCents } from '../../core/money.js';
@@ -137,4 +138,9 @@ export function fieldErrorsOfSvc(e: unknown, labels: Record<string, FieldLabel>)
   }
   if (Object.keys(out).length === 0) out._form = e.detail;
   return out;
+}
+
+/** The page status for a refusal `fieldErrorsOfSvc` accepted: the `SvcError`'s own (4xx), else 400. */
+export function refusalStatus(e: unknown): ContentfulStatusCode {
+  return (e instanceof SvcError ? e.status : 400) as ContentfulStatusCode;
 }

@@ -5,7 +5,6 @@
  * key asking for full scope) from a browser nobody is signed in to takes the branch in oauth-step-up.tsx.
  */
 import type { Context } from 'hono';
-import { z } from 'zod';
 import { issuerOf } from '../oauth/oauth-settings.js';
 import {
   AuthorizationPageError,
@@ -15,9 +14,9 @@ import {
   type RequestParams,
 } from '../oauth/authorization-request.js';
 import { approveAuthorization, denyAuthorization, elevateAndApprove } from '../oauth/grants.service.js';
-import { takeAbuseLimit, withLoginVerifyLimit } from '../auth/abuse-limits.js';
 import { clientIp } from '../lib/client-ip.js';
 import { SvcError } from '../../core/errors.js';
+import { EmailInputSchema, LoginVerifyInputSchema } from '../../core/schemas/identity.schemas.js';
 import { consumeLoginCode, requestLoginCode } from '../sessions/sessions.service.js';
 import { csrfField } from './csrf.js';
 import { formString } from './form.js';
@@ -36,7 +35,6 @@ import {
 
 export const oauthAuthorizeRoutes = newWebRouter();
 
-const Email = z.string().trim().toLowerCase().email().max(254);
 const TITLE = 'Connect an application';
 
 type Checked = { req: AuthorizationRequest; issuer: string; params: RequestParams };
@@ -137,45 +135,49 @@ oauthAuthorizeRoutes.post('/oauth/authorize/email', async (c) => {
   const { req, params } = checked;
   if (!req.stepUp || c.get('webSession')) return c.redirect(authorizeUrl(params), 303);
   const raw = (await formString(c, 'email')) ?? '';
-  const email = Email.safeParse(raw);
+  const input = EmailInputSchema.safeParse({ email: raw });
   const again = (error: string, status: 400 | 429) =>
     renderPage(
       c,
       { title: TITLE, status },
       <StepUpEmailForm c={c} req={req} params={params} email={raw} error={error} />,
     );
-  if (!email.success) return again('Enter a valid email.', 400);
+  if (!input.success) return again('Enter a valid email.', 400);
   try {
-    takeAbuseLimit(ctx, 'loginIp', clientIp(c));
-    takeAbuseLimit(ctx, 'loginEmail', email.data);
+    // The one sign-in flow (sessions.service.ts): per address a 429, per email never (a quiet no-op).
+    await requestLoginCode(ctx, input.data, { ip: clientIp(c) });
   } catch (e) {
-    if (!(e instanceof SvcError)) throw e;
+    if (!(e instanceof SvcError && e.code === 'rate_limited')) throw e;
     c.header('retry-after', String(e.retryAfter ?? 60));
     return again(e.detail, 429);
   }
-  await requestLoginCode(ctx, email.data);
   _allowRedirect(c, req.redirectUri);
-  return renderPage(c, { title: TITLE }, <StepUpCodeForm c={c} req={req} params={params} email={email.data} />);
+  return renderPage(c, { title: TITLE }, <StepUpCodeForm c={c} req={req} params={params} email={input.data.email} />);
 });
 
 /** Step-up answer: the code proves the email, which is verified for the key's org; the same key is elevated. */
 async function _stepUpAnswer(c: Context<WebEnv>, checked: Checked, rawEmail: string): Promise<Response> {
   const { req, params, issuer } = checked;
   if ((await formString(c, 'decision')) !== 'approve') return c.redirect(denyAuthorization(req, issuer), 303);
-  const email = Email.safeParse(rawEmail);
-  if (!email.success) return c.redirect(authorizeUrl(params), 303);
+  const parsed = EmailInputSchema.safeParse({ email: rawEmail });
+  if (!parsed.success) return c.redirect(authorizeUrl(params), 303);
+  const { email } = parsed.data;
   const ctx = c.get('ctx');
   const retry = (error: string, status: 400 | 409 | 429) => {
     _allowRedirect(c, req.redirectUri);
     return renderPage(
       c,
       { title: TITLE, status },
-      <StepUpCodeForm c={c} req={req} params={params} email={email.data} error={error} />,
+      <StepUpCodeForm c={c} req={req} params={params} email={email} error={error} />,
     );
   };
+  const input = LoginVerifyInputSchema.safeParse({
+    ...parsed.data,
+    code: ((await formString(c, 'code')) ?? '').trim(),
+  });
+  if (!input.success) return retry('The code is the 6 digits from the email.', 400);
   try {
-    const code = (await formString(c, 'code')) ?? '';
-    await withLoginVerifyLimit(ctx, clientIp(c), () => consumeLoginCode(ctx, email.data, code));
+    await consumeLoginCode(ctx, input.data, { ip: clientIp(c) });
   } catch (e) {
     if (e instanceof SvcError && e.code === 'invalid_code') return retry('That code is wrong or expired.', 400);
     if (e instanceof SvcError && e.code === 'too_many_attempts')
@@ -187,7 +189,7 @@ async function _stepUpAnswer(c: Context<WebEnv>, checked: Checked, rawEmail: str
     throw e;
   }
   try {
-    return c.redirect(await elevateAndApprove(ctx, { ...req, stepUp: req.stepUp! }, email.data, issuer), 303);
+    return c.redirect(await elevateAndApprove(ctx, { ...req, stepUp: req.stepUp! }, email, issuer), 303);
   } catch (e) {
     if (e instanceof SvcError && e.code === 'conflict')
       return renderPage(
@@ -195,7 +197,7 @@ async function _stepUpAnswer(c: Context<WebEnv>, checked: Checked, rawEmail: str
         { title: TITLE, status: 409 },
         <>
           <p class="notice error" role="alert">
-            {email.data} already has an svc account, so it cannot own the agent's account too.
+            {email} already has an svc account, so it cannot own the agent's account too.
           </p>
           <p>
             <a href={`/login?next=${encodeURIComponent(authorizeUrl(params))}`}>Sign in to that account</a> to let the

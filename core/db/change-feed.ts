@@ -17,7 +17,17 @@ export interface ChangeRow {
   entity_id: string;
 }
 
-export class ChangeFeed {
+/** Cross-process invalidation, either store: `changes` rows past the last seq reach the owner's `onChange`. */
+export interface ChangeSource {
+  start(intervalMs: number): void;
+  stop(): void;
+  /** The last `changes.seq` applied (tests wait on it through /healthz). */
+  readonly seq: number;
+  /** `performance.now()` of the last poll that read successfully. */
+  readonly polledAt: number;
+}
+
+export class ChangeFeed implements ChangeSource {
   #dataVersion: number;
   #seq: number;
   #maxKeyRowid: number;

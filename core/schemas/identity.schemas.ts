@@ -67,6 +67,7 @@ export const SignupInputSchema = z
 
 /** POST /v1/auth/email (attach an email to an anonymous org) and POST /v1/auth/login/request. */
 export const EmailInputSchema = z.object({ email: EmailSchema }).strict();
+export type EmailInput = z.infer<typeof EmailInputSchema>;
 
 /** POST /v1/auth/verify-email. */
 export const VerifyEmailInputSchema = z.object({ token: z.string().min(1).max(200) }).strict();
@@ -84,6 +85,7 @@ export type EmailVerified = z.infer<typeof EmailVerifiedSchema>;
 export const LoginVerifyInputSchema = z
   .object({ email: EmailSchema, code: z.string().regex(/^\d{6}$/, 'must be 6 digits') })
   .strict();
+export type LoginVerifyInput = z.infer<typeof LoginVerifyInputSchema>;
 
 /** A session token (sess_…), shown once. */
 export const LoginResultSchema = z.object({

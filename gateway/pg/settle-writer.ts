@@ -143,6 +143,8 @@ export class PgSettleWriter implements SettleStore {
     if (late.length) this.opts.onLateCommit?.(late);
   }
 
+  // Long: one PostgreSQL transaction that writes a batch of settled calls (usage, ledger, earnings, balances) in order;
+  // its statements share the batch's rows.
   async #write(records: SettleRecord[]): Promise<number[]> {
     const now = records[records.length - 1]!.createdAt;
     const feeBps = this.opts.platformFeeBps;

@@ -20,7 +20,7 @@ import { KeyRateLimiter } from '../rate-limiter.js';
 import { buildPipeline } from '../wire.js';
 import { GatewayMetrics } from '../metrics.js';
 import type { WorkerStores } from '../worker.js';
-import { PgChangeFeed, recordChange } from './change-feed.js';
+import { PgChangeFeed, pgFeedReads, recordChange } from './change-feed.js';
 import { Pg } from './connect.js';
 import { PgHolders } from './holders.js';
 import { PgIdempotency } from './idempotency.js';
@@ -29,6 +29,7 @@ import { pgKeySource, pgListingSource } from './lookups.js';
 import { PgSettleWriter } from './settle-writer.js';
 import { PgTermsRefusals } from './terms-refusals.js';
 
+// Long: wiring: opens the PostgreSQL pool and builds every store the worker needs from it, in dependency order.
 export async function openPgStores(
   cfg: Readonly<GatewayConfig>,
   url: string,
@@ -85,7 +86,7 @@ export async function openPgStores(
     onError: bg('settle batch'),
   });
   const feed = await PgChangeFeed.open(
-    db,
+    pgFeedReads(db),
     url,
     (rows) => {
       for (const r of rows) {

@@ -11,36 +11,30 @@ import type { Refusal, Resolved } from './checks.js';
 import { capDetail } from './relay-util.js';
 import type { PeekOutcome } from '../store.js';
 
-/** Synchronous on SQLite; on PostgreSQL the headroom read is awaited (a promise is returned then). */
-export function quote(
-  d: PipelineDeps,
-  sink: ClientSink,
-  requestId: string,
-  key: KeyRecord,
-  verified: boolean,
-  resolved: Resolved,
-  price: number,
-  refusal: Refusal | null,
-  now: number,
-): void | Promise<void> {
-  if (refusal === null && price > 0) {
-    const peek = d.leases.peek(key, utcDay(now), price);
-    if (peek instanceof Promise)
-      return peek.then((p) => answerQuote(sink, requestId, verified, resolved, price, refusal, p));
-    return answerQuote(sink, requestId, verified, resolved, price, refusal, peek);
-  }
-  return answerQuote(sink, requestId, verified, resolved, price, refusal, null);
+/** A priced call's quote: who asks, for what, and what the synchronous checks said. */
+export interface QuoteRequest {
+  requestId: string;
+  key: KeyRecord;
+  /** The org verified an email (buying credits needs one: the wording of a 402). */
+  verified: boolean;
+  resolved: Resolved;
+  price: number;
+  refusal: Refusal | null;
+  now: number;
 }
 
-function answerQuote(
-  sink: ClientSink,
-  requestId: string,
-  verified: boolean,
-  resolved: Resolved,
-  price: number,
-  refusal: Refusal | null,
-  peek: PeekOutcome | null,
-): void {
+/** Synchronous on SQLite; on PostgreSQL the headroom read is awaited (a promise is returned then). */
+export function quote(d: PipelineDeps, sink: ClientSink, q: QuoteRequest): void | Promise<void> {
+  if (q.refusal === null && q.price > 0) {
+    const peek = d.leases.peek(q.key, utcDay(q.now), q.price);
+    if (peek instanceof Promise) return peek.then((p) => answerQuote(sink, q, p));
+    return answerQuote(sink, q, peek);
+  }
+  return answerQuote(sink, q, null);
+}
+
+function answerQuote(sink: ClientSink, q: QuoteRequest, peek: PeekOutcome | null): void {
+  const { requestId, verified, resolved, price, refusal } = q;
   let ok = refusal === null;
   let code: string | null = refusal?.code ?? null;
   // Every refusal carries its detail, whichever check made it (the same words the call itself would get).

@@ -149,3 +149,58 @@ describe('services own authorization', () => {
     expect(bad).toEqual([]);
   });
 });
+
+/**
+ * docs/architecture.md's worked example quotes the real files. Each ```ts / ```tsx block there starts with
+ * `// <path>`; every other line of it (but `// …`, which marks lines left out) must be a line of that file, in the
+ * same order. A rename or a changed signature fails here until the example is rewritten from the code.
+ */
+describe('docs/architecture.md: the worked example quotes the real files', () => {
+  const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
+  const from = doc.indexOf('## Worked example');
+  const section = doc.slice(from, doc.indexOf('\n## ', from + 1));
+  const quotes = [...section.matchAll(/```tsx?\n([\s\S]*?)```/g)].map((m) => {
+    const lines = m[1]!
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
+    return { file: /^\/\/ (\S+)$/.exec(lines[0] ?? '')?.[1] ?? '', lines: lines.slice(1) };
+  });
+
+  it('quotes one operation on every layer: schema, service, REST route, MCP tool, CLI command, page', () => {
+    expect(quotes.map((q) => q.file)).toEqual([
+      expect.stringMatching(/^core\/schemas\/.+\.schemas\.ts$/),
+      expect.stringMatching(/^control\/.+\.service\.ts$/),
+      expect.stringMatching(/^control\/.+\.routes\.ts$/),
+      expect.stringMatching(/^mcp\/tools\/.+\.ts$/),
+      expect.stringMatching(/^cli\/commands\/.+\.ts$/),
+      expect.stringMatching(/^control\/web\/.+\.tsx$/),
+    ]);
+  });
+
+  it('every quoted line is in its file, in the quoted order', () => {
+    const missing: string[] = [];
+    for (const q of quotes) {
+      const file = readFileSync(join(ROOT, q.file), 'utf8')
+        .split('\n')
+        .map((l) => l.trim());
+      let at = 0;
+      for (const line of q.lines) {
+        if (line === '// …') continue;
+        const found = file.indexOf(line, at);
+        if (found < 0) missing.push(`${q.file}: ${line}`);
+        else at = found + 1;
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("the quoted service function is one this test's walk accepts: it takes the principal and asserts", () => {
+    const service = quotes[1]!;
+    const name = /^export async function (\w+)\(/.exec(service.lines[0] ?? '')?.[1];
+    expect(all.find((f) => f.file === service.file && f.name === name)).toMatchObject({
+      takesPrincipal: true,
+      callsGuard: true,
+    });
+  });
+});

@@ -37,6 +37,8 @@ interface Refused extends FormState {
 
 billingPages.get('/dashboard/billing', (c) => billingPage(c));
 
+// Long: a page: the data it shows is loaded at the top, the rest is the markup of one view (balance, packs, reload,
+// history).
 async function billingPage(c: Context<WebEnv>, refused?: Refused, code: ContentfulStatusCode = 200) {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');

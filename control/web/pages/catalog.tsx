@@ -20,6 +20,8 @@ const Filters = z.object({
   page: z.coerce.number().int().min(1).max(10_000).optional().catch(undefined),
 });
 
+// Long: a page: the filters and the search call at the top, the rest is the markup of one view (filter form, results,
+// paging).
 catalogPages.get('/catalog', async (c) => {
   const { db } = c.get('ctx');
   const f = Filters.parse(c.req.query());

@@ -36,6 +36,7 @@ function Trend(props: { days: Array<{ day: string; net_cents: number }> }) {
   );
 }
 
+// Long: a page: one read per section at the top, the rest is the markup of one view (checklist, balance, keys, usage).
 dashboardRoutes.get('/dashboard', async (c) => {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');

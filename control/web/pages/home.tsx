@@ -14,6 +14,7 @@ export const homeRoutes = newWebRouter();
 
 const n = (v: number) => v.toLocaleString('en-US');
 
+// Long: a page: the catalog reads at the top, the rest is the markup of the home page's sections.
 homeRoutes.get('/', async (c) => {
   const ctx = c.get('ctx');
   const session = c.get('webSession');

@@ -14,7 +14,6 @@ import { createKeyFor, listKeys, patchKey, revokeKey } from '../../keys/keys.ser
 import { CreateKeyInputSchema, PatchKeyInputSchema, type KeyResource } from '../../../core/schemas/keys.schemas.js';
 import { decryptSecret, encryptSecret } from '../../../core/crypto.js';
 import { formatCents } from '../../../core/money.js';
-import { SvcError } from '../../../core/errors.js';
 import { clearCookie, readCookie, writeCookie } from '../cookies.js';
 import { csrfField } from '../csrf.js';
 import { FieldError, FormErrors, TextField, invalidAttrs } from '../fields.js';
@@ -23,6 +22,7 @@ import {
   fieldErrorsOf,
   fieldErrorsOfSvc,
   formObject,
+  refusalStatus,
   moneyFields,
   type FieldLabel,
   type FormState,
@@ -219,7 +219,7 @@ keysPages.post('/dashboard/keys', async (c) => {
     const { resource, plaintext } = await createKeyFor(db, p, parsed.data, clock.now());
     handOver(c, { user: p.userId ?? '', key: resource.id, plaintext, expires: clock.now() + REVEAL_SECONDS * 1000 });
   } catch (e) {
-    return keysPage(c, { form: 'new', values, errors: fieldErrorsOfSvc(e, LABELS) }, statusOf(e));
+    return keysPage(c, { form: 'new', values, errors: fieldErrorsOfSvc(e, LABELS) }, refusalStatus(e));
   }
   return c.redirect('/dashboard/keys#new-key', 303);
 });
@@ -236,7 +236,7 @@ keysPages.post('/dashboard/keys/:id', async (c) => {
   try {
     await patchKey(db, p, id, parsed.data, clock.now());
   } catch (e) {
-    return keysPage(c, { form: id, values, errors: fieldErrorsOfSvc(e, LABELS) }, statusOf(e));
+    return keysPage(c, { form: id, values, errors: fieldErrorsOfSvc(e, LABELS) }, refusalStatus(e));
   }
   return c.redirect('/dashboard/keys', 303);
 });
@@ -278,8 +278,3 @@ keysPages.post('/dashboard/keys/:id/revoke', async (c) => {
   await revokeKey(db, p, c.req.param('id'), clock.now());
   return c.redirect('/dashboard/keys', 303);
 });
-
-/** The page status for a refusal `fieldErrorsOfSvc` accepted (a 4xx SvcError). */
-function statusOf(e: unknown): ContentfulStatusCode {
-  return (e instanceof SvcError ? e.status : 400) as ContentfulStatusCode;
-}

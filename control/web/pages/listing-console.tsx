@@ -175,6 +175,7 @@ function Buttons(props: { v: ConsoleView; f: ConsoleEndpointForm; state: Console
   );
 }
 
+// Long: the markup of one view (notices, endpoint picker, generated form, result, key and cap form), top to bottom.
 /** The "Try it" section of a listing page (id `try`). */
 export function ConsoleSection(props: { c: Context<WebEnv>; slug: string; v: ConsoleView; state: ConsoleState }) {
   const { c, slug, v, state } = props;

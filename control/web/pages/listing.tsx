@@ -66,6 +66,8 @@ async function TermsSection(props: { c: Context<WebEnv>; apiId: string; slug: st
 
 listingPages.get('/apis/:slug', (c) => renderListing(c, { endpointId: c.req.query('try') }));
 
+// Long: a page: the listing read at the top, the rest is the markup of one view (summary, endpoints, console,
+// snippets, stats, terms).
 /** The listing page; `tryState` is what a console post brings back to its "Try it" section. */
 export async function renderListing(
   c: Context<WebEnv>,

@@ -3,10 +3,9 @@
  * The code never appears in a URL: every step is a POST with the CSRF token.
  */
 import type { Context } from 'hono';
-import { z } from 'zod';
-import { takeAbuseLimit, withLoginVerifyLimit } from '../../auth/abuse-limits.js';
 import { clientIp } from '../../lib/client-ip.js';
 import { SvcError } from '../../../core/errors.js';
+import { EmailInputSchema, LoginVerifyInputSchema } from '../../../core/schemas/identity.schemas.js';
 import { endAllSessions, endSession, requestLoginCode, verifyLoginCode } from '../../sessions/sessions.service.js';
 import { csrfField } from '../csrf.js';
 import { renderPage, type PageOptions } from '../layout.js';
@@ -16,12 +15,6 @@ import { clearSessionCookie, safeNext, setSessionCookie } from '../web-session.j
 import { CodeInput, CodeSentNotice } from '../login-code.js';
 
 export const loginRoutes = newWebRouter();
-
-const Email = z.string().trim().toLowerCase().email().max(254);
-const Code = z
-  .string()
-  .trim()
-  .regex(/^\d{6}$/);
 
 function EmailForm(props: { c: Context<WebEnv>; next: string; email?: string; error?: string }) {
   return (
@@ -79,45 +72,48 @@ loginRoutes.post('/login', async (c) => {
   const ctx = c.get('ctx');
   const next = safeNext(await formString(c, 'next'));
   const raw = (await formString(c, 'email')) ?? '';
-  const email = Email.safeParse(raw);
-  if (!email.success)
+  const input = EmailInputSchema.safeParse({ email: raw });
+  if (!input.success)
     return renderPage(c, signInPage(400), <EmailForm c={c} next={next} email={raw} error="Enter a valid email." />);
   try {
-    // Per address only: the per-email cap is soft and lives in requestLoginCode (nobody can lock a person out).
-    takeAbuseLimit(ctx, 'loginIp', clientIp(c));
+    // Every login limit lives in requestLoginCode: per address a 429, per email never (a quiet no-op).
+    await requestLoginCode(ctx, input.data, { ip: clientIp(c) });
   } catch (e) {
-    if (!(e instanceof SvcError)) throw e;
+    if (!(e instanceof SvcError && e.code === 'rate_limited')) throw e;
     c.header('retry-after', String(e.retryAfter ?? 60));
-    return renderPage(c, signInPage(429), <EmailForm c={c} next={next} email={email.data} error={e.detail} />);
+    return renderPage(c, signInPage(429), <EmailForm c={c} next={next} email={input.data.email} error={e.detail} />);
   }
-  await requestLoginCode(ctx, email.data);
-  return renderPage(c, { title: 'Check your email' }, <CodeForm c={c} next={next} email={email.data} />);
+  return renderPage(c, { title: 'Check your email' }, <CodeForm c={c} next={next} email={input.data.email} />);
 });
 
 loginRoutes.post('/login/verify', async (c) => {
   const ctx = c.get('ctx');
   const next = safeNext(await formString(c, 'next'));
-  const email = Email.safeParse((await formString(c, 'email')) ?? '');
+  const email = EmailInputSchema.safeParse({ email: (await formString(c, 'email')) ?? '' });
   if (!email.success)
     return renderPage(c, signInPage(400), <EmailForm c={c} next={next} error="Enter a valid email." />);
-  const code = Code.safeParse((await formString(c, 'code')) ?? '');
+  const input = LoginVerifyInputSchema.safeParse({ ...email.data, code: ((await formString(c, 'code')) ?? '').trim() });
   const again = (error: string, status: PageOptions['status']) =>
     renderPage(
       c,
       { title: 'Check your email', status },
-      <CodeForm c={c} next={next} email={email.data} error={error} />,
+      <CodeForm c={c} next={next} email={email.data.email} error={error} />,
     );
-  if (!code.success) return again('The code is the 6 digits from the email.', 400);
+  if (!input.success) return again('The code is the 6 digits from the email.', 400);
   try {
-    const login = await withLoginVerifyLimit(ctx, clientIp(c), () => verifyLoginCode(ctx, email.data, code.data));
+    const login = await verifyLoginCode(ctx, input.data, { ip: clientIp(c) });
     setSessionCookie(c, login.session_token);
   } catch (e) {
     if (e instanceof SvcError && e.code === 'invalid_code') return again('That code is wrong or expired.', 400);
+    if (e instanceof SvcError && e.code === 'rate_limited') {
+      c.header('retry-after', String(e.retryAfter ?? 60));
+      return again(e.detail, 429);
+    }
     if (e instanceof SvcError && e.code === 'too_many_attempts')
       return renderPage(
         c,
         signInPage(429),
-        <EmailForm c={c} next={next} email={email.data} error="Too many wrong codes: send a new code." />,
+        <EmailForm c={c} next={next} email={email.data.email} error="Too many wrong codes: send a new code." />,
       );
     throw e;
   }

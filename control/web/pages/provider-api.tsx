@@ -18,7 +18,6 @@ import {
   type ProviderApiDetail,
 } from '../../../core/schemas/providers.schemas.js';
 import { TermsDocumentInputSchema } from '../../../core/schemas/terms.schemas.js';
-import { SvcError } from '../../../core/errors.js';
 import { FieldError, FormErrors, TextArea, TextField, invalidAttrs, patchOf } from '../fields.js';
 import {
   centsToDollarsInput,
@@ -26,6 +25,7 @@ import {
   fieldErrorsOf,
   fieldErrorsOfSvc,
   formObject,
+  refusalStatus,
   formString,
   type FieldErrors,
   type FieldLabel,
@@ -60,6 +60,8 @@ const DOC_LABELS: Record<string, FieldLabel> = {
 
 providerApiPages.get('/provider/apis/:id', (c) => apiPage(c));
 
+// Long: a page: the listing read at the top, the rest is the markup of its forms (details, pricing, secret, docs,
+// terms).
 async function apiPage(c: Context<WebEnv>, refused?: Refused, code: ContentfulStatusCode = 200) {
   const p = requireWebSession(c);
   const ctx = c.get('ctx');
@@ -286,7 +288,6 @@ function PricingForm(props: { c: Context<WebEnv>; d: ProviderApiDetail; base: st
 }
 
 const back = (c: Context<WebEnv>) => c.redirect(`/provider/apis/${c.req.param('id')}`, 303);
-const statusOf = (e: unknown): ContentfulStatusCode => (e instanceof SvcError ? e.status : 400) as ContentfulStatusCode;
 
 providerApiPages.post('/provider/apis/:id/details', async (c) => {
   const p = requireWebSession(c);
@@ -303,7 +304,7 @@ providerApiPages.post('/provider/apis/:id/details', async (c) => {
   try {
     await patchApi(c.get('ctx'), p, c.req.param('id'), parsed.data);
   } catch (e) {
-    return apiPage(c, { form: 'details', values, errors: fieldErrorsOfSvc(e, DETAIL_LABELS) }, statusOf(e));
+    return apiPage(c, { form: 'details', values, errors: fieldErrorsOfSvc(e, DETAIL_LABELS) }, refusalStatus(e));
   }
   return back(c);
 });
@@ -338,7 +339,7 @@ providerApiPages.post('/provider/apis/:id/pricing', async (c) => {
   try {
     await setPricing(ctx, p, c.req.param('id'), endpoints);
   } catch (e) {
-    return apiPage(c, { form: 'pricing', values, errors: fieldErrorsOfSvc(e, {}) }, statusOf(e));
+    return apiPage(c, { form: 'pricing', values, errors: fieldErrorsOfSvc(e, {}) }, refusalStatus(e));
   }
   return back(c);
 });
@@ -358,7 +359,7 @@ providerApiPages.post('/provider/apis/:id/credentials', async (c) => {
   try {
     await setCredentials(c.get('ctx'), p, c.req.param('id'), parsed.data);
   } catch (e) {
-    return apiPage(c, { form: 'secret', values: {}, errors: fieldErrorsOfSvc(e, SECRET_LABELS) }, statusOf(e));
+    return apiPage(c, { form: 'secret', values: {}, errors: fieldErrorsOfSvc(e, SECRET_LABELS) }, refusalStatus(e));
   }
   return back(c);
 });
@@ -381,7 +382,7 @@ providerApiPages.post('/provider/apis/:id/documents', async (c) => {
       acceptance_mode: parsed.data.acceptance_mode ?? 'required',
     });
   } catch (e) {
-    return apiPage(c, { form: 'doc', values, errors: fieldErrorsOfSvc(e, DOC_LABELS) }, statusOf(e));
+    return apiPage(c, { form: 'doc', values, errors: fieldErrorsOfSvc(e, DOC_LABELS) }, refusalStatus(e));
   }
   return back(c);
 });

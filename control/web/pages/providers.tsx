@@ -1,5 +1,5 @@
 /** Public provider directory and profiles, and the catalog request form. */
-import { z } from 'zod';
+import { CatalogRequestInputSchema } from '../../../core/schemas/catalog.schemas.js';
 import { recordCatalogRequest } from '../../catalog/catalog-requests.service.js';
 import { listProviders, providerPage } from '../../providers/profile.service.js';
 import { clientIp } from '../../lib/client-ip.js';
@@ -79,12 +79,6 @@ providersPages.get('/providers/:slug', async (c) => {
   );
 });
 
-const RequestForm = z.object({
-  query: z.string().trim().min(2).max(500),
-  email: z.union([z.literal(''), z.string().trim().email().max(254)]),
-  notes: z.string().max(2000),
-});
-
 function requestPage(c: Parameters<typeof csrfField>[0], error?: string, done?: boolean) {
   return renderPage(
     c,
@@ -126,16 +120,13 @@ function requestPage(c: Parameters<typeof csrfField>[0], error?: string, done?: 
 providersPages.get('/catalog/request', (c) => requestPage(c));
 
 providersPages.post('/catalog/request', async (c) => {
-  const f = RequestForm.safeParse({
+  // An empty optional field is absent; the operation's own schema (core/schemas) judges the rest.
+  const f = CatalogRequestInputSchema.safeParse({
     query: (await formString(c, 'query')) ?? '',
-    email: (await formString(c, 'email')) ?? '',
-    notes: (await formString(c, 'notes')) ?? '',
+    email: (await formString(c, 'email'))?.trim() || undefined,
+    notes: (await formString(c, 'notes')) || undefined,
   });
   if (!f.success) return requestPage(c, 'Describe the API in 2 to 500 characters; the email must be valid.');
-  await recordCatalogRequest(c.get('ctx'), c.get('webSession')?.principal, clientIp(c), {
-    query: f.data.query,
-    email: f.data.email || undefined,
-    notes: f.data.notes || undefined,
-  });
+  await recordCatalogRequest(c.get('ctx'), c.get('webSession')?.principal, clientIp(c), f.data);
   return requestPage(c, undefined, true);
 });

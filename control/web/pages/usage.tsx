@@ -28,6 +28,7 @@ function daysOf(from: number, to: number): string[] {
   return out;
 }
 
+// Long: a page: the usage read at the top, the rest is the markup of one view (chart, per-API and per-key tables).
 usagePages.get('/dashboard/usage', async (c) => {
   const p = requireWebSession(c);
   const { db, clock } = c.get('ctx');

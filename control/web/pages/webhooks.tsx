@@ -36,6 +36,8 @@ export const webhooksPages = newWebRouter();
 
 const PAGE = '/dashboard/webhooks';
 
+// Long: a page: the endpoints read at the top, the rest is the markup of one view (the list, the new-endpoint form, the
+// secret shown once).
 async function webhooksPage(
   c: Context<WebEnv>,
   extra: { created?: CreatedWebhook; error?: string; url?: string; status?: ContentfulStatusCode } = {},

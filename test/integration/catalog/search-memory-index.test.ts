@@ -4,7 +4,7 @@
  * through the change log (migration 0013) without a rebuild; rebuilds when the log has a gap; leaves the search to
  * FTS5 inside another request's open transaction; and builds a large catalog's base in a worker thread.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
 import { openMigratedTempDb, seedOrg } from '../../helpers/db.js';
 import { insertListing } from '../../helpers/catalog.js';
@@ -23,7 +23,7 @@ import { ftsDefinition, pruneSearchChanges, readIndexBase } from '../../../contr
 import { seedCatalog } from '../../../bench/catalog-seed.js';
 import { openDatabase, type DbHandles } from '../../../core/db/database.js';
 import { SORTS, type Sort } from '../../../core/enumerations.js';
-import { createLogger } from '../../../core/log.js';
+import { createLogger, type Logger } from '../../../core/log.js';
 
 const silent = createLogger('test', 'silent');
 
@@ -445,18 +445,23 @@ describe('in-memory search index', () => {
     }
   });
 
-  it('leaves searches to FTS5 when the base cannot be built, instead of failing them', async () => {
+  /** A database with one listing whose index base cannot be read: a table is in the way of its token reader. */
+  async function withUnbuildableBase() {
     const own = await openMigratedTempDb();
+    const org = await seedOrg(own.h);
+    await insertListing(own.h, {
+      orgId: org.orgId,
+      slug: 'w',
+      name: 'weather now',
+      endpoints: [{ method: 'GET', path: '/w', priceCents: 1 }],
+    });
+    own.h.sqlite.exec('CREATE TEMP TABLE apis_fts_instances (x)');
+    return own;
+  }
+
+  it('leaves searches to FTS5 when the base cannot be built, instead of failing them', async () => {
+    const own = await withUnbuildableBase();
     try {
-      const org = await seedOrg(own.h);
-      await insertListing(own.h, {
-        orgId: org.orgId,
-        slug: 'w',
-        name: 'weather now',
-        endpoints: [{ method: 'GET', path: '/w', priceCents: 1 }],
-      });
-      // A table in the way of the base's token reader: reading the base throws.
-      own.h.sqlite.exec('CREATE TEMP TABLE apis_fts_instances (x)');
       const detach = attachSearchIndex(own.h.db, own.h.sqlite, silent);
       try {
         for (let i = 0; i < 2; i++) {
@@ -469,6 +474,35 @@ describe('in-memory search index', () => {
         detach();
       }
     } finally {
+      await own.close();
+    }
+  });
+
+  it('logs a failed build once, not again on each retry, and builds once the cause is gone', async () => {
+    const own = await withUnbuildableBase();
+    const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
+    const log: Logger = { ...silent, warn: (msg, fields) => warnings.push({ msg, fields }) };
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const detach = attachSearchIndex(own.h.db, own.h.sqlite, log);
+      try {
+        // The first use builds and fails; each later use past the 30 s retry pause tries again and fails again.
+        for (let i = 0; i < 3; i++) {
+          expect(searchIndexOf(own.h.db)).toBeUndefined();
+          vi.setSystemTime(Date.now() + 31_000);
+        }
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]!.msg).toMatch(/search index build failed/);
+        expect(warnings[0]!.fields).toMatchObject({ retry_in_ms: 30_000 });
+        expect(String((warnings[0]!.fields!.err as Error).message)).toMatch(/apis_fts_instances|no such|column/i);
+        own.h.sqlite.exec('DROP TABLE temp.apis_fts_instances');
+        expect(searchIndexOf(own.h.db)).toBeDefined();
+        expect(warnings).toHaveLength(1);
+      } finally {
+        detach();
+      }
+    } finally {
+      vi.useRealTimers();
       await own.close();
     }
   });

@@ -40,7 +40,7 @@ describe('sign-in sweep', () => {
     const now = ctx.clock.now();
     const person = await seedOrg(ctx); // a verified owner; its seeded session lasts one day
     const agent = await registerAnonymous(ctx);
-    await requestLoginCode(ctx, person.email);
+    await requestLoginCode(ctx, { email: person.email }, { ip: '127.0.0.1' });
     await startDeviceLogin(ctx, 'http://127.0.0.1');
     await requestOrgEmail(ctx, await principalFromToken(ctx, agent.api_key), 'sweep-agent@example.test');
     const live = await insertSession(ctx.db, person, now); // 30 days

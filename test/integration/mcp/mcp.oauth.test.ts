@@ -16,10 +16,7 @@ let f: McpFixture;
 let smtp: SmtpSink;
 beforeAll(async () => {
   smtp = await startSmtpSink();
-  f = await startMcpFixture(
-    { SVC_MCP_PORT: String(PORT) },
-    { SVC_SMTP_URL: smtp.url, SVC_MCP_URL: MCP_URL, SVC_LOGIN_RATE_PER_HOUR: '100' },
-  );
+  f = await startMcpFixture({ SVC_MCP_PORT: String(PORT) }, { SVC_SMTP_URL: smtp.url, SVC_MCP_URL: MCP_URL });
 }, 60_000);
 afterAll(async () => {
   await f.stop();

@@ -13,7 +13,7 @@ import { seedOrg } from '../../helpers/db.js';
 let f: McpFixture;
 beforeAll(async () => {
   f = await startMcpFixture();
-}, 60_000);
+}, 120_000);
 afterAll(() => f.stop());
 
 let rpcId = 0;

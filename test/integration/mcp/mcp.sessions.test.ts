@@ -14,7 +14,7 @@ import { REQUIRED, SPEC_TOOLS } from './spec-tools.js';
 let f: McpFixture;
 beforeAll(async () => {
   f = await startMcpFixture();
-}, 60_000);
+}, 120_000);
 afterAll(() => f.stop());
 
 async function connect(opts: { key?: string; sessionId?: string } = {}) {

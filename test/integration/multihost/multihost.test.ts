@@ -1,5 +1,5 @@
 /**
- * svc on several "hosts" (network namespaces, root only): PostgreSQL on one, the control plane on another (MCP: not on PostgreSQL yet),
+ * svc on several "hosts" (network namespaces, root only): PostgreSQL on one, the control plane and MCP on another,
  * three gateways on three more, load from the root namespace over a bridge (scale-out-notes §3; docs/scale-out.md).
  * Each failure runs under paid load with a unique Idempotency-Key per logical call; calls that failed are retried
  * once on a healthy gateway with the same key. After each: every 200 charged exactly once and no logical call
@@ -19,6 +19,8 @@ import { migrateToLatest } from '../../../core/db/migrate.js';
 import { checkBooks } from '../../../control/ledger/books.service.js';
 import { Pg, sql } from '../../../gateway/pg/connect.js';
 import { moneyProblems } from '../../unit/gateway/pg/pg-kit.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const NET = '10.210.0';
 const ID = (process.pid % 1296).toString(36);
@@ -129,6 +131,7 @@ let pg: Pg;
 let up: Upstream;
 let env: Record<string, string>;
 let control: RunningProcess;
+let mcp: RunningProcess;
 const gws: Partial<Record<'gw1' | 'gw2' | 'gw3', RunningProcess>> = {};
 let slug: string;
 
@@ -183,13 +186,19 @@ beforeAll(async () => {
       timeoutMs: 60_000,
     },
   );
-  // MCP belongs on this host too, but mcp/main.ts still opens the SQLite file (PrincipalCache) with
-  // SVC_DATABASE_URL set: it joins this test when it runs on PostgreSQL.
   await Promise.all([startGw('gw1'), startGw('gw2'), startGw('gw3')]);
+  // MCP on the control plane's host, its call_api through the first gateway across the bridge.
+  mcp = await startProcess(
+    'mcp',
+    'mcp/main.js',
+    { ...env, SVC_HOST: `${NET}.${HOSTS.ctl}`, SVC_PUBLIC_URL: control.url, SVC_GATEWAY_URL: gws.gw1!.url },
+    { netns: ns('ctl'), timeoutMs: 60_000 },
+  );
 }, 240_000);
 
 afterAll(async () => {
   for (const g of Object.values(gws)) await g?.stop('SIGKILL');
+  await mcp?.stop();
   await control?.stop();
   await up?.close();
   await pg?.end();
@@ -319,6 +328,28 @@ describe.skipIf(why)('multi-host: PostgreSQL, control plane, three gateways in n
       expect(gws[g]!.url).toContain(`${NET}.${HOSTS[g]}`);
       expect((await fetch(`${gws[g]!.url}/healthz`)).status).toBe(200);
     }
+  });
+
+  it('MCP on the control host, on PostgreSQL: a paid call_api through a gateway is charged once, books exact', async () => {
+    const org = await consumer(10);
+    const transport = new StreamableHTTPClientTransport(new URL(`${mcp.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${org.key}` } },
+    });
+    const client = new Client({ name: 'multihost', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const call = await client.callTool({
+        name: 'call_api',
+        arguments: { slug, endpoint: '/one/{id}', input: { id: `mcp-${ID}` } },
+      });
+      expect(call.structuredContent).toMatchObject({ status: 200, charged_cents: 1, balance_cents: 9 });
+      const bal = await client.callTool({ name: 'get_balance', arguments: {} });
+      expect(bal.structuredContent).toMatchObject({ credit_cents: 9 });
+    } finally {
+      await client.close();
+    }
+    expect(up.hits.get(`mcp-${ID}`)).toBe(1);
+    expect(await moneyProblems(pg)).toEqual([]);
   });
 
   it('kill -9 of one gateway mid-load: every 200 charged once, its leases reaped, books exact', async () => {

@@ -22,7 +22,7 @@ export interface OAuthFixture {
 
 export async function startOAuthFixture(): Promise<OAuthFixture> {
   const smtp = await startSmtpSink();
-  const h = await startControl({ SVC_SMTP_URL: smtp.url, SVC_MCP_URL: MCP_URL, SVC_LOGIN_RATE_PER_HOUR: '100' });
+  const h = await startControl({ SVC_SMTP_URL: smtp.url, SVC_MCP_URL: MCP_URL });
   const db = openTestDb(h.dataDir);
   const secretKey = Buffer.from(readFileSync(join(h.dataDir, 'secret.key'), 'utf8').trim(), 'hex');
   return {

@@ -1,7 +1,7 @@
 /**
  * The upstream pool in-process against a real node:http server on loopback: requests that cannot be written as
- * HTTP/1.1 fail without a byte sent, a socket the upstream closed while idle is never reused, and sequential
- * calls share one socket.
+ * HTTP/1.1 fail without a byte sent, a socket the upstream closed while idle is never reused, sequential
+ * calls share one socket, and concurrent calls to one origin never open more than its share of sockets.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
@@ -54,6 +54,40 @@ describe('upstream pool', () => {
     expect(connections - before).toBe(1);
     expect(p.stats(origin)).toEqual({ open: 1, idle: 1 });
     p.close();
+  });
+
+  it('opens at most `connections` sockets per origin: calls beyond wait for one, and another origin has its own', async () => {
+    // An upstream that holds each answer, so that calls overlap.
+    let slowSockets = 0;
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const slow = createServer((req, res) => {
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.end(`slow ${req.url}`);
+      }, 30);
+    });
+    slow.on('connection', () => slowSockets++);
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const slowOrigin = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    const p = pool(); // 4 per origin
+    try {
+      const calls = Array.from({ length: 12 }, (_, i) => callVia(p, slowOrigin, { path: `/s/${i}` }));
+      // While those wait for the slow origin's four sockets, the other origin is not held up behind them.
+      expect((await callVia(p, origin, { path: '/fast' })).body).toBe('GET /fast');
+      expect(p.stats(slowOrigin).open).toBe(4);
+      const answers = await Promise.all(calls);
+      expect(answers.map((a) => a.body)).toEqual(Array.from({ length: 12 }, (_, i) => `slow /s/${i}`));
+      expect(slowSockets).toBe(4);
+      expect(maxInFlight).toBe(4);
+      expect(p.stats(slowOrigin)).toEqual({ open: 4, idle: 4 });
+      expect(p.stats(origin)).toEqual({ open: 1, idle: 1 });
+    } finally {
+      p.close();
+      slow.closeAllConnections();
+      await new Promise((r) => slow.close(r));
+    }
   });
 
   it.each([

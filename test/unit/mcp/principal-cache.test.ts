@@ -38,7 +38,7 @@ describe('MCP principal cache', () => {
       log: createLogger('test', 'silent'),
       config: { dbFile: join(dir, 'svc.db') } as Config,
     };
-    const cache = new PrincipalCache(ctx, { pollMs: 20 });
+    const cache = await PrincipalCache.open(ctx, { pollMs: 20 });
     try {
       expect((await cache.ofApiKey(org.key)).keyId).toBe(org.keyId);
       // The feed's reads start failing (here: its table is gone for a while), and the key is revoked meanwhile.

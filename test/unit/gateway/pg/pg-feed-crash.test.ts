@@ -9,7 +9,7 @@ import { Pg, sql } from '../../../../gateway/pg/connect.js';
 import { PgHolders } from '../../../../gateway/pg/holders.js';
 import { PgLeaseManager } from '../../../../gateway/pg/leases.js';
 import { PgSettleWriter } from '../../../../gateway/pg/settle-writer.js';
-import { PgChangeFeed, recordChange } from '../../../../gateway/pg/change-feed.js';
+import { PgChangeFeed, pgFeedReads, recordChange } from '../../../../gateway/pg/change-feed.js';
 import type { SettleRecord } from '../../../../gateway/settle-writer.js';
 import type { ChangeRow } from '../../../../core/db/change-feed.js';
 import { utcDay } from '../../../../core/clock.js';
@@ -40,7 +40,7 @@ describe.skipIf(why)(`gateway PostgreSQL store under failures${why ? ` (skipped:
     const seen: ChangeRow[] = [];
     let newKeys = 0;
     const feed = await PgChangeFeed.open(
-      db,
+      pgFeedReads(db),
       url,
       (rows) => seen.push(...rows),
       () => newKeys++,
