@@ -319,12 +319,13 @@ describe('the listing console', () => {
       token: provider.key,
     });
     expect(act.status).toBe(200);
+    await signIn();
     const { page } = browser;
     await page.goto(listingUrl('GET /items/{id}'));
     const notice = page.getByTestId('try-terms');
     expect(await notice.textContent()).toContain('terms (version 1.0.0) must be accepted');
     await accessibleAtBothWidths(page, 'console, terms pending');
-    await notice.getByRole('button', { name: 'Accept version 1.0.0 and continue' }).click();
+    await notice.getByRole('button', { name: 'Accept these terms (version 1.0.0) and continue' }).click();
     await page.waitForURL(`**/apis/${listing.slug}#try`);
     expect(await page.getByTestId('try-terms').count()).toBe(0);
     const accepted = await db.db

@@ -11,7 +11,6 @@ import { formatCents } from '../../../core/money.js';
 import type { ConsoleResult } from '../../../core/schemas/console.schemas.js';
 import type { ConsoleView } from '../../console/console.service.js';
 import type { ConsoleEndpointForm, ConsoleField } from '../../console/console-form.js';
-import { CONSOLE_JS_HREF } from '../assets/assets.routes.js';
 import { csrfField } from '../csrf.js';
 import { SvcError } from '../../../core/errors.js';
 import { centsToDollarsInput, formObject, moneyFields, type FieldErrors } from '../form.js';
@@ -204,8 +203,8 @@ export function ConsoleSection(props: { c: Context<WebEnv>; slug: string; v: Con
               {csrfField(c)}
               <input type="hidden" name="document_id" value={v.termsPending.documentId} />
               <input type="hidden" name="return_to" value="try" />
-              <button type="submit">Accept version {v.termsPending.version} and continue</button>{' '}
-              <a href="#terms">Read the terms</a>
+              <button type="submit">Accept these terms (version {v.termsPending.version}) and continue</button>{' '}
+              <a href="#terms">Read them below</a>
             </form>
           ) : (
             <p>Only an owner or admin of your organization can accept them.</p>
@@ -321,7 +320,6 @@ export function ConsoleSection(props: { c: Context<WebEnv>; slug: string; v: Con
           </button>
         </form>
       ) : null}
-      <script src={CONSOLE_JS_HREF} defer />
     </section>
   );
 }

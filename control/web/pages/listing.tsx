@@ -19,6 +19,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ConsoleCallInputSchema, ConsoleCapInputSchema } from '../../../core/schemas/console.schemas.js';
 import { consoleView, runConsole, setConsoleDailyCap } from '../../console/console.service.js';
 import { formObject, moneyFields, type FieldErrors } from '../form.js';
+import { CONSOLE_JS_HREF } from '../assets/assets.routes.js';
 import { ConsoleSection, consoleErrors, consoleFormInput, type ConsoleState } from './listing-console.js';
 
 export const listingPages = newWebRouter();
@@ -93,7 +94,7 @@ export async function renderListing(
   ] as const;
   return renderPage(
     c,
-    { title: d.name, description: d.summary, status },
+    { title: d.name, description: d.summary, status, scripts: [CONSOLE_JS_HREF] },
     <>
       <p>{d.summary}</p>
       <dl class="facts">
