@@ -14,13 +14,31 @@ export const PG_SUITES = [
   'test/integration/control/keys.test.ts',
   'test/integration/control/keys.permissions.test.ts',
   'test/integration/providers/terms.test.ts',
-  // The MCP process on PostgreSQL: sessions, a paid call_api charged once through the real SDK client, and the
-  // principal cache invalidated by the LISTEN/NOTIFY change feed (core/db/pg-change-feed.ts).
+  // Money on the control plane: usage, the books after random purchases/calls/refunds (and `svc-admin ledger
+  // check`, the operator CLI on PostgreSQL), checkout, auto-reload, payouts, the test payments back-end. Paid calls
+  // are seeded through the PostgreSQL gateway's own lease + settle path (test/helpers/db.ts chargeLikeGateway).
+  'test/integration/control/usage.test.ts',
+  'test/integration/billing/ledger-consistency.test.ts',
+  'test/integration/billing/checkout.stripe.test.ts',
+  'test/integration/billing/auto-reload.stripe.test.ts',
+  'test/integration/billing/payouts.stripe.test.ts',
+  'test/integration/billing/test-mode.test.ts',
+  // Imports: the import worker writes a new listing's endpoints through its own PostgreSQL connection.
+  'test/integration/providers/import.test.ts',
+  // Catalog: search ranking, filters, sorts and paging (its two FTS5-only path assertions skip here, with the
+  // reason in the file), leaderboards and stats refresh.
+  'test/integration/catalog/search.test.ts',
+  'test/integration/catalog/leaderboards.test.ts',
+  // The gateway's money through real gateway processes: paid calls, usage, earnings, caps, Idempotency-Key,
+  // discounts, price changes from another process; refusals change nothing (and an oversized body while the
+  // pipeline awaits PostgreSQL is a 413, not a crash).
+  'test/integration/gateway/gateway.money.happy.test.ts',
+  'test/integration/gateway/gateway.errors.test.ts',
+  'test/integration/gateway/gateway.agent-safety.test.ts',
+  // The MCP process on PostgreSQL: sessions, the v1 SDK client's paid call_api and get_balance, and the principal
+  // cache invalidated by the LISTEN/NOTIFY change feed (core/db/pg-change-feed.ts).
   'test/integration/mcp/mcp.sessions.test.ts',
   'test/integration/mcp/mcp.principal-cache.test.ts',
-  // Not yet here (docs/scale-out.md "Tests on both stores"): usage, leaderboards and ledger-consistency seed paid
-  // calls with the SQLite settle writer (test/helpers/db.ts chargeLikeGateway); search.test.ts asserts FTS5's
-  // path matching and bm25 order, which PostgreSQL's ts_rank search does not reproduce by design.
 ];
 
 export default defineConfig({

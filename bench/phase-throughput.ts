@@ -21,6 +21,8 @@ export interface LoadRun {
   /** Responses with the expected status (the rest are failures). */
   expected: number;
   cpuUsPerReq: number | null;
+  /** CPU of the target's backing server (Target.backing) per response, apart from the server under test. */
+  backingCpuUsPerReq?: number | null;
   /** Busy fraction per CPU during the run (core 0: load + upstream, core 1: server under test). */
   coreBusy: number[];
   eld: { p999Ms: number; p99Ms: number; maxMs: number; raw: EldSnapshot } | null;
@@ -106,6 +108,7 @@ export async function runThroughput(
       if (t.eld) await eldSnapshot(o.eldDir, t.sut.pid);
       if (o.idlePid !== null) await eldSnapshot(o.eldDir, o.idlePid);
       const cpu0 = cpuMicros(t.sut.pid);
+      const backing0 = t.backing ? cpuMicros(t.backing.pid) : 0;
       const s0 = cpuSample();
       let load: LoadResult;
       let expected: number;
@@ -122,6 +125,7 @@ export async function runThroughput(
       }
       const s1 = cpuSample();
       const cpu1 = cpuMicros(t.sut.pid);
+      const backing1 = t.backing ? cpuMicros(t.backing.pid) : 0;
       const snap = t.eld ? await eldSnapshot(o.eldDir, t.sut.pid) : null;
       const idle = o.idlePid !== null ? await eldSnapshot(o.eldDir, o.idlePid) : null;
       const run: LoadRun = {
@@ -130,6 +134,9 @@ export async function runThroughput(
         load,
         expected,
         cpuUsPerReq: load.responses > 0 ? (cpu1 - cpu0) / load.responses : null,
+        ...(t.backing
+          ? { backingCpuUsPerReq: load.responses > 0 ? (backing1 - backing0) / load.responses : null }
+          : {}),
         coreBusy: cpuBusy(s0, s1),
         eld: snap
           ? { p999Ms: eldDelay(snap.p999Ms), p99Ms: eldDelay(snap.p99Ms), maxMs: eldDelay(snap.maxMs), raw: snap }

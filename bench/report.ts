@@ -77,7 +77,7 @@ export function renderMarkdown(r: BenchResult): string {
     '',
   );
   L.push(
-    `Other stores and servers (CPU per paid call, median of per-round ratios): PostgreSQL / SQLite **${fmt(s.cpuCost.pgOverSqlite)}x**, fallback HTTP server / native uWS **${fmt(s.cpuCost.fallbackOverNative)}x**.`,
+    `Other stores and servers (CPU per paid call, median of per-round ratios): PostgreSQL / SQLite **${fmt(s.cpuCost.pgOverSqlite)}x**, fallback HTTP server / native uWS **${fmt(s.cpuCost.fallbackOverNative)}x**. The PostgreSQL server itself (postmaster and backends, unpinned) spent ${fmt(s.throughput['paid-pg']?.backingCpuUsPerReq)} µs per paid call beside the gateway's ${fmt(s.throughput['paid-pg']?.cpuUsPerReq)} µs.`,
     '',
   );
   L.push(

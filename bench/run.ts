@@ -172,6 +172,9 @@ async function _main(): Promise<void> {
             sut: paidPg,
             expectStatus: 200,
             eld: true,
+            ...(pgCluster.serverPid() !== null
+              ? { backing: { pid: pgCluster.serverPid()!, label: 'PostgreSQL server (postmaster and backends)' } }
+              : {}),
           });
         } else notes.push('paid-pg skipped: PostgreSQL 15 binaries not found (Debian postgresql-15)');
         log(`gateway pass-through ${pass.url} (pid ${pass.pid}), paid ${paid.url} (pid ${paid.pid}), cpu ${SUT_CPU}`);

@@ -15,6 +15,8 @@ export interface TargetSummary {
   p50Ms: number | null;
   p99Ms: number | null;
   cpuUsPerReq: number | null;
+  /** CPU of the target's backing server per request (the PostgreSQL server for `paid-pg`). */
+  backingCpuUsPerReq: number | null;
   eldP999Ms: number | null;
   eldP999MsWorst: number | null;
   /** Median p99.9 loop delay of an idle Node process on the same core during this target's runs. */
@@ -94,6 +96,7 @@ export function summarise(
       p50Ms: r2(median(rs.map((r) => r.load.p50Ms))),
       p99Ms: r2(median(rs.map((r) => r.load.p99Ms))),
       cpuUsPerReq: r2(median(rs.map((r) => r.cpuUsPerReq ?? NaN))),
+      backingCpuUsPerReq: r2(median(rs.flatMap((r) => (r.backingCpuUsPerReq != null ? [r.backingCpuUsPerReq] : [])))),
       eldP999Ms: r2(median(elds)),
       eldP999MsWorst: elds.length ? r2(Math.max(...elds)) : null,
       eldIdleP999Ms: r2(median(rs.flatMap((r) => (r.eldIdle ? [r.eldIdle.p999Ms] : [])))),

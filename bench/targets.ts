@@ -30,6 +30,8 @@ export interface Target {
   expectStatus: number;
   /** Reads event-loop delay from the probe preloaded in this process. */
   eld: boolean;
+  /** A server the target needs whose CPU is reported apart (the PostgreSQL postmaster and its backends). */
+  backing?: { pid: number; label: string };
 }
 
 export const TARGET_LABELS: Record<TargetId, string> = {

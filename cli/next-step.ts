@@ -105,6 +105,8 @@ const BY_CODE: Record<string, (h: NextHint) => string> = {
   card_required: () => 'svc billing setup',
   insufficient_scope: () => 'svc login',
   free_only_key: () => 'svc budget set --approval-mode auto',
+  // A capped key may only lower caps: a person signs in (`svc budget set` then acts with the session).
+  cap_escalation: () => 'svc login',
   terms_not_accepted: (h) => `svc terms accept ${h.slug ?? '<slug>'}`,
   listing_not_found: () => 'svc search <query>',
   endpoint_not_found: (h) => `svc inspect ${h.slug ?? '<slug>'} --endpoints`,

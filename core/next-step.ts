@@ -20,7 +20,7 @@ export const NextStepSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('verify_email') }),
   /** Only an org owner or admin may do this: ask one (they act on the dashboard). */
   z.object({ action: z.literal('ask_org_admin') }),
-  /** This key cannot be used any more (revoked): get a working key. */
+  /** This credential cannot be used here (a revoked key; a session token on the gateway): get a working key. */
   z.object({ action: z.literal('get_key') }),
   /** The org's credits do not cover the call: a person buys credits. */
   z.object({ action: z.literal('buy_credits') }),
@@ -62,7 +62,9 @@ const CAP_FIELD = {
 export function restNextStep(next: NextStep): string {
   switch (next.action) {
     case 'authenticate':
-      return 'Send Authorization: Bearer <svc_live_… key or sess_… token>.';
+      // A key works on every REST surface (the gateway refuses sess_ tokens with api_key_required), and a caller
+      // without one gets one here without an account: the next-step walker follows this wording.
+      return 'Send Authorization: Bearer <svc_live_… API key>; POST /v1/register makes one without an account.';
     case 'log_in':
       return 'Log in with POST /v1/auth/login/request, then POST /v1/auth/login/verify.';
     case 'verify_email':
@@ -70,7 +72,8 @@ export function restNextStep(next: NextStep): string {
     case 'ask_org_admin':
       return 'Ask an owner or admin of this organization.';
     case 'get_key':
-      return 'This key cannot be used: create a new one with POST /v1/keys (or POST /v1/register).';
+      // A revoked key is refused by POST /v1/keys too: a person makes one signed in, an agent registers anew.
+      return 'Send a working API key: make one with POST /v1/keys signed in, or with POST /v1/register (no account needed).';
     case 'buy_credits':
       return 'Buy credits with POST /v1/billing/checkout (a person pays on the page it returns).';
     case 'add_card':

@@ -50,11 +50,16 @@ export class RequestBody extends Readable {
   #paused = false;
 
   constructor(
-    private readonly res: HttpResponse,
+    private readonly res: Pick<HttpResponse, 'pause' | 'resume'>,
     private readonly maxBytes: number,
     private readonly isOpen: () => boolean,
   ) {
     super({ highWaterMark: 256 * 1024 });
+    // An overflow fails the stream whether or not a consumer took it yet: on PostgreSQL the pipeline awaits the key,
+    // lease and claim round trips first, so a fast oversized body overflows before the upstream call listens. The
+    // failure is read from `overflow` (pipeline.ts) and by consumers that attach later (`errored`, upstream/call.ts);
+    // without a listener of its own the 'error' event would crash the gateway process.
+    this.on('error', ignoreError);
   }
 
   /** uWS onData callback. */
@@ -99,6 +104,8 @@ export class RequestBody extends Readable {
     }
   }
 }
+
+function ignoreError(): void {}
 
 /** Reads a whole body (idempotent calls hash it), honouring the stream's own cap. */
 export async function collectBody(body: RequestBody): Promise<Buffer> {

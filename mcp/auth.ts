@@ -44,9 +44,12 @@ export async function callerFromBearer(
     throw new SvcError(
       'unauthorized',
       'Session tokens (sess_…) work on the control plane only; send an API key (svc_live_…) or an OAuth access token',
+      { next: { action: 'authenticate' } },
     );
   }
-  throw new SvcError('unauthorized', 'The bearer is neither an svc_live_ API key nor an OAuth access token');
+  throw new SvcError('unauthorized', 'The bearer is neither an svc_live_ API key nor an OAuth access token', {
+    next: { action: 'authenticate' },
+  });
 }
 
 export function hasScope(caller: Caller, scope: Scope): boolean {

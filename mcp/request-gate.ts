@@ -232,7 +232,9 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
     if (caller.kind === 'anonymous' && config.isProduction) {
       return {
         answer: problemAnswer(
-          new SvcError('unauthorized', 'Send Authorization: Bearer <API key or OAuth access token>'),
+          new SvcError('unauthorized', 'Send Authorization: Bearer <API key or OAuth access token>', {
+            next: { action: 'authenticate' },
+          }),
           challenge(),
         ),
       };
@@ -242,7 +244,9 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
       if (caller.kind === 'anonymous') {
         return {
           answer: problemAnswer(
-            new SvcError('unauthorized', `${needed.tool} needs a credential with ${needed.scope}`),
+            new SvcError('unauthorized', `${needed.tool} needs a credential with ${needed.scope}`, {
+              next: { action: 'authenticate' },
+            }),
             challenge(`, scope="${needed.scope}"`),
           ),
         };
@@ -264,7 +268,8 @@ export function createRequestGate(deps: McpAppDeps): RequestGate {
             new SvcError(
               'insufficient_scope',
               `${needed.tool} needs ${needed.scope}: a person verifies an email for this org (OAuth sign-in does it) and the same key gains it`,
-              { extra: { required_scope: needed.scope } },
+              // The tool an agent can take without a person at a browser: verify_email elevates this same key.
+              { extra: { required_scope: needed.scope }, next: { action: 'verify_email' } },
             ),
             {
               'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrlOf(origin)}"`,
@@ -314,6 +319,7 @@ function asBearerFailure(err: SvcError): SvcError {
   if (err.code !== 'key_revoked') return err;
   return new SvcError('unauthorized', `${err.detail}: send another credential (or start a new session)`, {
     extra: { reason: 'key_revoked' },
+    next: { action: 'get_key' },
   });
 }
 

@@ -66,6 +66,14 @@ const accept = svcCommand({
   examples: ['svc terms accept demo-weather', 'svc terms accept demo-weather --yes --json'],
   async run({ args }) {
     const { slug } = args;
+    // With only a key, the server's refusal is the answer: it knows whether the key's org has an email to sign in
+    // with (next: log_in) or first needs one (next: verify_email; a login would make another org).
+    if (!config().sessionToken && config().apiKey)
+      await api('POST', `/v1/apis/${encodeURIComponent(slug)}/terms/accept`, TermsAcceptanceSchema, {
+        auth: 'key',
+        body: {},
+        hint: { slug },
+      });
     if (!config().sessionToken)
       throw new CliFailure(
         'api',

@@ -21,6 +21,11 @@ export interface Principal {
   sessionId: string | null;
   role: 'owner' | 'admin' | null;
   scopes: ReadonlySet<Scope>;
+  /**
+   * Keys only: whether the key's org has a verified email, i.e. a person can sign in to it. A registered agent key's
+   * org has none until one is verified: a step that needs a person then starts there (assertSession).
+   */
+  orgEmailVerified?: boolean;
 }
 
 /** What resolving a credential needs; an AppContext satisfies it. */
@@ -63,6 +68,7 @@ function compileKeyPrincipal(db: Db, column: 'key_hash' | 'id') {
       'api_keys.revoked_at',
       'api_keys.created_by_user_id',
       'orgs.status as org_status',
+      'orgs.email_verified_at as org_email_verified_at',
       'users.role',
     ])
     .where(`api_keys.${column}`, '=', '')
@@ -90,7 +96,8 @@ async function _keyPrincipal({ db }: AuthContext, column: 'key_hash' | 'id', val
   const compiled = keyPrincipalQuery(db, column);
   const row = (await db.executeQuery<KeyPrincipalRow>({ ...compiled, parameters: [value] })).rows[0];
   if (!row) throw new SvcError('unauthorized', 'Unknown API key.', { next: { action: 'authenticate' } });
-  if (row.revoked_at !== null) throw new SvcError('key_revoked', 'This API key has been revoked');
+  if (row.revoked_at !== null)
+    throw new SvcError('key_revoked', 'This API key has been revoked', { next: { action: 'get_key' } });
   if (row.org_status === 'suspended') throw new SvcError('org_suspended', 'This organization is suspended');
   return {
     kind: 'key',
@@ -100,6 +107,7 @@ async function _keyPrincipal({ db }: AuthContext, column: 'key_hash' | 'id', val
     sessionId: null,
     role: row.role ?? null,
     scopes: new Set(parseScopes(row.scopes)),
+    orgEmailVerified: row.org_email_verified_at !== null,
   };
 }
 
@@ -158,9 +166,15 @@ export function assertScope(p: Principal | undefined, scope: Scope): Principal {
 export function assertSession(p: Principal | undefined): Principal {
   const principal = assertAuthenticated(p);
   if (principal.kind !== 'session') {
-    throw new SvcError('session_required', 'This action needs a session token (sess_…), not an API key.', {
-      next: { action: 'log_in' },
-    });
+    // Signing in reaches a key's org only through its verified email: without one, a login would make another org.
+    const noPerson = principal.orgEmailVerified === false;
+    throw new SvcError(
+      'session_required',
+      noPerson
+        ? "This action needs a person signed in, and this key's org has no verified email to sign in with yet."
+        : 'This action needs a session token (sess_…), not an API key.',
+      { next: noPerson ? { action: 'verify_email' } : { action: 'log_in' } },
+    );
   }
   return principal;
 }

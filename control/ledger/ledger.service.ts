@@ -144,14 +144,36 @@ export interface BalanceView {
   reserved_cents: number;
 }
 
-/** @internal Read by services that authorized (billingStatus, describeMe). */
+/**
+ * The org's balance as its ledger has it. On PostgreSQL a gateway's settle batch bumps only its own lease row
+ * (`balance_leases.unfolded_cents`) and folds that spend into `balances` later (gateway/pg/fold.ts), so the row's
+ * credit and reserved amounts both still hold the unfolded spend until then: subtracting it here makes a balance
+ * read right after a paid call show that call (docs/scale-out.md "The fold"). On SQLite the sum is always 0.
+ * @internal Read by services that authorized (billingStatus, describeMe).
+ */
 export async function getBalance(db: Db, orgId: string): Promise<BalanceView> {
   const row = await db
     .selectFrom('balances')
-    .select(['credit_cents', 'pending_cents', 'reserved_cents'])
+    .select((eb) => [
+      'credit_cents',
+      'pending_cents',
+      'reserved_cents',
+      eb
+        .selectFrom('balance_leases')
+        .select(sql<number>`COALESCE(SUM(unfolded_cents), 0)`.as('u'))
+        .where('balance_leases.org_id', '=', orgId)
+        .where('balance_leases.released_at', 'is', null)
+        .as('unfolded_cents'),
+    ])
     .where('org_id', '=', orgId)
     .executeTakeFirst();
-  return row ?? { credit_cents: 0, pending_cents: 0, reserved_cents: 0 };
+  if (!row) return { credit_cents: 0, pending_cents: 0, reserved_cents: 0 };
+  const unfolded = Number(row.unfolded_cents ?? 0);
+  return {
+    credit_cents: row.credit_cents - unfolded,
+    pending_cents: row.pending_cents,
+    reserved_cents: row.reserved_cents - unfolded,
+  };
 }
 
 export interface LedgerMismatch {

@@ -44,7 +44,8 @@ export async function providerAnalytics(
       sql<number>`coalesce(sum(usage_events.charged_cents), 0)`.as('gross_cents'),
       sql<number>`coalesce(sum(case when usage_events.status < 500 then 1 else 0 end), 0)`.as('ok_calls'),
     ])
-    .groupBy(['usage_events.api_id', 'usage_events.endpoint_id'])
+    // Every selected column grouped, as PostgreSQL requires (SQLite would pick any row's).
+    .groupBy(['usage_events.api_id', 'apis.slug', 'usage_events.endpoint_id', 'endpoints.method', 'endpoints.path'])
     .orderBy('gross_cents', 'desc')
     .execute();
   const earnings = await db

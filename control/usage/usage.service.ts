@@ -72,7 +72,8 @@ async function _usageSummary(db: Db, q: UsageQuery): Promise<UsageSummary> {
     base
       .innerJoin('apis', 'apis.id', 'usage_events.api_id')
       .select(['usage_events.api_id', 'apis.slug', calls.as('calls'), charged.as('charged_cents')])
-      .groupBy('usage_events.api_id')
+      // PostgreSQL wants every selected column grouped (the slug depends on apis.id, not on usage_events.api_id).
+      .groupBy(['usage_events.api_id', 'apis.slug'])
       .orderBy('charged_cents', 'desc')
       .execute(),
     base

@@ -49,6 +49,7 @@ export function refusalNext(code: ErrorCode, slug: string, verified: boolean): N
     case 'unauthorized':
       return { action: 'authenticate' };
     case 'key_revoked':
+    case 'api_key_required':
       return { action: 'get_key' };
     case 'rate_limited':
       return { action: 'retry_later' };

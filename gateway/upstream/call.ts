@@ -80,7 +80,13 @@ export class UpstreamCall implements UpstreamController {
   ) {
     // From now on, not once a socket is there: a body over the gateway's cap fails while the call waits to connect.
     const b = req.body;
-    if (b !== null && !Buffer.isBuffer(b)) b.once('error', (e) => this.fail('error', e));
+    if (b !== null && !Buffer.isBuffer(b)) {
+      // A body that failed before this call took it (over the cap while the pipeline awaited PostgreSQL) emits
+      // nothing more: fail on the next tick, as a failure while connecting would.
+      const failed = b.errored;
+      if (failed) process.nextTick(() => this.fail('error', failed));
+      else b.once('error', (e) => this.fail('error', e));
+    }
   }
 
   /** False (and the call failed on the next tick) when the request cannot be written as HTTP/1.1. */

@@ -18,6 +18,15 @@ import { SettleWriter } from '../../gateway/settle-writer.js';
 import { utcDay } from '../../core/clock.js';
 import { migrateToLatest } from '../../core/db/migrate.js';
 import { tempDataDir } from './processes.js';
+import { dialectOf } from '../../core/db/dialect.js';
+import { Pg } from '../../gateway/pg/connect.js';
+import { PgHolders } from '../../gateway/pg/holders.js';
+import { PgLeaseManager } from '../../gateway/pg/leases.js';
+import { PgSettleWriter } from '../../gateway/pg/settle-writer.js';
+import type { SettleRecord } from '../../gateway/settle-writer.js';
+
+/** The PostgreSQL URL behind a test handle's kysely `db` (openTestDb in the PG pass), for the raw-SQL gateway stores. */
+const pgUrlOf = new WeakMap<Db, string>();
 
 /**
  * The data dir's database. In the PostgreSQL pass (vitest.pg.config.ts) `db` is the data dir's PostgreSQL database
@@ -27,6 +36,7 @@ export function openTestDb(dataDir: string): DbHandles {
   const lite = openDatabase(join(dataDir, 'svc.db'));
   if (!pgTestMode()) return lite;
   const pg = openPostgres(databaseUrlFor(dataDir));
+  pgUrlOf.set(pg.db, pg.url);
   return {
     db: pg.db,
     sqlite: lite.sqlite,
@@ -184,21 +194,25 @@ export async function expectLedgerConsistent(h: StoreDb): Promise<void> {
 }
 
 /**
- * A paid call's settle exactly as the gateway writes it (gateway/settle-writer.ts, an unleased charge: usage row,
- * call_charge entry, provider earning, balance), for billing tests that need calls to spend credit or earn a
- * provider money without a gateway. Resolves with the call's request id; rejects when the payer's unreserved credit
- * is short, writing nothing.
+ * A paid call's settle exactly as the gateway writes it, for billing tests that need calls to spend credit or earn
+ * a provider money without a gateway: usage row, call_charge entry, provider earning, balance. Resolves with the
+ * call's request id; rejects ("insufficient unreserved credit") when the payer's unreserved credit is short, writing
+ * nothing.
+ * - SQLite: gateway/settle-writer.ts's unleased charge (the balance debited with its check, in one transaction).
+ * - PostgreSQL (the PG pass): the PostgreSQL gateway's own path, as a holder of its own: a lease of exactly `cents`
+ *   (pg/leases.ts: the headroom check against credit and the key's caps), the settle batch (pg/settle-writer.ts),
+ *   then the lease released, which folds the spend into `balances` and the key's spend (pg/fold.ts), so what the
+ *   control plane reads right after is final, as on SQLite.
  */
 export async function chargeLikeGateway(
-  h: DbHandles,
+  h: StoreDb,
   payer: { orgId: string; keyId: string },
   cents: number,
   opts: { providerOrgId?: string; apiId?: string; at?: number; platformFeeBps?: number } = {},
 ): Promise<string> {
   const at = opts.at ?? Date.now();
-  const writer = new SettleWriter(h.sqlite, { holderId: null, platformFeeBps: opts.platformFeeBps ?? 0 });
   const requestId = newId('req', at);
-  await writer.settle({
+  const rec: SettleRecord = {
     requestId,
     orgId: payer.orgId,
     keyId: payer.keyId,
@@ -214,8 +228,58 @@ export async function chargeLikeGateway(
     createdAt: at,
     leaseId: null,
     day: utcDay(at),
-  });
+  };
+  const platformFeeBps = opts.platformFeeBps ?? 0;
+  if (dialectOf(h.db) === 'postgres') {
+    const url = pgUrlOf.get(h.db);
+    if (!url) throw new Error('chargeLikeGateway: a PostgreSQL handle not opened by openTestDb');
+    await _chargeOnPostgres(url, rec, platformFeeBps);
+    return requestId;
+  }
+  if (!('sqlite' in h)) throw new Error('chargeLikeGateway: a SQLite handle needs its `sqlite` connection');
+  const writer = new SettleWriter((h as DbHandles).sqlite, { holderId: null, platformFeeBps });
+  await writer.settle(rec);
   return requestId;
+}
+
+async function _chargeOnPostgres(url: string, rec: SettleRecord, platformFeeBps: number): Promise<void> {
+  const pg = new Pg(url, { max: 2, application: 'svc-test-charge' });
+  try {
+    const now = Date.now();
+    const holders = await PgHolders.register(pg, now);
+    try {
+      const leases = new PgLeaseManager(pg, holders.id, {
+        liveHolders: () => 1,
+        maxChunkCents: rec.chargedCents,
+        idleMs: 60_000,
+      });
+      const key = {
+        keyId: rec.keyId,
+        keyHash: '',
+        orgId: rec.orgId,
+        canCall: true,
+        revoked: false,
+        freeOnly: false,
+        budgetCents: null,
+        perCallMaxCents: null,
+        dailyCapCents: null,
+        rateLimitPerMin: null,
+      };
+      const got = await leases.reserve(key, rec.day, rec.chargedCents, now);
+      if (!got.ok) throw new Error(`insufficient unreserved credit for this charge (${got.code})`);
+      try {
+        const writer = new PgSettleWriter(pg, { holderId: holders.id, platformFeeBps, flushMs: 0 });
+        await writer.settle({ ...rec, leaseId: got.lease.id });
+        leases.committed(got.lease.id, rec.chargedCents);
+      } finally {
+        await leases.releaseAll(Date.now());
+      }
+    } finally {
+      await holders.markStopped();
+    }
+  } finally {
+    await pg.end();
+  }
 }
 
 export interface SeedEndpoint {

@@ -10,7 +10,7 @@
  *   in afterAll.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { appendFileSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +38,8 @@ export interface PgCluster {
   stop(): Promise<void>;
   /** The server log so far, for failure messages. */
   log(): Promise<string>;
+  /** The postmaster's pid (its backends are its children; the bench reads the server's CPU from it); null when shared. */
+  serverPid(): number | null;
 }
 
 export interface StartPostgresOptions {
@@ -170,6 +172,9 @@ export async function startPostgres(opts: StartPostgresOptions = {}): Promise<Pg
         rmSync(dir, { recursive: true, force: true });
       }
     },
+    serverPid() {
+      return Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    },
     async log() {
       return run('cat', [logFile]).then(
         (r) => r.stdout,
@@ -209,6 +214,9 @@ function _sharedCluster(): PgCluster | null {
       throw new Error('the shared test cluster cannot be restarted: startPostgres() one of your own');
     },
     async stop() {},
+    serverPid() {
+      return null;
+    },
     async log() {
       return '';
     },

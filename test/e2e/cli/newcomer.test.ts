@@ -78,7 +78,8 @@ describe('svc, a newcomer', () => {
     expect(human.stderr).toContain('next: svc verify --email <your email>\n');
     const terms = await svc('terms', 'accept', 'demo-weather', '--yes', '--json');
     expect(terms.code).toBe(1);
-    expect(terms.json().error).toMatchObject({ code: 'session_required', next: 'svc login' });
+    // A registered key's org has no email to sign in with yet: verifying one comes first (a login would make a new org).
+    expect(terms.json().error).toMatchObject({ code: 'session_required', next: 'svc verify --email <your email>' });
     const gone = await runSvc(['balance', '--json'], { home, env: { SVC_API_URL: 'http://127.0.0.1:9' } });
     expect(gone.code).toBe(1);
     expect(gone.json().error.code).toBe('connection_failed');

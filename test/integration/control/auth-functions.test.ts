@@ -62,12 +62,16 @@ describe('assert* guards', () => {
     ]);
   });
 
-  it('assertSession refuses keys (next: log_in); assertOrgAdmin refuses members without a role', async () => {
+  it('assertSession refuses keys (next: verify_email while the org has no email to sign in with); assertOrgAdmin refuses members without a role', async () => {
     const { ctx } = control();
     const reg = await registerAnonymous(ctx);
     const key = await principalFromToken(ctx, reg.api_key);
     const e = await thrown(() => assertSession(key));
-    expect([e.code, e.next]).toEqual(['session_required', { action: 'log_in' }]);
+    // A login would make another org: the key's org first needs a verified email (the next-step walker's finding).
+    expect([e.code, e.next]).toEqual(['session_required', { action: 'verify_email' }]);
+    const ofVerifiedOrg = { ...key, orgEmailVerified: true };
+    const v = await thrown(() => assertSession(ofVerifiedOrg));
+    expect([v.code, v.next]).toEqual(['session_required', { action: 'log_in' }]);
     const notAdmin = await thrown(() => assertOrgAdmin(key));
     expect([notAdmin.code, notAdmin.next]).toEqual(['forbidden', { action: 'ask_org_admin' }]);
     const none = await thrown(() => assertAuthenticated(undefined));

@@ -3,6 +3,7 @@
  * the schema migrated, a provider listing pointing at the upstream, and helpers to read ledger/usage state.
  */
 import { afterAll, beforeAll } from 'vitest';
+import { sql } from 'kysely';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openMigratedTempDb, seedListing, seedOrg, type SeededOrg, type SeedEndpoint } from '../../helpers/db.js';
@@ -144,15 +145,50 @@ export async function makeWorld(
   };
 }
 
+/**
+ * Exact reads of what a paid call moves, on either store. On PostgreSQL a settle batch bumps only its lease row's
+ * `unfolded_cents`; `balances`, `api_keys.spent_cents` and `key_daily_spend` catch up at the next fold
+ * (gateway/pg/fold.ts), so an exact read adds the open leases' unfolded spend (credit and reserved both still hold
+ * it; docs/scale-out.md "The fold"), in the same statement: one snapshot, so a fold between two reads cannot count
+ * a charge twice or not at all. On SQLite the sum is always 0.
+ */
+function _unfolded(col: 'org_id' | 'key_id', id: string, day?: number) {
+  return sql<number>`COALESCE((SELECT SUM(l.unfolded_cents) FROM balance_leases l
+    WHERE ${sql.ref(`l.${col}`)} = ${id} AND l.released_at IS NULL
+    ${day === undefined ? sql`` : sql`AND l.day = ${day}`}), 0)`;
+}
+
 export async function balanceOf(
   h: DbHandles,
   orgId: string,
 ): Promise<{ credit_cents: number; reserved_cents: number }> {
-  return h.db
+  const u = _unfolded('org_id', orgId);
+  const row = await h.db
     .selectFrom('balances')
-    .select(['credit_cents', 'reserved_cents'])
+    .select([
+      sql<number>`credit_cents - ${u}`.as('credit_cents'),
+      sql<number>`reserved_cents - ${u}`.as('reserved_cents'),
+    ])
     .where('org_id', '=', orgId)
     .executeTakeFirstOrThrow();
+  return { credit_cents: Number(row.credit_cents), reserved_cents: Number(row.reserved_cents) };
+}
+
+/** A key's lifetime spend (`api_keys.spent_cents` plus its open leases' unfolded spend). */
+export async function keySpentOf(h: DbHandles, keyId: string): Promise<number> {
+  const row = await h.db
+    .selectFrom('api_keys')
+    .select(sql<number>`spent_cents + ${_unfolded('key_id', keyId)}`.as('s'))
+    .where('id', '=', keyId)
+    .executeTakeFirstOrThrow();
+  return Number(row.s);
+}
+
+/** A key's spend on UTC day `day` (`key_daily_spend` plus its open leases' unfolded spend of that day). */
+export async function daySpentOf(h: DbHandles, keyId: string, day: number): Promise<number> {
+  const row = await sql<{ s: number }>`SELECT COALESCE((SELECT spent_cents FROM key_daily_spend
+      WHERE key_id = ${keyId} AND day = ${day}), 0) + ${_unfolded('key_id', keyId, day)} AS s`.execute(h.db);
+  return Number(row.rows[0]!.s);
 }
 
 export async function gw(

@@ -4,6 +4,7 @@ import {
   makeWorld,
   gw,
   balanceOf,
+  keySpentOf,
   feedApplied,
   until,
   clearOfUtcMidnight,
@@ -125,12 +126,10 @@ describe('gateway refusals (problem+json, stable codes, nothing charged)', () =>
     expect((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: daily.key, body: 'a' })).status).toBe(200);
     expect((await gw(g.url, 'POST', `/${w.slug}/echo`, { key: daily.key, body: 'b' })).status).toBe(200);
     expectProblem(await gw(g.url, 'POST', `/${w.slug}/echo`, { key: daily.key, body: 'c' }), 402, 'daily_cap_exceeded');
-    const spent = await w.h.db
-      .selectFrom('api_keys')
-      .select(['id', 'spent_cents'])
-      .where('id', 'in', [perCall.keyId, budget.keyId, daily.keyId])
-      .execute();
-    expect(Object.fromEntries(spent.map((s) => [s.id, s.spent_cents]))).toEqual({
+    const spent = await Promise.all(
+      [perCall.keyId, budget.keyId, daily.keyId].map(async (id) => [id, await keySpentOf(w.h, id)] as const),
+    );
+    expect(Object.fromEntries(spent)).toEqual({
       [perCall.keyId]: 2,
       [budget.keyId]: 7,
       [daily.keyId]: 4,

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { grantCredits, seedKey } from '../../helpers/db.js';
+import { grantCredits, seedKey, seedOrg } from '../../helpers/db.js';
 import { REGISTER_SCOPES } from '../../../core/scopes.js';
 import { initializeBody, rawPost, startMcpFixture, type McpFixture } from './fixture.js';
 import { REQUIRED, SPEC_TOOLS } from './spec-tools.js';
@@ -162,6 +162,30 @@ describe('MCP 2025-11-25 sessions (v1 SDK client)', () => {
       { 'mcp-session-id': sid },
     );
     expect(bal.json.result.structuredContent.credit_cents).toBe(7);
+  });
+
+  it('a bearer key with credit: call_api through the SDK client charges the price once, get_balance reads it', async () => {
+    const org = await seedOrg(f.db);
+    await grantCredits(f.db, org.orgId, 20);
+    const { client } = await connect({ key: org.key });
+    const hits = f.upstream.requests.length;
+    const r = await client.callTool({
+      name: 'call_api',
+      arguments: { slug: f.listing.slug, endpoint: '/items/{id}', input: { id: '7' } },
+    });
+    expect(r.isError, JSON.stringify(r)).toBeFalsy();
+    const paid = structured(r);
+    expect(paid).toMatchObject({ status: 200, price_cents: 3, charged_cents: 3, balance_cents: 17 });
+    expect(f.upstream.requests.length).toBe(hits + 1);
+    const usage = await f.db.db
+      .selectFrom('usage_events')
+      .select(['org_id', 'key_id', 'charged_cents'])
+      .where('id', '=', paid.request_id)
+      .executeTakeFirstOrThrow();
+    expect(usage).toEqual({ org_id: org.orgId, key_id: org.keyId, charged_cents: 3 });
+    const bal = structured(await client.callTool({ name: 'get_balance', arguments: {} }));
+    expect(bal).toMatchObject({ org_id: org.orgId, credit_cents: 17 });
+    await client.close();
   });
 
   it("402 is a tool error naming the gateway's next step (an unverified key verifies first); a price above max_price_cents is refused and not charged", async () => {

@@ -116,8 +116,10 @@ describe('bench summary', () => {
     ];
     const mcp = { seconds: 1, rows, loadAverage: { start: [], end: [] }, cpuOverFloor: mcpCpuOverFloor(rows) };
     expect(mcp.cpuOverFloor).toEqual({ stateless: 1.25, session: 2 });
-    const runs = [load(1, 'paid', 50_000, 40), load(1, 'paid-pg', 20_000, 70)];
+    const runs = [load(1, 'paid', 50_000, 40), { ...load(1, 'paid-pg', 20_000, 70), backingCpuUsPerReq: 55 }];
     const s = summarise(runs, [], {}, null, null, mcp);
+    expect(s.throughput['paid-pg']).toMatchObject({ cpuUsPerReq: 70, backingCpuUsPerReq: 55 });
+    expect(s.throughput.paid?.backingCpuUsPerReq).toBe(null);
     expect(s.goals.find((g) => g.name.startsWith('MCP call_api'))?.met).toBe(true);
     expect(s.cpuCost.pgOverSqlite).toBe(1.75);
     expect(s.goals.find((g) => g.name.includes('PostgreSQL / SQLite'))?.met).toBe(false);

@@ -11,6 +11,7 @@ import { createUpstreamPool } from '../../../gateway/steps/forward.js';
 import { UpstreamPool } from '../../../gateway/upstream/pool.js';
 import { egressPolicy } from '../../../core/egress.js';
 import { callVia } from '../../helpers/upstream-pool.js';
+import { RequestBody } from '../../../gateway/request-body.js';
 
 let server: Server;
 let origin: string;
@@ -158,5 +159,21 @@ describe('upstream pool', () => {
     ).rejects.toMatchObject({ code: 'EUPSTREAM_CONNECT_TIMEOUT', kind: 'timeout' });
     await expect.poll(() => ended, { timeout: 2_000 }).toBe(true);
     p.close();
+  });
+  it('a streamed body over the cap before any consumer took it fails quietly; its upstream call fails at once, unsent', async () => {
+    // On PostgreSQL the pipeline awaits the lease before the upstream call takes the body: the overflow comes first.
+    const res = { pause() {}, resume() {} };
+    const body = new RequestBody(res, 1024, () => true);
+    body.feed(new ArrayBuffer(800), false);
+    body.feed(new ArrayBuffer(800), false); // over 1024: no 'error' listener of a consumer yet, and no crash
+    expect(body.overflow).not.toBeNull();
+    expect(body.errored?.message).toMatch(/SVC_GATEWAY_MAX_REQUEST_BYTES/);
+    const before = requests;
+    const t0 = Date.now();
+    await expect(
+      callVia(pool(), origin, { method: 'POST', headers: { 'transfer-encoding': 'chunked' }, body }),
+    ).rejects.toMatchObject({ kind: 'error', message: expect.stringMatching(/SVC_GATEWAY_MAX_REQUEST_BYTES/) });
+    expect(Date.now() - t0).toBeLessThan(1_000); // not the 2 s body timeout
+    expect(requests).toBe(before);
   });
 });
