@@ -20,14 +20,9 @@ export interface PageOptions {
   scripts?: string[];
 }
 
-function Layout(props: {
-  c: Context<WebEnv>;
-  title: string;
-  banner?: Child;
-  description?: string;
-  scripts?: string[] | undefined;
-  children?: Child;
-}) {
+type LayoutProps = Omit<PageOptions, 'status'> & { c: Context<WebEnv>; children?: Child };
+
+function Layout(props: LayoutProps) {
   const { c } = props;
   const session = c.get('webSession');
   return (
@@ -95,7 +90,7 @@ function Layout(props: {
           <h1>{props.title}</h1>
           {props.children}
         </main>
-        {(props.scripts ?? []).map((src) => (
+        {props.scripts?.map((src) => (
           <script src={src} defer />
         ))}
         <footer class="site">
