@@ -5,7 +5,7 @@
  * stylesheet (a static response from the same process) as the baseline. Writes bench/results/catalog-<stamp>.json.
  * Targets: API p99 <= 5 ms, page p99 <= 15 ms.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { Agent, get as httpGet } from 'node:http';
 import { tmpdir, loadavg, cpus } from 'node:os';
@@ -41,7 +41,11 @@ async function startControl(dataDir: string) {
       }
     });
   });
-  return { url, stop: () => new Promise<void>((r) => (child.once('exit', () => r()), child.kill('SIGTERM'))) };
+  return {
+    url,
+    pid: child.pid ?? 0,
+    stop: () => new Promise<void>((r) => (child.once('exit', () => r()), child.kill('SIGTERM'))),
+  };
 }
 
 /** A node:http server answering every request with `bytes` bytes of CSS: the floor under every row's latency. */
@@ -55,6 +59,21 @@ async function startFloorServer(bytes: number): Promise<{ url: string; stop: () 
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((res) => createInterface({ input: child.stdout! }).once('line', res));
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
+}
+
+/**
+ * CPU time (user + system, ms) the process has used so far, from /proc (Linux). Per row, the difference over its
+ * timed requests divided by their number is the server's mean CPU per request: what the request costs the server
+ * whatever else the machine is running (latency percentiles on a shared, loaded machine include waiting for a core).
+ */
+function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return null;
+  }
 }
 
 const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -83,7 +102,8 @@ async function time(
   base: string,
   target: Target,
   cold?: () => void,
-): Promise<{ p50: number; p99: number; max: number; bytes: number }> {
+  pid?: number,
+): Promise<{ p50: number; p99: number; max: number; bytes: number; server_cpu_ms_per_request: number | null }> {
   const url = (i: number) => base + (typeof target === 'string' ? target : target(i));
   let bytes = 0;
   for (let i = 0; i < WARMUP; i++) {
@@ -91,6 +111,7 @@ async function time(
     await get(url(REQUESTS + i));
   }
   const ms: number[] = [];
+  const cpuStart = pid ? cpuMs(pid) : null;
   for (let i = 0; i < REQUESTS; i++) {
     cold?.();
     const t = performance.now();
@@ -99,9 +120,17 @@ async function time(
     if (res.status !== 200) throw new Error(`${url(i)}: ${res.status}`);
     bytes = res.bytes;
   }
+  const cpuEnd = pid ? cpuMs(pid) : null;
   ms.sort((x, y) => x - y);
   const r = (n: number) => Math.round(n * 100) / 100;
-  return { p50: r(pct(ms, 0.5)), p99: r(pct(ms, 0.99)), max: r(ms[ms.length - 1]!), bytes };
+  const cpu = cpuStart !== null && cpuEnd !== null ? r((cpuEnd - cpuStart) / REQUESTS) : null;
+  return {
+    p50: r(pct(ms, 0.5)),
+    p99: r(pct(ms, 0.99)),
+    max: r(ms[ms.length - 1]!),
+    bytes,
+    server_cpu_ms_per_request: cpu,
+  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-bench-catalog-'));
@@ -142,6 +171,8 @@ try {
     ['page repeated: /catalog?q=weather', '/catalog?q=weather'],
     ['page repeated: /catalog?q=translate+images&sort=price', '/catalog?q=translate+images&sort=price'],
     ['page repeated: /catalog (no query)', '/catalog'],
+    ['page repeated: /apis/bench-42', '/apis/bench-42'],
+    ['page: /apis/<slug> over all listings', (i) => `/apis/bench-${(i * 7919) % LISTINGS}`],
     ['API paging: query=weather', (i) => `/v1/catalog/search?query=weather&offset=${i}`],
     ['API paging: query="translate images"', (i) => `/v1/catalog/search?query=translate%20images&offset=${i}`],
     ['API cold: query=weather', '/v1/catalog/search?query=weather', cold],
@@ -149,6 +180,7 @@ try {
     ['API cold: category=finance sort=popularity', '/v1/catalog/search?category=finance&sort=popularity', cold],
     ['API cold: query=stocks max_price_cents=0', '/v1/catalog/search?query=stocks&max_price_cents=0', cold],
     ['page cold: /catalog?q=weather', '/catalog?q=weather', cold],
+    ['page cold: /apis/bench-42', '/apis/bench-42', cold],
   ];
   const results: Record<string, Awaited<ReturnType<typeof time>>> = {};
   // The machine's floor for these p99s: the same stylesheet bytes from a bare node:http server in its own process,
@@ -165,8 +197,10 @@ try {
     await get(control.url + (typeof target === 'string' ? target : target(REQUESTS + WARMUP + i)));
   }
   for (const [name, path, before] of targets) {
-    results[name] = await time(control.url, path, before);
-    process.stderr.write(`${name.padEnd(48)} p50 ${results[name].p50} ms  p99 ${results[name].p99} ms\n`);
+    results[name] = await time(control.url, path, before, control.pid);
+    process.stderr.write(
+      `${name.padEnd(48)} p50 ${results[name].p50} ms  p99 ${results[name].p99} ms  cpu ${results[name].server_cpu_ms_per_request} ms/req\n`,
+    );
   }
   agent.destroy();
   sqlite.close();

@@ -1,7 +1,7 @@
 /**
  * The floor under any MCP server on node:http that relays calls to the gateway (issue 11 item 7): a bare node:http
  * listener that reads each POST's JSON-RPC body, makes the gateway call with undici (one keep-alive Pool and the
- * MCP hop's own dispatch handler, `collect` of mcp/gateway-calls.ts, with an Idempotency-Key from the request id),
+ * MCP hop's own dispatch handler, `collect` of core/gateway-calls.ts, with an Idempotency-Key from the request id),
  * and answers a JSON-RPC result carrying the gateway's status and body. No MCP logic at all: no auth, no session, no
  * schema, no SDK. bench/mcp.bench.ts runs it as a row, so MCP's CPU per call reads against what node:http and undici
  * alone cost on this machine. `node dist/bench/mcp-floor-relay.js <port> <gateway call URL> <key>`; prints `ready`
@@ -9,7 +9,7 @@
  */
 import { createServer } from 'node:http';
 import { Pool } from 'undici';
-import { collect } from '../mcp/gateway-calls.js';
+import { collect } from '../core/gateway-calls.js';
 
 const [port, target, key] = process.argv.slice(2) as [string, string, string];
 const url = new URL(target);

@@ -11,7 +11,7 @@ import { onStop } from '../core/lifecycle.js';
 import { gauge, processRegistry, registryRenderer, serveMetrics } from '../core/metrics.js';
 import { intervalJob } from '../control/lib/interval-job.js';
 import { createAppContext } from '../control/context.js';
-import { createGatewayCalls } from './gateway-calls.js';
+import { createGatewayCalls } from '../core/gateway-calls.js';
 import { McpSessionStore } from './sessions.js';
 import { PrincipalCache } from './principal-cache.js';
 import { createMcpApp } from './app.js';

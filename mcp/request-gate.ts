@@ -12,7 +12,7 @@ import { SvcError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { PROBLEM_CONTENT_TYPE, problemOf, toSvcError } from '../core/problem.js';
 import { ANONYMOUS, callerFromBearer, hasScope, type Caller } from './auth.js';
-import type { GatewayCalls } from './gateway-calls.js';
+import type { GatewayCalls } from '../core/gateway-calls.js';
 import { allowedHostnames, rebindingRefusal } from './http-guard.js';
 import type { McpSession, McpSessionStore } from './sessions.js';
 import type { PrincipalCache } from './principal-cache.js';

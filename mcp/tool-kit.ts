@@ -13,7 +13,7 @@ import type { Scope } from '../core/scopes.js';
 import { SvcError } from '../core/errors.js';
 import type { Principal } from '../control/auth/principal.js';
 import type { Caller } from './auth.js';
-import type { GatewayCalls } from './gateway-calls.js';
+import type { GatewayCalls } from '../core/gateway-calls.js';
 import { fail, ok } from './result.js';
 import { mcpNextStep } from './next-step.js';
 import { REMOTE_BUCKETS, counter, histogram } from '../core/metrics.js';

@@ -16,9 +16,13 @@ export interface PageOptions {
   banner?: Child;
   /** Short meta description for the page. */
   description?: string;
+  /** Our own content-hashed scripts this page loads (after `main`, deferred), e.g. the listing console's. */
+  scripts?: string[];
 }
 
-function Layout(props: { c: Context<WebEnv>; title: string; banner?: Child; description?: string; children?: Child }) {
+type LayoutProps = Omit<PageOptions, 'status'> & { c: Context<WebEnv>; children?: Child };
+
+function Layout(props: LayoutProps) {
   const { c } = props;
   const session = c.get('webSession');
   return (
@@ -86,6 +90,9 @@ function Layout(props: { c: Context<WebEnv>; title: string; banner?: Child; desc
           <h1>{props.title}</h1>
           {props.children}
         </main>
+        {props.scripts?.map((src) => (
+          <script src={src} defer />
+        ))}
         <footer class="site">
           svc: a self-hosted API marketplace · <a href="/v1/openapi.json">REST API</a>
         </footer>
@@ -96,7 +103,7 @@ function Layout(props: { c: Context<WebEnv>; title: string; banner?: Child; desc
 
 export async function renderPage(c: Context<WebEnv>, opts: PageOptions, body: Child): Promise<Response> {
   const html = await (
-    <Layout c={c} title={opts.title} banner={opts.banner} description={opts.description}>
+    <Layout c={c} title={opts.title} banner={opts.banner} description={opts.description} scripts={opts.scripts}>
       {body}
     </Layout>
   ).toString();

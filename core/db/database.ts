@@ -570,6 +570,16 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   org_alert_settings: OrgAlertSettingsTable;
+  console_keys: ConsoleKeysTable;
+}
+
+/** The web console's key of an org (0023_console_keys): which `api_keys` row, and its plaintext encrypted with the server key. */
+export interface ConsoleKeysTable {
+  org_id: string;
+  key_id: string;
+  /** `encryptSecret(secretKey, plaintext)` (core/crypto.ts); never leaves the control plane. */
+  key_secret: string;
+  created_at: Ms;
 }
 
 /** Per-listing usage aggregates over 30 days, materialized by the leaderboard job (0002_catalog). */

@@ -4,7 +4,7 @@ import { defineTool, noted, type ToolEnv } from '../tool-kit.js';
 import { CODES, SvcError, type ErrorCode } from '../../core/errors.js';
 import { NextStepSchema } from '../../core/next-step.js';
 import { billingStatus } from '../../control/billing/account.service.js';
-import { idempotencyKeyOf } from '../gateway-calls.js';
+import { idempotencyKeyOf } from '../../core/gateway-calls.js';
 
 const Input = z
   .record(z.string(), z.unknown())

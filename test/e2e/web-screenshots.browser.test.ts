@@ -1,5 +1,5 @@
 /**
- * Renders the ten main pages at 1280x800 and 390x844 in Debian's Chromium (playwright-core) into docs/screenshots/,
+ * Renders the ten main pages (and the listing console's section) at 1280x800 and 390x844 in Debian's Chromium (playwright-core) into docs/screenshots/,
  * against a fresh control plane with the demo data and one signed-in person. Run after changing pages:
  *   npx tsc -p tsconfig.json && SVC_SCREENSHOTS=1 SVC_TEST_SKIP_BUILD=1 npx vitest run test/e2e/web-screenshots.browser.test.ts
  * and commit the images (docs/web.md shows them). Skipped unless SVC_SCREENSHOTS=1 (it writes into docs/).
@@ -54,11 +54,17 @@ async function main(): Promise<void> {
           await page.goto(h.control.url + path, { waitUntil: 'load' });
           await page.screenshot({ path: join(OUT, `${name}-${size}.png`) });
         }
+        // The listing console (Try it), signed in, on a paid endpoint: its generated form before the free quote.
+        await page.goto(`${h.control.url}/apis/demo-weather#try`, { waitUntil: 'load' });
+        await page.getByLabel('Endpoint').selectOption({ label: 'GET /forecast ($0.02)' });
+        await page.getByRole('button', { name: 'Show its form' }).click();
+        await page.locator('#try').scrollIntoViewIfNeeded();
+        await page.locator('#try').screenshot({ path: join(OUT, `console-${size}.png`) });
       } finally {
         await b.close();
       }
     }
-    console.log(`wrote ${(PUBLIC.length + PRIVATE.length) * 2} screenshots to ${OUT}`);
+    console.log(`wrote ${(PUBLIC.length + PRIVATE.length + 1) * 2} screenshots to ${OUT}`);
   } finally {
     await h.stop();
     await smtp.close();

@@ -35,7 +35,7 @@ export interface BrowserSession {
 
 /** A new Chromium with its own empty profile (no cookies shared with any other session). Close it in afterAll. */
 export async function openBrowser(
-  opts: { viewport?: { width: number; height: number } } = {},
+  opts: { viewport?: { width: number; height: number }; javaScriptEnabled?: boolean } = {},
 ): Promise<BrowserSession> {
   if (!existsSync(CHROMIUM_PATH))
     throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium (as .ci/run does), or set SVC_CHROMIUM`);
@@ -45,6 +45,7 @@ export async function openBrowser(
     headless: true,
     args: FLAGS,
     viewport: opts.viewport ?? DESKTOP,
+    javaScriptEnabled: opts.javaScriptEnabled ?? true,
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {

@@ -15,6 +15,12 @@ import { renderPage } from '../layout.js';
 import { renderMarkdown } from '../markdown.js';
 import { newWebRouter, type WebEnv } from '../web-env.js';
 import { requireWebSession } from '../web-session.js';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ConsoleCallInputSchema, ConsoleCapInputSchema } from '../../../core/schemas/console.schemas.js';
+import { consoleView, runConsole, setConsoleDailyCap } from '../../console/console.service.js';
+import { formObject, moneyFields, type FieldErrors } from '../form.js';
+import { CONSOLE_JS_HREF } from '../assets/assets.routes.js';
+import { ConsoleSection, consoleErrors, consoleFormInput, type ConsoleState } from './listing-console.js';
 
 export const listingPages = newWebRouter();
 
@@ -59,18 +65,26 @@ async function TermsSection(props: { c: Context<WebEnv>; apiId: string; slug: st
   );
 }
 
-// Long: a page: the listing read at the top, the rest is the markup of one view (summary, endpoints, snippets, stats,
-// terms).
-listingPages.get('/apis/:slug', async (c) => {
+listingPages.get('/apis/:slug', (c) => renderListing(c, { endpointId: c.req.query('try') }));
+
+// Long: a page: the listing read at the top, the rest is the markup of one view (summary, endpoints, console,
+// snippets, stats, terms).
+/** The listing page; `tryState` is what a console post brings back to its "Try it" section. */
+export async function renderListing(
+  c: Context<WebEnv>,
+  tryState: ConsoleState,
+  status: ContentfulStatusCode = 200,
+): Promise<Response> {
   const ctx = c.get('ctx');
-  const viewer = c.get('webSession')?.principal.orgId;
-  const api = await getVisibleListing(ctx.db, c.req.param('slug'), viewer);
+  const session = c.get('webSession');
+  const api = await getVisibleListing(ctx.db, c.req.param('slug') ?? '', session?.principal.orgId);
   const [d, schema, stats, ranks] = await Promise.all([
     listingDetail(ctx.db, api),
     listingSchema(ctx.db, api),
     listingStats(ctx.db, api, ctx.clock.now()),
     listingRanks(ctx.db, api),
   ]);
+  const tryView = await consoleView(ctx, session?.principal, api, schema);
   const first = d.endpoints[0];
   const gw = ctx.config.urls.gateway;
   const firstPath = first?.path.replace(/\{[^}]+\}/g, '1') ?? '/';
@@ -80,7 +94,7 @@ listingPages.get('/apis/:slug', async (c) => {
   ] as const;
   return renderPage(
     c,
-    { title: d.name, description: d.summary },
+    { title: d.name, description: d.summary, status, scripts: [CONSOLE_JS_HREF] },
     <>
       <p>{d.summary}</p>
       <dl class="facts">
@@ -126,6 +140,7 @@ listingPages.get('/apis/:slug', async (c) => {
           </tbody>
         </table>
       </div>
+      <ConsoleSection c={c} slug={d.slug} v={tryView} state={tryState} />
       <h2>Call it</h2>
       <h3>curl</h3>
       <pre>
@@ -210,11 +225,49 @@ listingPages.get('/apis/:slug', async (c) => {
       <TermsSection c={c} apiId={api.id} slug={d.slug} />
     </>,
   );
-});
+}
 
 listingPages.post('/apis/:slug/terms/accept', async (c) => {
   const p = requireWebSession(c, `/apis/${c.req.param('slug')}#terms`);
   const documentId = (await formString(c, 'document_id')) || undefined;
   const r = await acceptListingTerms(c.get('ctx'), p, c.req.param('slug'), documentId);
-  return c.redirect(`/apis/${r.slug}#terms`, 303);
+  // Accepted from the console's own notice: back to the console.
+  const back = (await formString(c, 'return_to')) === 'try' ? '#try' : '#terms';
+  return c.redirect(`/apis/${r.slug}${back}`, 303);
+});
+
+/** "Try it": a quote or a call (control/console/console.service.ts), answered with the listing page and its result. */
+listingPages.post('/apis/:slug/try', async (c) => {
+  const p = requireWebSession(c, `/apis/${c.req.param('slug')}#try`);
+  const { raw, values, errors } = await consoleFormInput(c);
+  const state: ConsoleState = { endpointId: values.endpoint_id, values };
+  const parsed = ConsoleCallInputSchema.safeParse(raw);
+  if (Object.keys(errors).length || !parsed.success) {
+    if (!parsed.success && !Object.keys(errors).length)
+      errors._form = parsed.error.issues.map((i) => `${i.path.join('.') || 'form'}: ${i.message}`).join('; ');
+    return renderListing(c, { ...state, errors }, 400);
+  }
+  try {
+    return renderListing(c, { ...state, result: await runConsole(c.get('ctx'), p, parsed.data) });
+  } catch (e) {
+    return renderListing(c, { ...state, errors: consoleErrors(e) }, 400);
+  }
+});
+
+/** The console key's daily cap, set from the console (the key is created with it when it does not exist yet). */
+listingPages.post('/apis/:slug/try/cap', async (c) => {
+  const p = requireWebSession(c, `/apis/${c.req.param('slug')}#try`);
+  const values = await formObject(c);
+  const errors: FieldErrors = {};
+  const money = moneyFields(values, { daily_cap: 'daily_cap_cents' }, errors);
+  const state: ConsoleState = { endpointId: values.endpoint_id };
+  const parsed = ConsoleCapInputSchema.safeParse(money);
+  if (Object.keys(errors).length || !parsed.success)
+    return renderListing(c, { ...state, errors: { _form: 'Enter the daily cap in dollars, like 5 or 5.25.' } }, 400);
+  try {
+    await setConsoleDailyCap(c.get('ctx'), p, parsed.data);
+  } catch (e) {
+    return renderListing(c, { ...state, errors: consoleErrors(e) }, 400);
+  }
+  return c.redirect(`/apis/${c.req.param('slug')}?try=${encodeURIComponent(values.endpoint_id ?? '')}#try`, 303);
 });

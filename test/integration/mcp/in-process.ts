@@ -7,7 +7,7 @@ import { loadConfig } from '../../../core/config.js';
 import type { Clock } from '../../../core/clock.js';
 import { createAppContext, type AppContext } from '../../../control/context.js';
 import { createMcpApp } from '../../../mcp/app.js';
-import { createGatewayCalls } from '../../../mcp/gateway-calls.js';
+import { createGatewayCalls } from '../../../core/gateway-calls.js';
 import { McpSessionStore } from '../../../mcp/sessions.js';
 import { baseEnv, tempDataDir } from '../../helpers/processes.js';
 

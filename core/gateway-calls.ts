@@ -1,7 +1,8 @@
 /**
- * `call_api` and `run_probe` go through the gateway over HTTP with the caller's key, so metering, caps, 402, 428,
- * idempotency and refunds live in one place. The answer is summarised for an agent: status, the headers that
- * matter, the body as text (or base64) capped at BODY_CAP bytes, price charged and balance left.
+ * The control side's hop to the gateway. MCP's `call_api` and `run_probe` and the web console (control/console/) go
+ * through the gateway over HTTP with a key, so metering, caps, 402, 428, idempotency and refunds live in one place.
+ * The answer is summarised: status, the headers that matter, the body as text (or base64) capped at BODY_CAP
+ * bytes, price charged and balance left. `quote()` asks the gateway's free quote (`/_quote/...`) the same way.
  */
 import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -27,6 +28,12 @@ export interface GatewayCall {
   body: unknown;
   idempotencyKey: string;
   maxPriceCents: number | undefined;
+  /** Extra request headers (the endpoint's declared header parameters); never the credential. */
+  headers?: Record<string, string>;
+  /** A body sent as is with its content type, instead of `body` as JSON (a form or text request body). */
+  rawBody?: { contentType: string; text: string };
+  /** Ask the free quote (`/_quote/<slug>/<path>`): nothing is called, reserved or charged. */
+  quote?: boolean;
 }
 
 export interface GatewayAnswer {
@@ -107,15 +114,19 @@ export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
   });
   return {
     async call(c) {
-      const url = new URL(`${base}/${encodeURIComponent(c.slug)}${c.path}`);
+      const url = new URL(`${base}${c.quote ? '/_quote' : ''}/${encodeURIComponent(c.slug)}${c.path}`);
       for (const [k, v] of Object.entries(c.query)) url.searchParams.append(k, v);
       const headers: Record<string, string> = {
+        ...c.headers,
         authorization: `Bearer ${c.key}`,
         'idempotency-key': c.idempotencyKey,
       };
       if (c.maxPriceCents !== undefined) headers['x-svc-max-price-cents'] = String(c.maxPriceCents);
       let body: string | undefined;
-      if (c.body !== undefined) {
+      if (c.rawBody !== undefined) {
+        headers['content-type'] = c.rawBody.contentType;
+        body = c.rawBody.text;
+      } else if (c.body !== undefined) {
         headers['content-type'] = 'application/json';
         body = JSON.stringify(c.body);
       }
