@@ -70,7 +70,9 @@ export async function consoleView(
     signedIn: true,
     key,
     defaultDailyCapCents: DEFAULT_CONSOLE_DAILY_CAP_CENTS,
-    balanceCents: balance.available_cents,
+    // The balance a person knows (get_balance, the dashboard): credit leased to gateways for in-flight calls is
+    // still theirs, so it is not taken off here.
+    balanceCents: balance.credit_cents,
     termsPending: pending
       ? { documentId: pending.id, version: pending.version, mayAccept: mayAcceptTerms(viewer) }
       : null,
@@ -198,7 +200,7 @@ export async function runConsole(
       ? { code: answer.problem.code, detail: String(answer.problem.detail ?? '') }
       : null;
   if (input.action === 'quote') {
-    const balance = (await billingStatus(ctx, person)).available_cents;
+    const balance = (await billingStatus(ctx, person)).credit_cents;
     const q = answer.status === 200 ? QuoteSchema.safeParse(_json(answer.body)) : undefined;
     if (q?.success)
       return {
@@ -229,7 +231,7 @@ export async function runConsole(
     request_id: answer.request_id,
     price_cents: answer.price_cents,
     charged_cents: answer.charged_cents,
-    balance_cents: answer.balance_cents ?? (await billingStatus(ctx, person)).available_cents,
+    balance_cents: answer.balance_cents ?? (await billingStatus(ctx, person)).credit_cents,
     idempotent_replay: answer.idempotent_replay,
   };
 }
