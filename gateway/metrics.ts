@@ -8,6 +8,7 @@
 import { statSync } from 'node:fs';
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import { FAST_BUCKETS, REMOTE_BUCKETS, createRegistry } from '../core/metrics.js';
+import type { SettleRecord } from './settle-writer.js';
 
 type Labels = Record<string, string | number>;
 
@@ -260,6 +261,16 @@ export class GatewayMetrics {
     ])
       r.registerMetric(m as never);
     return r;
+  }
+
+  /** One committed settle, on either store: priced calls, cents charged or refunded, the upstream's time. */
+  settled(r: Pick<SettleRecord, 'priceCents' | 'chargedCents' | 'latencyMs'>): void {
+    if (r.priceCents > 0) {
+      this.priced.inc();
+      if (r.chargedCents > 0) this.charged.inc([], r.chargedCents);
+      else this.refunded.inc([], r.priceCents);
+    }
+    this.upstreamDuration.observe(r.latencyMs / 1000);
   }
 }
 

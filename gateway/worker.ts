@@ -90,12 +90,7 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
     onCommitted: (records) => {
       for (const r of records) {
         if (r.leaseId !== null && r.chargedCents > 0) leases.committed(r.leaseId, r.chargedCents);
-        if (r.priceCents > 0) {
-          metrics.priced.inc();
-          if (r.chargedCents > 0) metrics.charged.inc([], r.chargedCents);
-          else metrics.refunded.inc([], r.priceCents);
-        }
-        metrics.upstreamDuration.observe(r.latencyMs / 1000);
+        metrics.settled(r);
       }
     },
     onCommitTime: (ms) => metrics.settleCommit.observe(ms / 1000),

@@ -68,12 +68,7 @@ export async function openPgStores(
     onCommitted: (records) => {
       for (const r of records) {
         if (r.leaseId !== null && r.chargedCents > 0) leases.committed(r.leaseId, r.chargedCents);
-        if (r.priceCents > 0) {
-          metrics.priced.inc();
-          if (r.chargedCents > 0) metrics.charged.inc([], r.chargedCents);
-          else metrics.refunded.inc([], r.priceCents);
-        }
-        metrics.upstreamDuration.observe(r.latencyMs / 1000);
+        metrics.settled(r);
       }
     },
     onLateCommit: (records) => {
