@@ -32,6 +32,7 @@ import {
 } from './request-gate.js';
 import { REGISTRATIONS_BY_NAME, SERVER_INFO, type Registration } from './server.js';
 import { issuesText, toolError, type ToolEnv } from './tool-kit.js';
+import { jsonOfStructured } from './result.js';
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -171,12 +172,32 @@ export function answerBytes(call: FastCall, result: CallToolResult): string {
     const { type, text, ...rest } = c;
     return { type, text, ...rest };
   });
-  const wire: Record<string, unknown> = { content };
-  if (result.structuredContent !== undefined) wire.structuredContent = result.structuredContent;
-  if (result.isError !== undefined) wire.isError = result.isError;
-  let json = JSON.stringify(wire);
-  if (call.modern) json = `${json.slice(0, -1)},${MODERN_RESULT_TAIL}}`;
+  // JSON.stringify({ content, structuredContent, isError }) written out, so the structured content's JSON that `ok`
+  // already made is reused.
+  let json = `{"content":${JSON.stringify(content)}`;
+  if (result.structuredContent !== undefined)
+    json += `,"structuredContent":${jsonOfStructured(result.structuredContent)}`;
+  if (result.isError !== undefined) json += `,"isError":${JSON.stringify(result.isError)}`;
+  json += call.modern ? `,${MODERN_RESULT_TAIL}}` : '}';
   return `{"result":${json},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}`;
+}
+
+/**
+ * A request header by its lower-case name, every line of a repeated header joined, as the web Headers of the SDK
+ * path give it: req.headers keeps only the first Host, Authorization or Content-Type, which would pass a request the
+ * SDK path refuses. When no header name repeats (every client we know), req.headers (which node:http builds for
+ * every request anyway) already holds each line as sent; only then is it read, else `headersDistinct` (which costs
+ * a second pass over the raw headers per request) is.
+ */
+export function headerReader(req: IncomingMessage): (name: string) => string | undefined {
+  const headers = req.headers;
+  let lines = 0;
+  for (const _ in headers) lines++;
+  if (lines * 2 !== req.rawHeaders.length) return (name) => req.headersDistinct[name]?.join(', ');
+  return (name) => {
+    const v = headers[name];
+    return typeof v === 'string' || v === undefined ? v : v.join(', ');
+  };
 }
 
 function writeAnswer(res: ServerResponse, a: HttpAnswer): void {
@@ -206,9 +227,7 @@ export function createFastToolCalls(
   const serve = async (req: IncomingMessage, res: ServerResponse, raw: Buffer): Promise<void> => {
     const text = raw.toString('utf8');
     const parsed = parseJsonBody(text);
-    // Every line of a repeated header, joined, as the web Headers of the SDK path give it: req.headers keeps only
-    // the first Host, Authorization or Content-Type, which would pass a request the SDK path refuses.
-    const header = (name: string): string | undefined => req.headersDistinct[name]?.join(', ');
+    const header = headerReader(req);
     const call = parsed === undefined ? undefined : fastCallOf(header, parsed);
     if (!call) {
       (req as IncomingMessage & { rawBody?: Buffer }).rawBody = raw;

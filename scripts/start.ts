@@ -31,8 +31,19 @@ interface Child {
 const children: Child[] = [];
 let stopping = false;
 
+/**
+ * SVC_MCP_CPU_PROF_DIR (profiling only, e.g. bench/mcp.bench.ts): the MCP process runs under `--cpu-prof` and writes
+ * its profile there when it stops. NODE_OPTIONS cannot carry `--cpu-prof`, and would profile every process.
+ */
+const mcpProfDir = process.env.SVC_MCP_CPU_PROF_DIR;
+const nodeArgsOf = (entry: string) =>
+  mcpProfDir && entry === 'mcp/main.js' ? ['--cpu-prof', `--cpu-prof-dir=${mcpProfDir}`] : [];
+
 function start(name: string, entry: string, env: NodeJS.ProcessEnv = process.env): Promise<Child> {
-  const proc = spawn(process.execPath, [join(DIST, entry)], { env, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const proc = spawn(process.execPath, [...nodeArgsOf(entry), join(DIST, entry)], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
   const child: Child = { name, proc };
   children.push(child);
   return new Promise((resolve, reject) => {

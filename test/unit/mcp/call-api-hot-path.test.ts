@@ -1,0 +1,169 @@
+/**
+ * The shortcuts a call_api takes on the MCP hot path give what the long way gives (issue 28): the gateway hop's
+ * request target without a URL parse, the remembered Host → hostname of the DNS-rebinding check, the request
+ * header reader without `headersDistinct`, and the answer's structured content JSON reused from `ok`.
+ */
+import { describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { requestTarget } from '../../../core/gateway-calls.js';
+import { rebindingRefusal } from '../../../mcp/http-guard.js';
+import { answerBytes, headerReader, type FastCall } from '../../../mcp/fast-tool-call.js';
+import { fail, ok } from '../../../mcp/result.js';
+import { toolError } from '../../../mcp/tool-kit.js';
+
+/** What the hop did before: a WHATWG URL parse, each query member appended. */
+function viaUrl(base: string, c: { quote?: boolean; slug: string; path: string; query: Record<string, string> }) {
+  const url = new URL(`${base}${c.quote ? '/_quote' : ''}/${encodeURIComponent(c.slug)}${c.path}`);
+  for (const [k, v] of Object.entries(c.query)) url.searchParams.append(k, v);
+  return url.pathname + url.search;
+}
+
+describe('gateway hop request target', () => {
+  const bases = ['http://127.0.0.1:8081', 'http://gw.example/api', 'http://gw.example/a%20b', 'http://gw.example/x/..'];
+  const slugs = ['demo-weather', 'a.b', 'ü ber', 'a/b', '..', '.'];
+  const paths = [
+    '/current',
+    '/',
+    '',
+    '/users/42',
+    '/a/./b',
+    '/a/../b',
+    '/a/..',
+    '/.',
+    '/%2e%2E/x',
+    '/a b',
+    '/a\\b',
+    '/a?b=1',
+    '/a#frag',
+    '//double',
+    '/caf\u00e9',
+    '/{id}',
+    '/x~y_z-1.json',
+  ];
+  const queries: Record<string, string>[] = [
+    {},
+    { city: 'lisbon' },
+    { q: 'a b&c=d', 'k e y': 'ü', empty: '' },
+    { '': '' },
+    { plus: '1+1', star: '*', tilde: '~', slash: '/?' },
+  ];
+
+  it('equals the URL parse for plain and odd paths, slugs, bases and queries', () => {
+    let cases = 0;
+    for (const base of bases) {
+      const basePath = new URL(`${base}/`).pathname.slice(0, -1);
+      for (const slug of slugs)
+        for (const path of paths)
+          for (const query of queries)
+            for (const quote of [false, true]) {
+              const c = { quote, slug, path, query };
+              expect(requestTarget(base, basePath, c), JSON.stringify({ base, ...c })).toBe(viaUrl(base, c));
+              cases++;
+            }
+    }
+    expect(cases).toBe(bases.length * slugs.length * paths.length * queries.length * 2);
+  });
+});
+
+describe('DNS-rebinding check with remembered hostnames', () => {
+  const allowed = new Set(['localhost', '127.0.0.1', 'mcp.example']);
+
+  it('answers the same the second time, refusals included', () => {
+    for (let round = 0; round < 2; round++) {
+      expect(rebindingRefusal(allowed, '127.0.0.1:8083', undefined)).toBeNull();
+      expect(rebindingRefusal(allowed, 'MCP.example', undefined)).toBeNull();
+      expect(rebindingRefusal(allowed, 'evil.example', undefined)).toMatch(/is not this server/);
+      expect(rebindingRefusal(allowed, '[::1', undefined)).toMatch(/is not this server/);
+    }
+  });
+
+  it('stays right past the memo bound (a client choosing many Host values)', () => {
+    for (let i = 0; i < 600; i++) {
+      expect(rebindingRefusal(allowed, `h${i}.evil.example`, undefined)).toMatch(/is not this server/);
+      expect(rebindingRefusal(allowed, `localhost:${1000 + i}`, undefined)).toBeNull();
+    }
+    expect(rebindingRefusal(allowed, 'evil.example', undefined)).toMatch(/is not this server/);
+  });
+});
+
+describe('request header reader', () => {
+  /** The reader's answers for `names`, on a real node:http request sent as these raw header lines. */
+  async function readAs(lines: string[], names: string[]): Promise<(string | undefined)[]> {
+    let answers: (string | undefined)[] = [];
+    const server = createServer((req, res) => {
+      const header = headerReader(req);
+      answers = names.map((n) => header(n));
+      res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const socket = connect(port, '127.0.0.1');
+      socket.write(`GET / HTTP/1.1\r\n${lines.map((l) => `${l}\r\n`).join('')}Connection: close\r\n\r\n`);
+      await new Promise((r) => socket.on('close', r).resume());
+    } finally {
+      server.close();
+    }
+    return answers;
+  }
+
+  it('reads headers sent once as they are', async () => {
+    const lines = ['Host: 127.0.0.1:1', 'Authorization: Bearer a', 'Content-Type: application/json', 'X-A: b'];
+    expect(await readAs(lines, ['host', 'authorization', 'content-type', 'x-a', 'origin'])).toEqual([
+      '127.0.0.1:1',
+      'Bearer a',
+      'application/json',
+      'b',
+      undefined,
+    ]);
+  });
+
+  it('joins every line of a repeated header, the ones node:http keeps only once included', async () => {
+    const lines = ['Host: localhost', 'host: evil.example', 'Authorization: Bearer a', 'AUTHORIZATION: Bearer b'];
+    expect(
+      await readAs([...lines, 'X-A: 1', 'x-a: 2', 'Set-Cookie: c=1'], ['host', 'authorization', 'x-a', 'set-cookie']),
+    ).toEqual(['localhost, evil.example', 'Bearer a, Bearer b', '1, 2', 'c=1']);
+  });
+
+  it('reads a lone set-cookie line (an array in req.headers) as its text', async () => {
+    expect(await readAs(['Host: x', 'Set-Cookie: c=1'], ['set-cookie'])).toEqual(['c=1']);
+  });
+});
+
+describe('answer bytes', () => {
+  const call = (modern: boolean, id: string | number = 7) =>
+    ({ id, modern, args: undefined, reg: undefined, era: undefined }) as unknown as FastCall;
+  /** The serialization before the reuse: one JSON.stringify of the wire result. */
+  const before = (c: FastCall, r: ReturnType<typeof ok>) => {
+    const wire: Record<string, unknown> = { content: r.content };
+    if (r.structuredContent !== undefined) wire.structuredContent = r.structuredContent;
+    if (r.isError !== undefined) wire.isError = r.isError;
+    return JSON.parse(`{"result":${JSON.stringify(wire)},"jsonrpc":"2.0","id":${JSON.stringify(c.id)}}`) as unknown;
+  };
+
+  it('are the JSON of the wire result for ok, noted, failed and error results, both eras', () => {
+    const results = [
+      ok({ status: 200, body: '{"t":"\\u00e9"}', headers: { a: 'b' }, n: null, skipped: undefined }),
+      ok({ b: 1, a: [1, 2] }, 'HTTP 200 from x; charged 0 cents'),
+      fail({ code: 'not_found', detail: 'No such API', next: { tool: 'discover_tools', hint: 'search' } }),
+      toolError('Input validation error: x'),
+      { content: [], structuredContent: { later: 1 }, isError: false },
+    ];
+    for (const r of results)
+      for (const modern of [false, true])
+        for (const id of [7, 'req-"1"']) {
+          const c = call(modern, id);
+          const parsed = JSON.parse(answerBytes(c, r)) as { result: Record<string, unknown> };
+          const expected = before(c, r) as { result: Record<string, unknown> };
+          if (modern) {
+            expect(parsed.result.resultType).toBe('complete');
+            delete parsed.result.resultType;
+            delete parsed.result._meta;
+          }
+          expect(parsed).toEqual(expected);
+          // Member order is the wire's: content, structuredContent, isError.
+          expect(Object.keys(parsed.result)).toEqual(Object.keys(expected.result));
+        }
+  });
+});
