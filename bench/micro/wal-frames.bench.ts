@@ -10,7 +10,9 @@ import { readFileSync, statSync } from 'node:fs';
 import { openDatabase } from '../../core/db/database.js';
 import { utcDay } from '../../core/clock.js';
 import { median } from '../stats.js';
-import { importGateway, microDb } from './micro-db.js';
+import { SettleWriter } from '../../gateway/settle-writer.js';
+import { fastId } from '../../gateway/fast-id.js';
+import { microDb, paidCallRecord } from './micro-db.js';
 
 export interface WalFramesResult {
   /** Median frames per commit of the settle transaction, by calls per commit. */
@@ -20,10 +22,6 @@ export interface WalFramesResult {
   /** Frames of the commit floor's one-row commit. */
   commitFloorFrames: number;
   error?: string;
-}
-
-interface SettleWriterLike {
-  settle(rec: Record<string, unknown>): Promise<number>;
 }
 
 const WAL_HEADER = 32;
@@ -43,10 +41,6 @@ async function _main(): Promise<void> {
   const h = openDatabase(m.file);
   const sq = h.sqlite;
   try {
-    const { SettleWriter } = await importGateway<{
-      SettleWriter: new (db: typeof sq, o: { holderId: string; platformFeeBps: number }) => SettleWriterLike;
-    }>('settle-writer.js');
-    const { fastId } = await importGateway<{ fastId: (p: string, t?: number) => string }>('fast-id.js');
     const now = Date.now();
     const day = utcDay(now);
     sq.prepare('INSERT INTO gateway_instances (id, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?)').run(
@@ -66,25 +60,16 @@ async function _main(): Promise<void> {
     sq.pragma('wal_autocheckpoint = 0');
     const pageSize = sq.pragma('page_size', { simple: true }) as number;
     const writer = new SettleWriter(sq, { holderId: 'gwi_frames', platformFeeBps: 2000 });
+    const parties = {
+      orgId: m.consumer.orgId,
+      keyId: m.consumer.keyId,
+      apiId: m.apiId,
+      endpointId: m.endpointId,
+      providerOrgId: m.providerOrgId,
+    };
     const rec = () => {
       const t = Date.now();
-      return {
-        requestId: fastId('req', t),
-        orgId: m.consumer.orgId,
-        keyId: m.consumer.keyId,
-        apiId: m.apiId,
-        endpointId: m.endpointId,
-        providerOrgId: m.providerOrgId,
-        method: 'GET',
-        status: 200,
-        latencyMs: 1,
-        priceCents: 1,
-        chargedCents: 1,
-        errorCode: null,
-        createdAt: t,
-        leaseId: 'lease_frames',
-        day,
-      };
+      return paidCallRecord(parties, 'lease_frames', day, fastId('req', t), t);
     };
     const commit = async (calls: number) => Promise.all(Array.from({ length: calls }, () => writer.settle(rec())));
     for (let i = 0; i < 3000; i += 100) await commit(100);
