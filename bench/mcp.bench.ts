@@ -57,6 +57,14 @@ interface AddedLatency {
   added_p99_ms: number;
 }
 
+/**
+ * Seconds of unmeasured call_api load (each era) through MCP, and of relayed calls through the floor relay, before
+ * their measured rows (`MCP_BENCH_WARMUP_SECONDS`, 0 = none). Without it the first measured row carries the
+ * process's JIT warm-up: with MCP_BENCH_ONLY (bench/phase-mcp.ts) that row is the session era's, which read ~1.5x
+ * the CPU per call it reads warm, and the stateless era's did the same when run first (issue 28).
+ */
+const WARMUP_SECONDS = Number(process.env.MCP_BENCH_WARMUP_SECONDS ?? 2);
+
 /** `MCP_BENCH_ONLY=<regex>` runs only the matching rows (for profiling one of them). */
 const ONLY = process.env.MCP_BENCH_ONLY ? new RegExp(process.env.MCP_BENCH_ONLY) : undefined;
 
@@ -234,6 +242,12 @@ async function main(): Promise<void> {
       { era: '2025-11-25, session', headers: legacy, body: rpc('call_api', call, false) },
       { era: '2026-07-28, stateless', headers: modern('call_api'), body: rpc('call_api', call, true) },
     ];
+    const warm = (o: autocannon.Options) =>
+      WARMUP_SECONDS > 0 ? closedLoop({ ...o, duration: WARMUP_SECONDS })() : Promise.resolve();
+    for (const e of eras) {
+      if (!ONLY || ONLY.test(`MCP call_api (${e.era})`))
+        await warm({ url: mcpUrl, ...post, headers: e.headers, body: e.body });
+    }
     for (const e of eras) rows.push(await load(`MCP call_api (${e.era})`, mcpLoad(e.headers, e.body)));
     // The same gateway call relayed by a bare node:http + undici process: what MCP's front costs at the least.
     if (!ONLY || ONLY.test(FLOOR_ROW)) {
@@ -249,17 +263,14 @@ async function main(): Promise<void> {
           relay.once('exit', () => reject(new Error('the floor relay exited')));
         });
         pids.relay = relay.pid!;
-        rows.push(
-          await load(
-            FLOOR_ROW,
-            closedLoop({
-              url: `http://127.0.0.1:${relayPort}/`,
-              ...post,
-              headers: json,
-              body: rpc('call_api', call, false),
-            }),
-          ),
-        );
+        const floorLoad = {
+          url: `http://127.0.0.1:${relayPort}/`,
+          ...post,
+          headers: json,
+          body: rpc('call_api', call, false),
+        };
+        await warm(floorLoad);
+        rows.push(await load(FLOOR_ROW, closedLoop(floorLoad)));
       } finally {
         await stopChild(relay);
       }

@@ -85,11 +85,12 @@ async function viaGateway(tool: string, a: CallArgs, env: ToolEnv, rpcId: string
   let path = await resolvePath(env, a.slug, a.endpoint);
   // A parameter missing from `input` stays a placeholder, which the gateway refuses before any charge
   // (gateway/steps/checks.ts unfilledParameter: the one place of that rule).
-  path = path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
-    const v = rest[name];
-    delete rest[name];
-    return encodeURIComponent(v === undefined ? `{${name}}` : String(v));
-  });
+  if (path.includes('{'))
+    path = path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+      const v = rest[name];
+      delete rest[name];
+      return encodeURIComponent(v === undefined ? `{${name}}` : String(v));
+    });
   const inQuery = method === 'GET' || method === 'HEAD' || method === 'DELETE';
   const query: Record<string, string> = {};
   if (inQuery) {
