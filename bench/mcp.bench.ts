@@ -254,7 +254,16 @@ async function main(): Promise<void> {
       const relayPort = await freePort();
       const relay = spawn(
         process.execPath,
-        [join(ROOT, 'dist/bench/mcp-floor-relay.js'), String(relayPort), gatewayCall.url, key],
+        [
+          // SVC_MCP_CPU_PROF_DIR profiles the MCP process (scripts/start.ts) and, beside it, the floor relay.
+          ...(process.env.SVC_MCP_CPU_PROF_DIR
+            ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SVC_MCP_CPU_PROF_DIR}`]
+            : []),
+          join(ROOT, 'dist/bench/mcp-floor-relay.js'),
+          String(relayPort),
+          gatewayCall.url,
+          key,
+        ],
         { stdio: ['ignore', 'pipe', 'inherit'] },
       );
       try {
