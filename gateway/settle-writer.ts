@@ -223,7 +223,8 @@ export class SettleWriter implements SettleStore {
       // usage row already names the call, its key, API and charge (see control/ledger/README.md).
       const agg = new _Sums();
       const nums = new _Nums(s, this.#nums);
-      for (const r of records) _appendUsage(s, r, this.#opts.platformFeeBps, agg, nums);
+      _insertUsage(s, records, nums);
+      for (const r of records) _sumCall(s, r, this.#opts.platformFeeBps, agg);
       const batchId = fastId('bat', now);
       for (const c of agg.charges.values()) {
         s.ledger.run(
@@ -355,22 +356,45 @@ class _Nums {
   }
 }
 
-function _appendUsage(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number, agg: _Sums, nums: _Nums): void {
-  s.usage.run(
-    r.requestId,
-    nums.of(r.orgId),
-    nums.of(r.keyId),
-    nums.of(r.apiId),
-    nums.of(r.endpointId),
-    nums.of(r.providerOrgId),
-    r.method,
-    r.status,
-    r.latencyMs,
-    r.priceCents,
-    r.chargedCents,
-    r.errorCode,
-    r.createdAt,
-  );
+/** Rows per multi-row usage INSERT, largest first; a batch is written greedily in these chunks (at most 3 of each
+ * smaller size), so each statement step carries many rows instead of one N-API call and one step per row. */
+export const USAGE_CHUNKS = [64, 16, 4, 1] as const;
+const USAGE_COLS = 13;
+
+/** One usage row per call, in the records' order, in chunks of USAGE_CHUNKS rows per statement. */
+function _insertUsage(s: ReturnType<typeof _prepare>, records: readonly SettleRecord[], nums: _Nums): void {
+  let i = 0;
+  for (let c = 0; c < USAGE_CHUNKS.length; c++) {
+    const size = USAGE_CHUNKS[c]!;
+    if (records.length - i < size) continue;
+    const stmt = s.usage[c]!;
+    const params = new Array<unknown>(size * USAGE_COLS);
+    while (records.length - i >= size) {
+      for (let j = 0; j < size; j++) _usageParams(records[i + j]!, nums, params, j * USAGE_COLS);
+      stmt.run(params);
+      i += size;
+    }
+  }
+}
+
+function _usageParams(r: SettleRecord, nums: _Nums, p: unknown[], o: number): void {
+  p[o] = r.requestId;
+  p[o + 1] = nums.of(r.orgId);
+  p[o + 2] = nums.of(r.keyId);
+  p[o + 3] = nums.of(r.apiId);
+  p[o + 4] = nums.of(r.endpointId);
+  p[o + 5] = nums.of(r.providerOrgId);
+  p[o + 6] = r.method;
+  p[o + 7] = r.status;
+  p[o + 8] = r.latencyMs;
+  p[o + 9] = r.priceCents;
+  p[o + 10] = r.chargedCents;
+  p[o + 11] = r.errorCode;
+  p[o + 12] = r.createdAt;
+}
+
+/** A call's share of the batch's sums, and its Idempotency-Key record completed. */
+function _sumCall(s: ReturnType<typeof _prepare>, r: SettleRecord, feeBps: number, agg: _Sums): void {
   agg.usedOnly.add(r.keyId);
   const c = r.chargedCents;
   if (c > 0) {
@@ -403,9 +427,11 @@ function _prepare(db: Sqlite.Database) {
     commit: db.prepare('COMMIT'),
     balance: db.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').pluck(),
     alive: holderLiveness(db),
-    usage: db.prepare(
-      `INSERT INTO usage_calls (request_id, org_num, key_num, api_num, endpoint_num, provider_num, method, status, latency_ms, price_cents, charged_cents, error_code, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    usage: USAGE_CHUNKS.map((n) =>
+      db.prepare(
+        `INSERT INTO usage_calls (request_id, org_num, key_num, api_num, endpoint_num, provider_num, method, status, latency_ms, price_cents, charged_cents, error_code, created_at)
+         VALUES ${new Array<string>(n).fill('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+      ),
     ),
     numGet: db.prepare('SELECT num FROM id_nums WHERE id = ?').pluck(),
     numAdd: db.prepare('INSERT INTO id_nums (id) VALUES (?) RETURNING num').pluck(),

@@ -1,0 +1,131 @@
+/**
+ * The settle writer's usage INSERT runs in multi-row chunks (USAGE_CHUNKS rows per statement). These tests pin that
+ * the chunking is invisible: every batch size writes exactly its calls' rows with every field, the same money as
+ * one call at a time, and a duplicate request id still fails as one call, never its chunk's neighbours.
+ */
+import { describe, expect, it } from 'vitest';
+import { useMigratedTempDb, seedOrg, expectLedgerConsistent, usageWithIds } from '../../helpers/db.js';
+import type { DbHandles } from '../../../core/db/database.js';
+import { SettleWriter, USAGE_CHUNKS, type SettleRecord } from '../../../gateway/settle-writer.js';
+import { splitPlatformFee } from '../../../core/platform-fee.js';
+import { seedCallParties } from './pipeline-kit.js';
+
+let h: DbHandles;
+useMigratedTempDb((d) => ({ h } = d));
+
+const FEE_BPS = 2000;
+const CREDIT = 1_000_000;
+
+async function arrange() {
+  const parties = await seedCallParties(h, { credit: CREDIT, priceCents: 7 });
+  const writer = new SettleWriter(h.sqlite, { holderId: null, platformFeeBps: FEE_BPS });
+  const now = Date.now();
+  /** Call i of a batch: fields vary per call so a row written from the wrong call's values shows. */
+  const call = (tag: string, i: number): SettleRecord => ({
+    ...parties.record(now + i, `req_${tag}_${String(i).padStart(4, '0')}`, null, [0, 3, 7, 1][i % 4]!),
+    method: i % 3 === 0 ? 'POST' : 'GET',
+    status: i % 5 === 0 ? 502 : 200,
+    latencyMs: i * 3 + 1,
+    priceCents: 7 + (i % 2),
+    errorCode: i % 5 === 0 ? 'upstream_error' : null,
+  });
+  const credit = () =>
+    h.sqlite.prepare('SELECT credit_cents FROM balances WHERE org_id = ?').pluck().get(parties.consumer.orgId);
+  return { ...parties, writer, call, credit };
+}
+
+function rowOf(r: SettleRecord) {
+  return {
+    id: r.requestId,
+    org_id: r.orgId,
+    key_id: r.keyId,
+    api_id: r.apiId,
+    endpoint_id: r.endpointId,
+    provider_org_id: r.providerOrgId,
+    method: r.method,
+    status: r.status,
+    latency_ms: r.latencyMs,
+    price_cents: r.priceCents,
+    charged_cents: r.chargedCents,
+    error_code: r.errorCode,
+    created_at: r.createdAt,
+  };
+}
+
+describe('SettleWriter multi-row usage INSERT', () => {
+  it('uses chunks of 64, 16, 4 and 1 rows', () => {
+    expect([...USAGE_CHUNKS]).toEqual([64, 16, 4, 1]);
+  });
+
+  for (const n of [1, 3, 63, 64, 65, 200]) {
+    it(`a batch of ${n} writes exactly its ${n} rows, each with its own fields, and the same money as one by one`, async () => {
+      const a = await arrange();
+      const recs = Array.from({ length: n }, (_, i) => a.call('b', i));
+      const balances = await Promise.all(recs.map((r) => a.writer.settle(r)));
+      expect(a.writer.batches).toBe(1);
+      expect(a.writer.written).toBe(n);
+
+      const rows = await h.db.selectFrom(usageWithIds(h.db)).selectAll().orderBy('id').execute();
+      expect(rows).toEqual(recs.map(rowOf));
+
+      const charged = recs.reduce((s, r) => s + r.chargedCents, 0);
+      // Each caller learns the credit right after its own call, in order.
+      let left = CREDIT;
+      expect(balances).toEqual(recs.map((r) => (left -= r.chargedCents)));
+      expect(a.credit()).toBe(CREDIT - charged);
+      const entries = await h.db
+        .selectFrom('ledger_entries')
+        .select(['amount_cents', 'reason'])
+        .where('kind', '=', 'call_charge')
+        .execute();
+      const paid = recs.filter((r) => r.chargedCents > 0).length;
+      expect(entries).toEqual(
+        paid === 0 ? [] : [{ amount_cents: -charged, reason: `${paid} call${paid === 1 ? '' : 's'}` }],
+      );
+      // The fee is still floored per call, not on the batch's sum.
+      const fee = recs.reduce((s, r) => s + splitPlatformFee(r.chargedCents, FEE_BPS).feeCents, 0);
+      const earn = await h.db
+        .selectFrom('provider_earnings')
+        .select(['gross_cents', 'fee_cents', 'net_cents'])
+        .execute();
+      expect(earn).toEqual(paid === 0 ? [] : [{ gross_cents: charged, fee_cents: fee, net_cents: charged - fee }]);
+      await expectLedgerConsistent(h);
+    });
+  }
+
+  it('a duplicate request id inside a 64-row chunk fails that one call; its neighbours commit with their money', async () => {
+    const a = await arrange();
+    // Already recorded: a second settle of req_d_0005 must be refused by the request-id key.
+    await a.writer.settle(a.call('d', 5));
+    const before = a.credit() as number;
+    const recs = Array.from({ length: 70 }, (_, i) => a.call('d', i + 100));
+    recs[10] = a.call('d', 5); // in the first 64-row chunk
+    recs[66] = { ...recs[65]! }; // the same id twice in one batch, across chunks (16 / 4 / 1 tail)
+    const results = await Promise.allSettled(recs.map((r) => a.writer.settle(r)));
+    const rejected = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
+    expect(rejected).toEqual([10, 66]);
+    const written = recs.filter((_, i) => i !== 10 && i !== 66);
+    const rows = await h.db
+      .selectFrom(usageWithIds(h.db))
+      .selectAll()
+      .where('id', '!=', 'req_d_0005')
+      .orderBy('id')
+      .execute();
+    expect(rows).toEqual(written.map(rowOf));
+    expect(a.credit()).toBe(before - written.reduce((s, r) => s + r.chargedCents, 0));
+    await expectLedgerConsistent(h);
+  });
+
+  it('names each org, key, API, endpoint and provider of a mixed batch by its own num', async () => {
+    const a = await arrange();
+    const other = await seedOrg(h);
+    const recs = Array.from({ length: 67 }, (_, i) =>
+      i % 2 === 1
+        ? { ...a.call('m', i), chargedCents: 0, providerOrgId: other.orgId, apiId: `api_x${i}` }
+        : a.call('m', i),
+    );
+    await Promise.all(recs.map((r) => a.writer.settle(r)));
+    const rows = await h.db.selectFrom(usageWithIds(h.db)).selectAll().orderBy('id').execute();
+    expect(rows).toEqual(recs.map(rowOf));
+  });
+});
