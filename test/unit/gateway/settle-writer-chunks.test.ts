@@ -4,7 +4,7 @@
  * one call at a time, and a duplicate request id still fails as one call, never its chunk's neighbours.
  */
 import { describe, expect, it } from 'vitest';
-import { useMigratedTempDb, seedOrg, expectLedgerConsistent, usageWithIds } from '../../helpers/db.js';
+import { useMigratedTempDb, seedOrg, seedKey, expectLedgerConsistent, usageWithIds } from '../../helpers/db.js';
 import type { DbHandles } from '../../../core/db/database.js';
 import { SettleWriter, USAGE_CHUNKS, type SettleRecord } from '../../../gateway/settle-writer.js';
 import { splitPlatformFee } from '../../../core/platform-fee.js';
@@ -127,5 +127,80 @@ describe('SettleWriter multi-row usage INSERT', () => {
     await Promise.all(recs.map((r) => a.writer.settle(r)));
     const rows = await h.db.selectFrom(usageWithIds(h.db)).selectAll().orderBy('id').execute();
     expect(rows).toEqual(recs.map(rowOf));
+  });
+  it('sums interleaved keys, days, providers and prices per key, per day and per (provider, API), fee floored per call', async () => {
+    const a = await arrange();
+    const key2 = await seedKey(h, a.consumer.orgId);
+    const other = await seedOrg(h);
+    // Runs of equal calls broken by another key, another day, another provider and uncharged calls.
+    const shapes: [key: string, day: number, provider: string, cents: number][] = [
+      [a.key.keyId, 100, a.provider.orgId, 3],
+      [a.key.keyId, 100, a.provider.orgId, 7],
+      [a.key.keyId, 100, a.provider.orgId, 7],
+      [key2.keyId, 100, a.provider.orgId, 4],
+      [a.key.keyId, 100, a.provider.orgId, 0],
+      [a.key.keyId, 101, a.provider.orgId, 7],
+      [a.key.keyId, 101, other.orgId, 9],
+      [key2.keyId, 100, other.orgId, 0],
+      [a.key.keyId, 100, a.provider.orgId, 4],
+      [key2.keyId, 101, a.provider.orgId, 6],
+    ];
+    const recs = shapes.map(([keyId, day, providerOrgId, cents], i) => ({
+      ...a.call('s', i),
+      keyId,
+      day,
+      providerOrgId,
+      chargedCents: cents,
+    }));
+    const before = a.credit() as number;
+    await Promise.all(recs.map((r) => a.writer.settle(r)));
+    expect(a.writer.batches).toBe(1);
+    const sum = (f: (r: SettleRecord) => boolean, v: (r: SettleRecord) => number = (r) => r.chargedCents) =>
+      recs.filter(f).reduce((t, r) => t + v(r), 0);
+    const fee = (r: SettleRecord) => splitPlatformFee(r.chargedCents, FEE_BPS).feeCents;
+    const paid = (r: SettleRecord) => r.chargedCents > 0;
+
+    const entries = await h.db
+      .selectFrom('ledger_entries')
+      .select(['key_id', 'amount_cents', 'reason'])
+      .where('kind', '=', 'call_charge')
+      .execute();
+    expect(entries.sort((x, y) => String(x.key_id).localeCompare(String(y.key_id)))).toEqual(
+      [a.key.keyId, key2.keyId]
+        .map((k) => ({
+          key_id: k,
+          amount_cents: -sum((r) => r.keyId === k),
+          reason: `${recs.filter((r) => r.keyId === k && paid(r)).length} calls`,
+        }))
+        .sort((x, y) => x.key_id.localeCompare(y.key_id)),
+    );
+    const earn = await h.db
+      .selectFrom('provider_earnings')
+      .select(['provider_org_id', 'gross_cents', 'fee_cents'])
+      .execute();
+    expect(earn.sort((x, y) => x.provider_org_id.localeCompare(y.provider_org_id))).toEqual(
+      [a.provider.orgId, other.orgId]
+        .map((p) => ({
+          provider_org_id: p,
+          gross_cents: sum((r) => r.providerOrgId === p),
+          fee_cents: sum((r) => r.providerOrgId === p, fee),
+        }))
+        .sort((x, y) => x.provider_org_id.localeCompare(y.provider_org_id)),
+    );
+    // 20 % floored per call: 3 → 0, 7 → 1, 4 → 0, 9 → 1, 6 → 1; a fee on the sums would differ.
+    expect(sum(() => true, fee)).toBe(5);
+    const days = await h.db.selectFrom('key_daily_spend').select(['key_id', 'day', 'spent_cents']).execute();
+    const expectDays = [a.key.keyId, key2.keyId].flatMap((k) =>
+      [100, 101].map((d) => ({ key_id: k, day: d, spent_cents: sum((r) => r.keyId === k && r.day === d) })),
+    );
+    const order = (x: { key_id: string; day: number }, y: { key_id: string; day: number }) =>
+      x.key_id.localeCompare(y.key_id) || x.day - y.day;
+    expect(days.sort(order)).toEqual(expectDays.filter((d) => d.spent_cents > 0).sort(order));
+    for (const k of [a.key.keyId, key2.keyId]) {
+      const spent = h.sqlite.prepare('SELECT spent_cents FROM api_keys WHERE id = ?').pluck().get(k);
+      expect(spent).toBe(sum((r) => r.keyId === k));
+    }
+    expect(a.credit()).toBe(before - sum(() => true));
+    await expectLedgerConsistent(h);
   });
 });
