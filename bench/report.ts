@@ -73,6 +73,9 @@ export function renderMarkdown(r: BenchResult): string {
     `CPU per request (median of per-round): paid / nginx **${fmt(s.cpuCost.paidOverNginx)}x**, paid / HAProxy-with-auth **${fmt(s.cpuCost.paidOverHaproxy)}x**, pass-through / nginx ${fmt(s.cpuCost.passthroughOverNginx)}x; metering (paid − pass-through) **${fmt(s.cpuCost.meteringUs)} µs**.`,
   );
   L.push(
+    `The floors in the same rounds (bench/relay-floor.ts, no svc logic): bare relay / nginx ${fmt(s.cpuCost.relayFloorOverNginx)}x; metered relay (key hash + one committed row per call) / nginx ${fmt(s.cpuCost.meteredFloorOverNginx)}x, / HAProxy-with-auth ${fmt(s.cpuCost.meteredFloorOverHaproxy)}x; what its row and hash add ${fmt(s.cpuCost.floorMeteringUs)} µs. A target above its floor is reachable in this design; the gateway's distance from the floor is its own code.`,
+  );
+  L.push(
     `From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`,
     '',
   );

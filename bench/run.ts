@@ -259,6 +259,26 @@ async function _main(): Promise<void> {
       expectStatus: 200,
       eld: false,
     });
+    // The relay floors (issue 28's CPU targets): the least a Node + uWS relay costs per call, without and with a
+    // committed row per call; the same key header as the paid path (the metered floor hashes it).
+    for (const id of ['relay-floor', 'metered-floor'] as const) {
+      const relay = await startPinned(id, SUT_CPU, process.execPath, [join(ROOT, 'dist', 'bench', 'relay-floor.js')], {
+        PATH: process.env.PATH ?? '',
+        BENCH_UPSTREAM: stub.url,
+        ...(id === 'metered-floor' ? { BENCH_RELAY_COMMIT: join(tmp, 'metered-floor', 'floor.sqlite') } : {}),
+      });
+      procs.push(relay);
+      log(`${id} ${relay.url} (pid ${relay.pid}, cpu ${SUT_CPU})`);
+      targets.push({
+        id,
+        label: TARGET_LABELS[id],
+        url: `${relay.url}/items/42`,
+        headers: { authorization: `Bearer ${paidSeed?.key ?? unknownKey()}` },
+        sut: relay,
+        expectStatus: 200,
+        eld: false,
+      });
+    }
     if (haproxy.path) {
       // The same key and header as the paid path: HAProxy checks it against its map, rate-limits it, strips it.
       const key = paidSeed?.key ?? unknownKey();
@@ -340,7 +360,7 @@ async function _main(): Promise<void> {
         fixedRate = { rate, connections: FIXED_RATE_CONNECTIONS, runs };
       }
       if (wrk.path) {
-        const latTargets = measured.filter((t) => t.id !== 'unauth');
+        const latTargets = measured.filter((t) => t.id !== 'unauth' && t.id !== 'relay-floor');
         repin(
           procs.filter((p) => p.pid !== idlePid).map((p) => p.pid),
           LOAD_CPU,

@@ -19,6 +19,8 @@ export type TargetId =
   | 'paid-fallback'
   | 'paid-pg'
   | 'commit-floor'
+  | 'relay-floor'
+  | 'metered-floor'
   | 'unauth';
 
 export interface Target {
@@ -45,6 +47,9 @@ export const TARGET_LABELS: Record<TargetId, string> = {
   'paid-fallback': 'gateway full paid path, fallback HTTP server (JS, gateway/http-fallback.ts)',
   'paid-pg': 'gateway full paid path on PostgreSQL 15 (SVC_DATABASE_URL; server on the same box, unpinned)',
   'commit-floor': 'commit floor: uWS + one committed SQLite row per request, no proxying (bench/commit-floor.ts)',
+  'relay-floor': 'relay floor: uWS + keep-alive net sockets, no svc logic (bench/relay-floor.ts)',
+  'metered-floor':
+    "metered relay floor: the relay floor + the key's SHA-256 + one SQLite row per call group-committed before the answer (bench/relay-floor.ts)",
   unauth: 'gateway 401 (unknown key)',
 };
 

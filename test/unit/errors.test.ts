@@ -52,4 +52,14 @@ describe('validation_failed always lists errors[]', () => {
     const errors = [{ path: 'email', message: 'Invalid email' }];
     expect(problemOf(new SvcError('validation_failed', 'x', { errors }), 'req_1').errors).toEqual(errors);
   });
+
+  it('captures no stack for a refusal, keeps one for an internal error, and leaves the global limit as it was', () => {
+    const before = Error.stackTraceLimit;
+    const refusal = new SvcError('unauthorized', 'no key');
+    expect(refusal.stack).not.toMatch(/\n\s+at /);
+    expect(String(refusal.stack)).toContain('no key');
+    expect(new SvcError('internal', 'bug').stack).toMatch(/\n\s+at /);
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(new Error('plain').stack).toMatch(/\n\s+at /);
+  });
 });

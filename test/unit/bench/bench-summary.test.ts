@@ -72,6 +72,27 @@ describe('bench summary', () => {
     expect(s.goals.find((g) => g.name.startsWith('CPU per paid call / nginx'))?.met).toBe(true);
   });
 
+  it('reads the CPU targets beside the relay floors of the same rounds', () => {
+    const runs = [1, 2, 3].flatMap((n) => [
+      load(n, 'nginx', 1000, 30),
+      load(n, 'haproxy', 1000, 40),
+      load(n, 'relay-floor', 1000, 30 + 12 * n),
+      load(n, 'metered-floor', 1000, 50 + 12 * n),
+      load(n, 'passthrough', 1000, 90),
+      load(n, 'paid', 1000, 150),
+    ]);
+    const s = summarise(runs, [], {});
+    // Per round: relay 42/54/66 over nginx's 30 -> 1.4/1.8/2.2x; metered 62/74/86 -> 2.07/2.47/2.87x; row + hash 20 µs.
+    expect(s.cpuCost.relayFloorOverNginx).toBe(1.8);
+    expect(s.cpuCost.meteredFloorOverNginx).toBe(2.47);
+    expect(s.cpuCost.meteredFloorOverHaproxy).toBe(1.85);
+    expect(s.cpuCost.floorMeteringUs).toBe(20);
+    const goal = (prefix: string) => s.goals.find((g) => g.name.startsWith(prefix));
+    expect(goal('pass-through CPU / nginx')).toMatchObject({ measured: '3x (relay floor: 1.8x)', met: false });
+    expect(goal('CPU per paid call / nginx')?.measured).toBe('5x (metered relay floor: 2.47x)');
+    expect(goal('metering CPU per call')?.measured).toBe('60 µs (floor: metered − relay floor 20 µs)');
+  });
+
   it('measures added latency against the direct run of the same round', () => {
     const s = summarise(
       [],
