@@ -53,11 +53,11 @@ function rowOf(r: SettleRecord) {
 }
 
 describe('SettleWriter multi-row usage INSERT', () => {
-  it('uses chunks of 64, 16, 4 and 1 rows', () => {
-    expect([...USAGE_CHUNKS]).toEqual([64, 16, 4, 1]);
+  it('uses chunks of 128, 64, 16, 4 and 1 rows', () => {
+    expect([...USAGE_CHUNKS]).toEqual([128, 64, 16, 4, 1]);
   });
 
-  for (const n of [1, 3, 63, 64, 65, 200]) {
+  for (const n of [1, 3, 63, 64, 65, 127, 128, 129, 200, 300]) {
     it(`a batch of ${n} writes exactly its ${n} rows, each with its own fields, and the same money as one by one`, async () => {
       const a = await arrange();
       const recs = Array.from({ length: n }, (_, i) => a.call('b', i));
@@ -93,18 +93,19 @@ describe('SettleWriter multi-row usage INSERT', () => {
     });
   }
 
-  it('a duplicate request id inside a 64-row chunk fails that one call; its neighbours commit with their money', async () => {
+  it('a duplicate request id inside a 128-row chunk fails that one call; its neighbours commit with their money', async () => {
     const a = await arrange();
     // Already recorded: a second settle of req_d_0005 must be refused by the request-id key.
     await a.writer.settle(a.call('d', 5));
     const before = a.credit() as number;
-    const recs = Array.from({ length: 70 }, (_, i) => a.call('d', i + 100));
-    recs[10] = a.call('d', 5); // in the first 64-row chunk
-    recs[66] = { ...recs[65]! }; // the same id twice in one batch, across chunks (16 / 4 / 1 tail)
+    // 140 calls: one 128-row chunk and three 4-row ones.
+    const recs = Array.from({ length: 140 }, (_, i) => a.call('d', i + 100));
+    recs[10] = a.call('d', 5); // in the 128-row chunk
+    recs[133] = { ...recs[131]! }; // the same id twice in one batch, in two different 4-row chunks
     const results = await Promise.allSettled(recs.map((r) => a.writer.settle(r)));
     const rejected = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
-    expect(rejected).toEqual([10, 66]);
-    const written = recs.filter((_, i) => i !== 10 && i !== 66);
+    expect(rejected).toEqual([10, 133]);
+    const written = recs.filter((_, i) => i !== 10 && i !== 133);
     const rows = await h.db
       .selectFrom(usageWithIds(h.db))
       .selectAll()
