@@ -8,24 +8,20 @@
  * `node dist/bench/commit-floor.js` with BENCH_FLOOR_DB=<file>; prints a ready line like the stub.
  */
 import uWS from 'uWebSockets.js';
+import type Sqlite from 'better-sqlite3';
 import { openSqlite } from '../core/db/database.js';
 import { configureWriterConnection, startBackground } from '../gateway/checkpointer.js';
 import { loadGatewayConfig } from '../gateway/config.js';
 import { STUB_BODY } from './stub-upstream.js';
 
-function _main(): void {
-  const file = process.env.BENCH_FLOOR_DB;
-  if (!file) throw new Error('BENCH_FLOOR_DB is required');
+/**
+ * A floor server's SQLite file, opened as every svc process opens it, its writer connection configured as the
+ * gateway's, and the gateway's checkpoint thread started on it with the gateway's defaults.
+ */
+export function openFloorDb(file: string): Sqlite.Database {
   const db = openSqlite(file);
   const cfg = loadGatewayConfig({});
   configureWriterConnection(db, cfg);
-  // The settled call's identity, amount and time: about what a narrow usage row holds.
-  db.exec(
-    'create table if not exists floor_rows (id integer primary key, key_id integer not null, endpoint_id integer not null, charged_cents integer not null, status integer not null, at_ms integer not null)',
-  );
-  const insert = db.prepare(
-    'insert into floor_rows (key_id, endpoint_id, charged_cents, status, at_ms) values (?, ?, ?, ?, ?)',
-  );
   startBackground({
     file,
     checkpointMs: cfg.checkpointMs,
@@ -35,6 +31,20 @@ function _main(): void {
     heartbeatMs: cfg.heartbeatMs,
     onReaped: () => {},
   });
+  return db;
+}
+
+function _main(): void {
+  const file = process.env.BENCH_FLOOR_DB;
+  if (!file) throw new Error('BENCH_FLOOR_DB is required');
+  const db = openFloorDb(file);
+  // The settled call's identity, amount and time: about what a narrow usage row holds.
+  db.exec(
+    'create table if not exists floor_rows (id integer primary key, key_id integer not null, endpoint_id integer not null, charged_cents integer not null, status integer not null, at_ms integer not null)',
+  );
+  const insert = db.prepare(
+    'insert into floor_rows (key_id, endpoint_id, charged_cents, status, at_ms) values (?, ?, ?, ?, ?)',
+  );
   const app = uWS.App();
   app.any('/*', (res) => {
     // One statement outside a transaction is its own transaction: one commit per request, as at one call in flight.

@@ -9,6 +9,8 @@ import type { KeyAuthResult } from './micro/key-auth.bench.js';
 import type { LedgerResult } from './micro/ledger-writer.bench.js';
 import type { PgWriterResult } from './micro/pg-writer.bench.js';
 import type { MetricsCostResult } from './micro/metrics.bench.js';
+import type { WalFramesResult } from './micro/wal-frames.bench.js';
+import type { UsageRowBytes } from './micro/usage-row-bytes.bench.js';
 
 export interface MicroResults {
   keyAuth?: KeyAuthResult;
@@ -19,6 +21,10 @@ export interface MicroResults {
   pgWriter?: PgWriterResult;
   /** CPU that gateway metrics add to one paid call (target <= 2 µs). */
   metricsCost?: MetricsCostResult;
+  /** WAL frames (pages) per settle commit by calls per commit, beside the commit floor's (issue 28 latency). */
+  walFrames?: WalFramesResult;
+  /** Bytes per call of the usage row before and after 0022_narrow_usage (issue 28 item 1). */
+  usageRowBytes?: UsageRowBytes;
 }
 
 function _runJson<T>(script: string, args: string[], cpus: string, timeoutSec: number): Promise<T> {
@@ -105,6 +111,24 @@ export async function runMicro(
       };
     }
   };
+  try {
+    out.walFrames = await _runJson<WalFramesResult>('wal-frames.bench.js', [], o.cpus, 120);
+    const w = out.walFrames;
+    log(
+      w.error
+        ? `WAL frames: ERROR ${w.error}`
+        : `WAL frames per commit: ${w.settle.map((x) => `${x.calls} call(s) ${x.frames}`).join(', ')}; commit floor ${w.commitFloorFrames}`,
+    );
+  } catch (e) {
+    log(`WAL frames: ERROR ${(e as Error).message}`);
+  }
+  try {
+    out.usageRowBytes = await _runJson<UsageRowBytes>('usage-row-bytes.bench.js', ['100000'], o.cpus, 300);
+    const u = out.usageRowBytes;
+    log(`usage row: ${u.before.pagesBytesPerCall} → ${u.after.pagesBytesPerCall} page bytes per call`);
+  } catch (e) {
+    log(`usage row bytes: ERROR ${(e as Error).message}`);
+  }
   out.ledger = await ledger(o.ledgerSec, 128);
   if (o.sweep) out.ledgerSweep = [await ledger(5, 16), await ledger(5, 512)];
   // PostgreSQL and its three writers need both cores (not pinned to the server core).

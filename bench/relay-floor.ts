@@ -16,9 +16,7 @@ import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import uWS from 'uWebSockets.js';
 import type Sqlite from 'better-sqlite3';
-import { openSqlite } from '../core/db/database.js';
-import { configureWriterConnection, startBackground } from '../gateway/checkpointer.js';
-import { loadGatewayConfig } from '../gateway/config.js';
+import { openFloorDb } from './commit-floor.js';
 
 interface Answer {
   status: string;
@@ -106,22 +104,7 @@ function _main(): void {
   const host = upstream.hostname;
   const port = Number(upstream.port);
   const file = process.env.BENCH_RELAY_COMMIT;
-  let commits: GroupCommit | null = null;
-  if (file) {
-    const db = openSqlite(file);
-    const cfg = loadGatewayConfig({});
-    configureWriterConnection(db, cfg);
-    commits = new GroupCommit(db);
-    startBackground({
-      file,
-      checkpointMs: cfg.checkpointMs,
-      checkpointFrames: cfg.checkpointFrames,
-      walLimitBytes: cfg.walLimitBytes,
-      holderId: null,
-      heartbeatMs: cfg.heartbeatMs,
-      onReaped: () => {},
-    });
-  }
+  const commits = file ? new GroupCommit(openFloorDb(file)) : null;
   const idle: UpstreamSocket[] = [];
   const app = uWS.App();
   app.any('/*', (res, req) => {

@@ -135,6 +135,19 @@ export function renderMarkdown(r: BenchResult): string {
             `WAL peak ${(l.walMaxBytes / 1e6).toFixed(1)} MB, ledger consistent after run: ${l.consistent}. A plain one-table INSERT costs ${fmt(l.calibrationInsertUs)} µs of CPU on this machine.`,
     );
   }
+  const wf = r.micro.walFrames;
+  if (wf)
+    L.push(
+      wf.error
+        ? `- WAL frames per commit: not measured: ${wf.error}`
+        : `- WAL frames (4 KiB pages) per settle commit (bench/micro/wal-frames.bench.ts): ${wf.settle.map((x) => `${x.calls} call${x.calls === 1 ? '' : 's'}: ${x.frames} (${x.perCall} per call)`).join('; ')}; the commit floor's one-row commit: ${wf.commitFloorFrames}. ` +
+            `One call's commit writes: ${wf.singleCallPages.join(', ')}. At one call in flight each paid call is its own commit, so this sets what the commit adds beside the floor.`,
+    );
+  const ub = r.micro.usageRowBytes;
+  if (ub)
+    L.push(
+      `- Usage row (bench/micro/usage-row-bytes.bench.ts, ${ub.calls} calls, dbstat): ${ub.before.pagesBytesPerCall} page bytes per call before 0022_narrow_usage, ${ub.after.pagesBytesPerCall} after (payload ${ub.before.payloadPerCall} → ${ub.after.payloadPerCall}).`,
+    );
   const pw = r.micro.pgWriter;
   if (pw) {
     const sq = r.micro.ledger;

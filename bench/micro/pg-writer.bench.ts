@@ -22,6 +22,7 @@ import { Pg, sql } from '../../gateway/pg/connect.js';
 import { PgHolders } from '../../gateway/pg/holders.js';
 import { PgSettleWriter } from '../../gateway/pg/settle-writer.js';
 import { fastId } from '../../gateway/fast-id.js';
+import { paidCallRecord } from './micro-db.js';
 
 const PGBIN = '/usr/lib/postgresql/15/bin';
 const CREDIT = 1_000_000_000;
@@ -104,23 +105,15 @@ async function writer(url: string, orgId: string, keyId: string, seconds: number
     while (performance.now() < until) {
       const t = Date.now();
       const s = performance.now();
-      await w.settle({
-        requestId: fastId('req', t),
-        orgId,
-        keyId,
-        apiId: 'api_bench',
-        endpointId: 'ep_bench',
-        providerOrgId: 'org_bench_p',
-        method: 'GET',
-        status: 200,
-        latencyMs: 1,
-        priceCents: 1,
-        chargedCents: 1,
-        errorCode: null,
-        createdAt: t,
-        leaseId,
-        day,
-      });
+      await w.settle(
+        paidCallRecord(
+          { orgId, keyId, apiId: 'api_bench', endpointId: 'ep_bench', providerOrgId: 'org_bench_p' },
+          leaseId,
+          day,
+          fastId('req', t),
+          t,
+        ),
+      );
       lat.push(performance.now() - s);
     }
   };
