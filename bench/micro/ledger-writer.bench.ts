@@ -6,7 +6,8 @@
 import { statSync } from 'node:fs';
 import { openDatabase } from '../../core/db/database.js';
 import { utcDay } from '../../core/clock.js';
-import { microDb, importGateway, paidCallRecord } from './micro-db.js';
+import { microDb, importGateway } from './micro-db.js';
+import { paidCallRecord } from '../../test/helpers/db.js';
 
 export interface LedgerResult {
   /** Settled paid calls per second over the whole run (see header for what one settle writes). */
