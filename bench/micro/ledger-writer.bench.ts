@@ -7,6 +7,7 @@ import { statSync } from 'node:fs';
 import { openDatabase } from '../../core/db/database.js';
 import { utcDay } from '../../core/clock.js';
 import { microDb, importGateway } from './micro-db.js';
+import { paidCallRecord } from '../../test/helpers/db.js';
 
 export interface LedgerResult {
   /** Settled paid calls per second over the whole run (see header for what one settle writes). */
@@ -69,14 +70,7 @@ interface ConfigModule {
 }
 
 interface WriterModule {
-  SettleWriter: new (
-    sqlite: unknown,
-    opts: { holderId: string | null; platformFeeBps: number },
-  ) => {
-    settle(rec: Record<string, unknown>): Promise<void>;
-    flush(): void;
-    written: number;
-  };
+  SettleWriter: typeof import('../../gateway/settle-writer.js').SettleWriter;
 }
 
 const CREDIT = 1_000_000_000;
@@ -147,23 +141,19 @@ async function _main(): Promise<void> {
 
     const rec = () => {
       const t = Date.now();
-      return {
-        requestId: fastId('req', t),
-        orgId: m.consumer.orgId,
-        keyId: m.consumer.keyId,
-        apiId: m.apiId,
-        endpointId: m.endpointId,
-        providerOrgId: m.providerOrgId,
-        method: 'GET',
-        status: 200,
-        latencyMs: 1,
-        priceCents: 1,
-        chargedCents: 1,
-        errorCode: null,
-        createdAt: t,
-        leaseId: 'lease_bench',
+      return paidCallRecord(
+        {
+          orgId: m.consumer.orgId,
+          keyId: m.consumer.keyId,
+          apiId: m.apiId,
+          endpointId: m.endpointId,
+          providerOrgId: m.providerOrgId,
+        },
+        'lease_bench',
         day,
-      };
+        fastId('req', t),
+        t,
+      );
     };
     const windows: number[] = [];
     let walMax = 0;
@@ -172,7 +162,7 @@ async function _main(): Promise<void> {
     let windowStart = t0;
     let windowRows = 0;
     while (performance.now() - t0 < seconds * 1000) {
-      const ps: Promise<void>[] = [];
+      const ps: Promise<number>[] = [];
       for (let i = 0; i < batch; i++) ps.push(writer.settle(rec()));
       await Promise.all(ps);
       windowRows += batch;

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrateToLatest } from '../../core/db/migrate.js';
 import { openTestDb, seedOrg, grantCredits, seedListing, type SeededOrg } from '../../test/helpers/db.js';
-import type { SettleRecord } from '../../gateway/settle-writer.js';
 
 export interface MicroDb {
   dir: string;
@@ -48,36 +47,4 @@ export async function microDb(creditCents: number): Promise<MicroDb> {
 export async function importGateway<T>(rel: string): Promise<T> {
   const url = new URL(`../../gateway/${rel}`, import.meta.url).href;
   return (await import(url)) as T;
-}
-
-/** Who a micro-benchmark's paid call is from and to (ids as the settle writer takes them). */
-export interface PaidCallParties {
-  orgId: string;
-  keyId: string;
-  apiId: string;
-  endpointId: string;
-  providerOrgId: string;
-}
-
-/** One successful 1-cent GET, reserved from `leaseId`, as the gateway hands it to a settle writer. */
-export function paidCallRecord(
-  p: PaidCallParties,
-  leaseId: string,
-  day: number,
-  requestId: string,
-  at: number,
-): SettleRecord {
-  return {
-    requestId,
-    ...p,
-    method: 'GET',
-    status: 200,
-    latencyMs: 1,
-    priceCents: 1,
-    chargedCents: 1,
-    errorCode: null,
-    createdAt: at,
-    leaseId,
-    day,
-  };
 }

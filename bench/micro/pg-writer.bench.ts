@@ -22,7 +22,7 @@ import { Pg, sql } from '../../gateway/pg/connect.js';
 import { PgHolders } from '../../gateway/pg/holders.js';
 import { PgSettleWriter } from '../../gateway/pg/settle-writer.js';
 import { fastId } from '../../gateway/fast-id.js';
-import { paidCallRecord } from './micro-db.js';
+import { paidCallRecord } from '../../test/helpers/db.js';
 
 const PGBIN = '/usr/lib/postgresql/15/bin';
 const CREDIT = 1_000_000_000;

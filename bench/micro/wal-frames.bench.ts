@@ -12,7 +12,8 @@ import { utcDay } from '../../core/clock.js';
 import { median } from '../stats.js';
 import { SettleWriter } from '../../gateway/settle-writer.js';
 import { fastId } from '../../gateway/fast-id.js';
-import { microDb, paidCallRecord } from './micro-db.js';
+import { microDb } from './micro-db.js';
+import { paidCallRecord } from '../../test/helpers/db.js';
 
 export interface WalFramesResult {
   /** Median frames per commit of the settle transaction, by calls per commit. */

@@ -232,6 +232,39 @@ export function usageWithIds(db: Db) {
     .as('usage');
 }
 
+/** Who a settled call is from and to (ids as the settle writers take them). */
+export interface PaidCallParties {
+  orgId: string;
+  keyId: string;
+  apiId: string;
+  endpointId: string;
+  providerOrgId: string;
+}
+
+/** One successful GET charged `cents` (1 unless said), reserved from `leaseId` (null: unleased), as the gateway hands it to a settle writer. */
+export function paidCallRecord(
+  p: PaidCallParties,
+  leaseId: string | null,
+  day: number,
+  requestId: string,
+  at: number,
+  cents = 1,
+): SettleRecord {
+  return {
+    requestId,
+    ...p,
+    method: 'GET',
+    status: 200,
+    latencyMs: 1,
+    priceCents: cents,
+    chargedCents: cents,
+    errorCode: null,
+    createdAt: at,
+    leaseId,
+    day,
+  };
+}
+
 /**
  * A paid call's settle exactly as the gateway writes it, for billing tests that need calls to spend credit or earn
  * a provider money without a gateway: usage row, call_charge entry, provider earning, balance. Resolves with the
@@ -251,23 +284,20 @@ export async function chargeLikeGateway(
 ): Promise<string> {
   const at = opts.at ?? Date.now();
   const requestId = newId('req', at);
-  const rec: SettleRecord = {
+  const rec = paidCallRecord(
+    {
+      orgId: payer.orgId,
+      keyId: payer.keyId,
+      apiId: opts.apiId ?? 'api_simulated',
+      endpointId: 'ep_simulated',
+      providerOrgId: opts.providerOrgId ?? 'org_simulated_provider',
+    },
+    null,
+    utcDay(at),
     requestId,
-    orgId: payer.orgId,
-    keyId: payer.keyId,
-    apiId: opts.apiId ?? 'api_simulated',
-    endpointId: 'ep_simulated',
-    providerOrgId: opts.providerOrgId ?? 'org_simulated_provider',
-    method: 'GET',
-    status: 200,
-    latencyMs: 1,
-    priceCents: cents,
-    chargedCents: cents,
-    errorCode: null,
-    createdAt: at,
-    leaseId: null,
-    day: utcDay(at),
-  };
+    at,
+    cents,
+  );
   const platformFeeBps = opts.platformFeeBps ?? 0;
   if (dialectOf(h.db) === 'postgres') {
     const url = pgUrlOf.get(h.db);

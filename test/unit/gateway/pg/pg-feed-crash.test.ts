@@ -14,6 +14,7 @@ import type { SettleRecord } from '../../../../gateway/settle-writer.js';
 import type { ChangeRow } from '../../../../core/db/change-feed.js';
 import { utcDay } from '../../../../core/clock.js';
 import { moneyProblems, pgUnavailable, useGatewayPg, seedParties } from './pg-kit.js';
+import { paidCallRecord } from '../../../helpers/db.js';
 
 const why = pgUnavailable();
 const env = useGatewayPg();
@@ -103,23 +104,15 @@ describe.skipIf(why)(`gateway PostgreSQL store under failures${why ? ` (skipped:
         const r = await leases.reserve(key, utcDay(now), 1, now);
         if (!r.ok) throw new Error('refused');
         try {
-          await writer.settle({
-            requestId,
-            orgId: p.orgId,
-            keyId: p.keyId,
-            apiId: 'api_1',
-            endpointId: 'ep_1',
-            providerOrgId: p.providerOrgId,
-            method: 'GET',
-            status: 200,
-            latencyMs: 1,
-            priceCents: 1,
-            chargedCents: 1,
-            errorCode: null,
-            createdAt: now,
-            leaseId: r.lease.id,
-            day: utcDay(now),
-          });
+          await writer.settle(
+            paidCallRecord(
+              { orgId: p.orgId, keyId: p.keyId, apiId: 'api_1', endpointId: 'ep_1', providerOrgId: p.providerOrgId },
+              r.lease.id,
+              utcDay(now),
+              requestId,
+              now,
+            ),
+          );
         } catch (e) {
           leases.cancel(r.lease, 1); // as the pipeline does: the call answers 500, uncharged as far as it knows
           throw e;
