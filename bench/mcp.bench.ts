@@ -65,6 +65,14 @@ interface AddedLatency {
  */
 const WARMUP_SECONDS = Number(process.env.MCP_BENCH_WARMUP_SECONDS ?? 2);
 
+/**
+ * `MCP_BENCH_CPU_AT_RATE=<req/s>` adds rows of call_api (each era) and of the floor relay at that one fixed rate
+ * (open loop): CPU per call falls as throughput rises (more requests per event-loop turn and per syscall), so the
+ * saturated rows compare MCP with a floor running at a higher req/s; these compare both at the same rate.
+ */
+const CPU_AT_RATE = Number(process.env.MCP_BENCH_CPU_AT_RATE ?? 0);
+const atRate = (name: string) => `${name} @ ${CPU_AT_RATE}/s fixed, same rate for MCP and floor`;
+
 /** `MCP_BENCH_ONLY=<regex>` runs only the matching rows (for profiling one of them). */
 const ONLY = process.env.MCP_BENCH_ONLY ? new RegExp(process.env.MCP_BENCH_ONLY) : undefined;
 
@@ -98,7 +106,7 @@ const fixedRate = (o: Omit<PacedSpec, 'seconds' | 'connections'>) => async (): P
 
 async function load(name: string, run: () => Promise<Measured>): Promise<McpRow | undefined> {
   if (ONLY && !ONLY.test(name)) return undefined;
-  const front = name === FLOOR_ROW ? pids.relay : pids.mcp;
+  const front = name.startsWith(FLOOR_ROW) ? pids.relay : pids.mcp;
   const cpu = () => ({ front: cpuMicros(front), gateway: cpuMicros(pids.gateway), all: cpuMicros(pids.all) });
   const before = cpu();
   const r = await run();
@@ -112,10 +120,10 @@ async function load(name: string, run: () => Promise<Measured>): Promise<McpRow 
     errors: r.errors,
     non2xx: r.non2xx,
     mcp_cpu_us_per_req:
-      name.startsWith('MCP') || name === FLOOR_ROW ? Math.round((after.front - before.front) / answered) : null,
+      name.startsWith('MCP') || name.startsWith(FLOOR_ROW) ? Math.round((after.front - before.front) / answered) : null,
     gateway_cpu_us_per_req: Math.round((after.gateway - before.gateway) / answered),
     all_cpu_us_per_req: Math.round(
-      (after.all - before.all + (name === FLOOR_ROW ? after.front - before.front : 0)) / answered,
+      (after.all - before.all + (name.startsWith(FLOOR_ROW) ? after.front - before.front : 0)) / answered,
     ),
   };
 }
@@ -249,6 +257,23 @@ async function main(): Promise<void> {
         await warm({ url: mcpUrl, ...post, headers: e.headers, body: e.body });
     }
     for (const e of eras) rows.push(await load(`MCP call_api (${e.era})`, mcpLoad(e.headers, e.body)));
+    // Fresh JSON-RPC ids for the fixed-rate rows: a repeated one would be an idempotent replay, not a call.
+    const rateBody = (body: string) => {
+      const tag = `rate-${Date.now()}`;
+      return (i: number) => body.replace('[<id>]', `${tag}-${i}`);
+    };
+    if (CPU_AT_RATE > 0) {
+      for (const e of eras) {
+        const run = fixedRate({
+          url: mcpUrl,
+          method: 'POST',
+          headers: e.headers,
+          body: rateBody(e.body),
+          rate: CPU_AT_RATE,
+        });
+        rows.push(await load(atRate(`MCP call_api (${e.era})`), run));
+      }
+    }
     // The same gateway call relayed by a bare node:http + undici process: what MCP's front costs at the least.
     if (!ONLY || ONLY.test(FLOOR_ROW)) {
       const relayPort = await freePort();
@@ -280,6 +305,10 @@ async function main(): Promise<void> {
         };
         await warm(floorLoad);
         rows.push(await load(FLOOR_ROW, closedLoop(floorLoad)));
+        if (CPU_AT_RATE > 0) {
+          const run = fixedRate({ ...floorLoad, method: 'POST', body: rateBody(floorLoad.body), rate: CPU_AT_RATE });
+          rows.push(await load(atRate(FLOOR_ROW), run));
+        }
       } finally {
         await stopChild(relay);
       }
