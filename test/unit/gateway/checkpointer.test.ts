@@ -121,6 +121,43 @@ describe('gateway checkpoint thread', () => {
     }
   });
 
+  it('looks at the backlog rarely while nothing waits, and still starts a pass soon after an idle spell', async () => {
+    const { data, file, db, append } = walFile(0);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const polls: { at: number; waiting: number | null }[] = [];
+    const passes: CheckpointReport[] = [];
+    const stop = startBackground({
+      file,
+      checkpointMs: 60_000,
+      checkpointFrames: 100,
+      walLimitBytes: 1024 * 1024 * 1024,
+      holderId: null,
+      heartbeatMs: 60_000,
+      onReaped: () => {},
+      onCheckpoint: (c) => passes.push(c),
+      onPoll: (waiting) => polls.push({ at: performance.now(), waiting }),
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 1000));
+      const idle = polls.filter((p) => p.waiting === 0).length;
+      // 1 s at CHECKPOINT_IDLE_POLL_MS (50 ms) is about 20 looks; at CHECKPOINT_POLL_MS (5 ms) it would be ~200.
+      expect(idle).toBeGreaterThanOrEqual(5);
+      expect(idle).toBeLessThanOrEqual(40);
+      const before = polls.length;
+      const t0 = performance.now();
+      append(2_000); // well over 100 frames
+      expect(await waitFor(() => passes.length > 0, 2000)).toBe(true);
+      // The first look after the idle spell finds the frames within one idle interval (plus scheduling slack).
+      const found = polls.slice(before).find((p) => (p.waiting ?? 0) > 0);
+      expect(found).toBeDefined();
+      expect(found!.at - t0).toBeLessThan(500);
+    } finally {
+      await stop();
+      db.close();
+      data.cleanup();
+    }
+  });
+
   it('keeps to the interval while a long reader holds the backlog, so writers are not locked out by passes and RESTARTs', async () => {
     const { data, file, db, insert } = walFile(2_000);
     // A report reading an old snapshot: PASSIVE cannot copy past it, RESTART cannot finish while it lasts.
