@@ -38,6 +38,26 @@ async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
   return cond();
 }
 
+/**
+ * The checkpoint thread on `file` with a pass every 100 waiting frames and an interval of a minute (so any pass
+ * within a test is one the frame count started); every pass (and, with `onPoll`, every look) is recorded.
+ */
+function startByFrames(file: string, onPoll?: (waiting: number | null) => void) {
+  const passes: CheckpointReport[] = [];
+  const stop = startBackground({
+    file,
+    checkpointMs: 60_000,
+    checkpointFrames: 100,
+    walLimitBytes: 1024 * 1024 * 1024,
+    holderId: null,
+    heartbeatMs: 60_000,
+    onReaped: () => {},
+    onCheckpoint: (c) => passes.push(c),
+    ...(onPoll ? { onPoll } : {}),
+  });
+  return { passes, stop };
+}
+
 describe('gateway checkpoint thread', () => {
   it('past the limit, makes the next writer start the WAL over, reusing the file instead of truncating it', async () => {
     const { data, file, db } = fileWithBigWal();
@@ -92,18 +112,7 @@ describe('gateway checkpoint thread', () => {
 
   it('starts a pass as soon as enough frames wait, without waiting for the interval, and none while nothing waits', async () => {
     const { data, file, db, insert, append } = walFile(0);
-    const passes: CheckpointReport[] = [];
-    // An interval of a minute: any pass within this test is one the frame count started.
-    const stop = startBackground({
-      file,
-      checkpointMs: 60_000,
-      checkpointFrames: 100,
-      walLimitBytes: 1024 * 1024 * 1024,
-      holderId: null,
-      heartbeatMs: 60_000,
-      onReaped: () => {},
-      onCheckpoint: (c) => passes.push(c),
-    });
+    const { passes, stop } = startByFrames(file);
     try {
       for (let i = 0; i < 20; i++) insert.run('x'.repeat(200)); // 20 frames: under the threshold
       await new Promise((r) => setTimeout(r, 200));
@@ -125,18 +134,7 @@ describe('gateway checkpoint thread', () => {
     const { data, file, db, append } = walFile(0);
     db.pragma('wal_checkpoint(TRUNCATE)');
     const polls: { at: number; waiting: number | null }[] = [];
-    const passes: CheckpointReport[] = [];
-    const stop = startBackground({
-      file,
-      checkpointMs: 60_000,
-      checkpointFrames: 100,
-      walLimitBytes: 1024 * 1024 * 1024,
-      holderId: null,
-      heartbeatMs: 60_000,
-      onReaped: () => {},
-      onCheckpoint: (c) => passes.push(c),
-      onPoll: (waiting) => polls.push({ at: performance.now(), waiting }),
-    });
+    const { passes, stop } = startByFrames(file, (waiting) => polls.push({ at: performance.now(), waiting }));
     try {
       await new Promise((r) => setTimeout(r, 1000));
       const idle = polls.filter((p) => p.waiting === 0).length;
