@@ -5,11 +5,12 @@
  *
  * When: every CHECKPOINT_POLL_MS while frames wait (CHECKPOINT_IDLE_POLL_MS while none do) the thread reads how many
  * WAL frames wait to be copied (the wal-index header in the `-shm` file: 100 bytes, no lock, no SQL) and starts a
- * pass once `checkpointFrames` wait, or `checkpointMs` after the last pass if anything waits at all. Each pass ends in an fsync of the WAL, and while that fsync runs
- * the event loop's next WAL write can block in the kernel (ext4 journal) for its whole length: a pass every
- * 200 ms under one-at-a-time calls flushed ~25 MB and put 4-5 ms on the p99; bounding the frames per pass halved it
- * (gateway/README.md). Under saturating load the bound changes little: each commit carries many calls. After a
- * pass that a reader kept from copying anything, and for every RESTART attempt, the thread keeps to the interval.
+ * pass once `checkpointFrames` wait, or `checkpointMs` after the last pass if anything waits at all. Each pass ends
+ * in an fsync of the WAL, and while that fsync runs the event loop's next WAL write can block in the kernel (ext4
+ * journal) for its whole length: a pass every 200 ms under one-at-a-time calls flushed ~25 MB and put 4-5 ms on the
+ * p99; bounding the frames per pass halved it (gateway/README.md). Under saturating load the bound changes little:
+ * each commit carries many calls. After a pass that a reader kept from copying anything, and for every RESTART
+ * attempt, the thread keeps to the interval.
  *
  * PASSIVE never blocks a writer, but under a writer that commits without pause it never catches up either, and
  * the WAL would only grow. So once the WAL passes `walLimitBytes`, the thread asks for RESTART with a short busy
