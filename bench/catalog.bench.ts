@@ -11,7 +11,7 @@ import { Agent, get as httpGet } from 'node:http';
 import { tmpdir, loadavg, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import Sqlite from 'better-sqlite3';
+import Sqlite from '../core/db/sqlite-driver.js';
 import { seedCatalog } from './catalog-seed.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -20,7 +20,7 @@
  * VM. Writers on the gateway thread never sleep on the lock this takes (no-wait.ts); they retry on a timer.
  */
 import { Worker } from 'node:worker_threads';
-import { createRequire } from 'node:module';
+import { sqliteDriver } from '../core/db/sqlite-driver.js';
 
 const CODE = `
 const { workerData, parentPort } = require('node:worker_threads');
@@ -142,7 +142,6 @@ export function configureWriterConnection(
 }
 
 export function startBackground(o: BackgroundOptions): () => Promise<void> {
-  const mod = createRequire(import.meta.url).resolve('better-sqlite3');
   const w = new Worker(CODE, {
     eval: true,
     workerData: {
@@ -155,7 +154,7 @@ export function startBackground(o: BackgroundOptions): () => Promise<void> {
       walLimitBytes: o.walLimitBytes,
       holderId: o.holderId,
       heartbeatMs: o.heartbeatMs,
-      mod,
+      mod: sqliteDriver.entry,
       report: o.onCheckpoint !== undefined,
     },
   });

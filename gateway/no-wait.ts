@@ -7,7 +7,7 @@
  * writes (lease shrinks on a change, pressure signals, housekeeping) go through `whenUnlocked`. The gateway's
  * worker makes its connection `neverWait` once started, so none of this toggles anything on the hot path.
  */
-import Sqlite from 'better-sqlite3';
+import Sqlite from '../core/db/sqlite-driver.js';
 
 /** The lock is held by another connection right now. */
 export function isBusy(e: unknown): boolean {

@@ -28,6 +28,7 @@ import type { ListingCache as ListingCacheT } from './cache/listing-cache.js';
 import type { ListenSocket } from './http-api.js';
 import { startBackground, configureWriterConnection } from './checkpointer.js';
 import { neverWait, noWait, waitingForLock, whenUnlocked } from './no-wait.js';
+import { sqliteDriver } from '../core/db/sqlite-driver.js';
 import type { ChangeSource, LeaseStore, SettleStore } from './store.js';
 
 /** Exit code of a worker whose supervisor-picked port was taken before it could listen (main.ts picks again). */
@@ -53,6 +54,8 @@ export async function runWorker(cfg: Readonly<GatewayConfig>, workerIndex: numbe
       why: choice.why,
       cost: choice.cost,
       node: process.versions.node,
+      // Which better-sqlite3 build this Node runs (core/db/sqlite-driver.ts); none on PostgreSQL.
+      sqlite: base.databaseUrl ? undefined : `${sqliteDriver.pkg}@${sqliteDriver.version}`,
     });
   // PostgreSQL (SVC_DATABASE_URL): the same pipeline over the gateway/pg stores (gateway/pg/worker-stores.ts).
   if (base.databaseUrl) {

@@ -18,10 +18,10 @@ fi
 # svc and its tests use 127.0.0.1, so this only makes the userland behave like an installed system.
 [ -s "$rootfs/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$rootfs/etc/hosts"
 echo "userland: $(chroot "$rootfs" ldd --version | head -1)"
-# The Node 24 tree (.ci/run's, reused when its better-sqlite3 loads), bind-mounted into the userland as /svc.
+# The Node 24 tree (.ci/run's, reused when its SQLite build loads), bind-mounted into the userland as /svc.
 tree=$root/.ci/node24-tree
-if ! "$node24/bin/node" -e "require('$tree/node_modules/better-sqlite3')" 2>/dev/null; then
-  .ci/make-tree.sh "$node24" "$tree" "$root/.ci/nodes/node_modules/node24-headers"
+if ! (cd "$tree" 2>/dev/null && "$node24/bin/node" --input-type=module -e "await import('./dist/core/db/sqlite-driver.js')") 2>/dev/null; then
+  .ci/make-tree.sh "$node24" "$tree"
 fi
 rm -rf "$rootfs/opt/node24"
 mkdir -p "$rootfs/opt" "$rootfs/svc" && cp -a "$node24" "$rootfs/opt/node24"

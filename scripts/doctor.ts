@@ -1,16 +1,14 @@
 /**
  * `npm run doctor`: the first thing to run when svc will not start. Prints Node, libc, which HTTP server the gateway
- * would run (the same probe the gateway makes, server-choice.ts) and why, better-sqlite3's ABI, and whether the data
- * dir is writable. Exit 1 when something would stop `npm start`. README "Node versions" lists what each Node gets.
+ * would run (the same probe the gateway makes, server-choice.ts) and why, which better-sqlite3 build loads, and
+ * whether the data dir is writable. Exit 1 when something would stop `npm start`. README "Node versions" lists what each Node gets.
  */
-import { createRequire } from 'node:module';
 import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../core/config.js';
 import { loadGatewayConfig } from '../gateway/config.js';
 import { chooseServer, libcDescription, nativeRemedy, probeNative } from '../gateway/server-choice.js';
 
-const require = createRequire(import.meta.url);
 let problems = 0;
 const line = (label: string, text: string) => process.stdout.write(`${`${label}:`.padEnd(16)}${text}\n`);
 const bad = (label: string, text: string) => {
@@ -44,14 +42,16 @@ else {
   if (choice.kind === 'fallback') line('  native needs', nativeRemedy());
 }
 
-// better-sqlite3 is compiled for one Node ABI; a tree installed under another Node fails here.
+// SQLite: the Node-API build where this Node has Node-API 10, else better-sqlite3 12, compiled for one Node ABI
+// (core/db/sqlite-driver.ts); a 12 tree installed under another Node fails here.
 try {
-  const Database = require('better-sqlite3') as typeof import('better-sqlite3');
-  const db = new Database(':memory:');
-  const version = (db.prepare('select sqlite_version() as v').get() as { v: string }).v;
+  const { default: Sqlite, sqliteDriver: d } = await import('../core/db/sqlite-driver.js');
+  const db = new Sqlite(':memory:');
+  const version = db.prepare('select sqlite_version()').pluck().get() as string;
   db.close();
-  const pkg = require('better-sqlite3/package.json') as { version: string };
-  line('better-sqlite3', `${pkg.version} loads (built for ABI ${process.versions.modules}; SQLite ${version})`);
+  const build = d.kind === 'node-api' ? 'Node-API build, prebuilt' : `built for ABI ${process.versions.modules}`;
+  line('better-sqlite3', `${d.version} loads (${build}; SQLite ${version}) [${d.pkg}]`);
+  line('  why', d.why);
 } catch (e) {
   const msg = (e as Error).message;
   const abi = /NODE_MODULE_VERSION (\d+)/.exec(msg);

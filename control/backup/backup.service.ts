@@ -7,7 +7,7 @@
  * group commits) never wait for it and it never restarts because they wrote. The copy is then switched to
  * `journal_mode=DELETE`, so a backup is one self-contained file.
  */
-import Sqlite from 'better-sqlite3';
+import Sqlite from '../../core/db/sqlite-driver.js';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, copyFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Kysely, SqliteDialect } from 'kysely';

@@ -4,7 +4,7 @@
  * `listing_search` rows, all in one read transaction together with the change log's position. Plain arrays and
  * typed arrays only, so a worker thread can build it and post it (search-index.worker.ts).
  */
-import Sqlite from 'better-sqlite3';
+import Sqlite from '../../core/db/sqlite-driver.js';
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/database.js';
 

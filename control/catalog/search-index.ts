@@ -14,7 +14,7 @@
  * base exists, while a rebuild is due, inside another request's open transaction on the shared connection (it would
  * see uncommitted rows), or for a query word that is not exactly one token.
  */
-import Sqlite from 'better-sqlite3';
+import Sqlite from '../../core/db/sqlite-driver.js';
 import type { Sort } from '../../core/enumerations.js';
 import { type IndexBase, type ListingRow, listingRowReader, tokenizerOf, type DocTokens } from './search-index.base.js';
 import { type Column, ListingColumns } from './search-index.columns.js';

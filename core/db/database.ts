@@ -3,7 +3,7 @@
  * (default), or PostgreSQL when SVC_DATABASE_URL is set (openStore; docs/scale-out.md).
  * SQLite: every process opens its own connection: WAL, foreign keys on, a busy timeout so writers queue, not fail.
  */
-import Sqlite from 'better-sqlite3';
+import Sqlite from './sqlite-driver.js';
 import pg from 'pg';
 import {
   CompiledQuery,

@@ -57,6 +57,12 @@ describe.skipIf(!NODE || !TREE)(`npm start on Node ${NODE ? 'from SVC_TEST_SMOKE
       const line = err.split('\n').find((l) => l.includes('"http server: '));
       expect(line, err).toBeDefined();
       expect(JSON.parse(line!)).toMatchObject({ server: health.server, node: version.trim().slice(1) });
+      // And the SQLite build that Node runs: the prebuilt Node-API one wherever Node-API 10 is there (22.14+, 24,
+      // 26), so nothing is compiled at install and nodejs/node#65446 cannot abort it (core/db/sqlite-driver.ts).
+      const { stdout: napi } = await run(node, ['-p', 'process.versions.napi']);
+      expect(JSON.parse(line!).sqlite).toMatch(
+        Number(napi) >= 10 ? /^better-sqlite3-napi@13\./ : /^better-sqlite3@12\./,
+      );
 
       const reg = await call(control, 'POST', '/v1/register');
       const key = reg.body.api_key as string;

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import Sqlite from 'better-sqlite3';
+import Sqlite from '../../../core/db/sqlite-driver.js';
 import { ROOT, baseEnv, startProcess } from '../../helpers/processes.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { grantCredits, seedOrg, type SeededOrg } from '../../helpers/db.js';

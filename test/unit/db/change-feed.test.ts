@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import Sqlite from 'better-sqlite3';
+import Sqlite from '../../../core/db/sqlite-driver.js';
 import { useMigratedTempDb } from '../../helpers/db.js';
 import type { DbHandles } from '../../../core/db/database.js';
 import { ChangeFeed, type ChangeRow } from '../../../core/db/change-feed.js';

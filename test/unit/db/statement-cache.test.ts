@@ -4,7 +4,7 @@
  * through transactions and streams, and statements that follow schema changes (migrations run on the same handle).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import Sqlite from 'better-sqlite3';
+import Sqlite from '../../../core/db/sqlite-driver.js';
 import { sql } from 'kysely';
 import { openDatabase, withStatementCache, type DbHandles } from '../../../core/db/database.js';
 

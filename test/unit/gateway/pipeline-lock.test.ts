@@ -4,7 +4,7 @@
  * waiting on a claim "in flight" for up to 24 h.
  */
 import { describe, expect, it } from 'vitest';
-import Sqlite from 'better-sqlite3';
+import Sqlite from '../../../core/db/sqlite-driver.js';
 import { useMigratedTempDb, seedOrg, grantCredits, seedListing, usageWithIds } from '../../helpers/db.js';
 import type { DbHandles } from '../../../core/db/database.js';
 import { Instances } from '../../../gateway/instances.js';
