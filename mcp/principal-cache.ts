@@ -10,7 +10,7 @@
  * On PostgreSQL (SVC_DATABASE_URL) the feed is core/db/pg-change-feed.ts (LISTEN/NOTIFY, polled at most 1 s
  * apart) on kysely; `PrincipalCache.open` picks the feed by store.
  */
-import Sqlite from 'better-sqlite3';
+import Sqlite from '../core/db/sqlite-driver.js';
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../control/context.js';
 import { principalFromToken, type Principal } from '../control/auth/principal.js';

@@ -53,7 +53,58 @@ function violations(folder: string): string[] {
   return out;
 }
 
+/**
+ * Places that load better-sqlite3 as a value (not only its types): `import X from 'better-sqlite3'` without `type`,
+ * `require(...)` or a dynamic `import(...)` of it. A type position (`import('better-sqlite3').Database`) is fine.
+ */
+function sqliteValueLoads(file: string, source: string): string[] {
+  const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const out: string[] = [];
+  const isPkg = (n: ts.Node | undefined) =>
+    n !== undefined && ts.isStringLiteral(n) && (n.text === 'better-sqlite3' || n.text.startsWith('better-sqlite3/'));
+  const visit = (n: ts.Node): void => {
+    if (ts.isImportDeclaration(n) && isPkg(n.moduleSpecifier) && !n.importClause?.isTypeOnly) out.push(n.getText());
+    if (
+      ts.isCallExpression(n) &&
+      (n.expression.kind === ts.SyntaxKind.ImportKeyword ||
+        (ts.isIdentifier(n.expression) && n.expression.text === 'require')) &&
+      isPkg(n.arguments[0])
+    )
+      out.push(n.getText());
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return out;
+}
+
 describe('import rule', () => {
+  // core/db/sqlite-driver.ts picks the SQLite build for this Node (13 on Node-API 10, else 12); a module that loaded
+  // 'better-sqlite3' itself would load 12 beside it, which aborts on Node 24.19+ (nodejs/node#65446) and whose
+  // SqliteError is another class. Found the hard way: mcp/principal-cache.ts did, and `npm start` failed on Node 24.
+  it('loads better-sqlite3 only in core/db/sqlite-driver.ts; everything else takes Sqlite from there', () => {
+    const found: string[] = [];
+    for (const folder of [...Object.keys(ALLOWED), 'scripts', 'bench', 'test', 'web', 'demo']) {
+      for (const file of sourceFiles(join(ROOT, folder))) {
+        if (relative(ROOT, file) === join('core', 'db', 'sqlite-driver.ts')) continue;
+        for (const hit of sqliteValueLoads(file, readFileSync(file, 'utf8')))
+          found.push(`${relative(ROOT, file)}: ${hit}`);
+      }
+    }
+    expect(found).toEqual([]);
+    expect(
+      sqliteValueLoads(
+        'x.ts',
+        [
+          "import Sqlite from 'better-sqlite3';",
+          "import type Types from 'better-sqlite3';",
+          "const a = require('better-sqlite3');",
+          "const b = await import('better-sqlite3');",
+          "let c: import('better-sqlite3').Database;",
+        ].join('\n'),
+      ),
+    ).toEqual(["import Sqlite from 'better-sqlite3';", "require('better-sqlite3')", "import('better-sqlite3')"]);
+  });
+
   it.each(Object.keys(ALLOWED))('%s/ imports only what the layering allows', (folder) => {
     expect(violations(folder)).toEqual([]);
   });
