@@ -145,10 +145,11 @@ describe('gateway checkpoint thread', () => {
       const t0 = performance.now();
       append(2_000); // well over 100 frames
       expect(await waitFor(() => passes.length > 0, 2000)).toBe(true);
-      // The first look after the idle spell finds the frames within one idle interval (plus scheduling slack).
+      // The first look after the idle spell finds the frames within one idle interval (50 ms), plus slack for a
+      // loaded machine; a thread that stopped looking would never find them.
       const found = polls.slice(before).find((p) => (p.waiting ?? 0) > 0);
       expect(found).toBeDefined();
-      expect(found!.at - t0).toBeLessThan(500);
+      expect(found!.at - t0).toBeLessThan(1_500);
     } finally {
       await stop();
       db.close();
