@@ -9,7 +9,8 @@
  *   aborts in a Statement's destructor during garbage collection (`Assertion failed: (env) != nullptr`).
  * - `better-sqlite3` 12 (V8 ABI, built for the Node that ran `npm install`): on Node 20 and 22.0-22.13, which have
  *   Node-API 9 only. 13 cannot load there (it segfaults), and its package says `node >= 22`.
- * The 13 build is an optional dependency: an install that skipped it (`--omit=optional`) runs 12 everywhere.
+ * The 13 build is an optional dependency: an install that skipped it (`--omit=optional`), or a platform its prebuilds
+ * do not cover, runs 12 (`why` says which).
  */
 import { createRequire } from 'node:module';
 import type SqliteModule from 'better-sqlite3';
@@ -31,43 +32,51 @@ export interface SqliteDriver {
 const NAPI_BUILD_NEEDS = 10;
 const require = createRequire(import.meta.url);
 
+/** Loads one build (throws when that package is not installed). */
+function _load(pkg: SqliteDriver['pkg'], kind: SqliteDriverKind, why: string) {
+  const entry = require.resolve(pkg);
+  const { version } = require(`${pkg}/package.json`) as { version: string };
+  const driver: SqliteDriver = { pkg, kind, version, entry, why };
+  return { driver, mod: require(entry) as typeof SqliteModule };
+}
+
+function _installed(pkg: string): boolean {
+  try {
+    require.resolve(`${pkg}/package.json`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function _choose(): { driver: SqliteDriver; mod: typeof SqliteModule } {
   const napi = Number(process.versions.napi ?? 0);
-  if (napi >= NAPI_BUILD_NEEDS) {
-    try {
-      const entry = require.resolve('better-sqlite3-napi');
-      const version = (require('better-sqlite3-napi/package.json') as { version: string }).version;
-      return {
-        mod: require(entry) as typeof SqliteModule,
-        driver: {
-          pkg: 'better-sqlite3-napi',
-          kind: 'node-api',
-          version,
-          entry,
-          why: `this Node has Node-API ${napi} (>= ${NAPI_BUILD_NEEDS}): the prebuilt Node-API build`,
-        },
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
-      // Not installed (optional dependencies omitted): 12 below, built for this Node.
-    }
+  if (napi < NAPI_BUILD_NEEDS)
+    return _load(
+      'better-sqlite3',
+      'v8-abi',
+      `this Node has Node-API ${napi} (< ${NAPI_BUILD_NEEDS}): the build compiled for this Node`,
+    );
+  let missing: string;
+  try {
+    const napiBuild = _load(
+      'better-sqlite3-napi',
+      'node-api',
+      `this Node has Node-API ${napi} (>= ${NAPI_BUILD_NEEDS}): the prebuilt Node-API build`,
+    );
+    // The addon loads on first open: a platform its prebuilds do not cover fails here, not in the first request.
+    new napiBuild.mod(':memory:').close();
+    return napiBuild;
+  } catch (e) {
+    missing = _installed('better-sqlite3-napi')
+      ? `does not load here (${String((e as Error).message).split('\n')[0]})`
+      : 'is not installed (optional dependencies omitted?)';
   }
-  const entry = require.resolve('better-sqlite3');
-  const version = (require('better-sqlite3/package.json') as { version: string }).version;
-  return {
-    mod: require(entry) as typeof SqliteModule,
-    driver: {
-      pkg: 'better-sqlite3',
-      kind: 'v8-abi',
-      version,
-      entry,
-      why:
-        napi >= NAPI_BUILD_NEEDS
-          ? `this Node has Node-API ${napi}, but better-sqlite3-napi is not installed (optional dependencies ` +
-            'omitted?): the build compiled for this Node'
-          : `this Node has Node-API ${napi} (< ${NAPI_BUILD_NEEDS}): the build compiled for this Node`,
-    },
-  };
+  return _load(
+    'better-sqlite3',
+    'v8-abi',
+    `this Node has Node-API ${napi}, but better-sqlite3-napi ${missing}: the build compiled for this Node`,
+  );
 }
 
 const chosen = _choose();
