@@ -24,6 +24,7 @@ import * as m0020 from './0020_webhooks.js';
 import * as m0021 from './0021_gateway_fleet.js';
 import * as m0022 from './0022_narrow_usage.js';
 import * as m0023 from './0023_console_keys.js';
+import * as m0024 from './0024_leaderboard_api_index.js';
 import * as pgBaseline from './pg/0001_baseline.js';
 
 export const migrations: Record<string, Migration> = {
@@ -45,6 +46,7 @@ export const migrations: Record<string, Migration> = {
   '0021_gateway_fleet': m0021,
   '0022_narrow_usage': m0022,
   '0023_console_keys': m0023,
+  '0024_leaderboard_api_index': m0024,
 };
 
 /** The last SQLite migration PostgreSQL's baseline stands for. */
