@@ -1,7 +1,8 @@
 /**
  * `npm run doctor`: the first thing to run when svc will not start. Prints Node, libc, which HTTP server the gateway
  * would run (the same probe the gateway makes, server-choice.ts) and why, which better-sqlite3 build loads, and
- * whether the data dir is writable. Exit 1 when something would stop `npm start`. README "Node versions" lists what each Node gets.
+ * whether the data dir is writable. Exit 1 when something would stop `npm start`. README "Node versions" lists what
+ * each Node gets.
  */
 import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
