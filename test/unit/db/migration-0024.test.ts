@@ -1,24 +1,17 @@
 /** 0024: a listing's ranks are read through an index on api_id, not a scan of every board's entries. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openDatabase, type DbHandles } from '../../../core/db/database.js';
-import { migrateToLatest } from '../../../core/db/migrate.js';
+import { openMigratedTempDb } from '../../helpers/db.js';
 
-let dir = '';
-let h: DbHandles | null = null;
+let close: (() => Promise<void>) | null = null;
 afterEach(async () => {
-  await h?.close();
-  h = null;
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await close?.();
+  close = null;
 });
 
 describe('migration 0024_leaderboard_api_index (SQLite)', () => {
   it("a listing's ranks query searches by api_id; down drops the index again", async () => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-mig-'));
-    h = openDatabase(join(dir, 'svc.db'));
-    await migrateToLatest(h.db);
+    const { h, close: done } = await openMigratedTempDb();
+    close = done;
     // The statement listingRanks compiles (control/catalog/inspect.service.ts), read back from kysely.
     const q = h.db
       .selectFrom('leaderboard_entries')
@@ -28,7 +21,7 @@ describe('migration 0024_leaderboard_api_index (SQLite)', () => {
       .orderBy('category')
       .compile();
     const plan = () =>
-      (h!.sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.parameters) as { detail: string }[])
+      (h.sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.parameters) as { detail: string }[])
         .map((r) => r.detail)
         .join('; ');
     expect(plan()).toMatch(/SEARCH leaderboard_entries USING INDEX leaderboard_entries_api \(api_id=\?\)/);
