@@ -99,9 +99,16 @@ export function parseMaxPrice(headers: readonly [string, string][]): number | nu
   return Number(raw);
 }
 
+/** The month `monthStartOf` answered last, [from, until): every paid call asks, and the month rarely changes. */
+let _month = { from: 0, until: 0 };
+
+/** The first millisecond (UTC) of the month `ms` falls in. */
 export function monthStartOf(ms: number): number {
+  if (ms >= _month.from && ms < _month.until) return _month.from;
   const d = new Date(ms);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const from = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  _month = { from, until: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
+  return from;
 }
 
 export function priceOf(listings: ListingCache, orgId: string, endpoint: EndpointRec, now: number): number {

@@ -3,6 +3,7 @@ import { matchEndpoint, type Listing, type EndpointRec } from '../../../gateway/
 import { splitSlug } from '../../../gateway/pipeline.js';
 import { upstreamHeaders, upstreamPath } from '../../../gateway/steps/forward.js';
 import { KeyRateLimiter } from '../../../gateway/rate-limiter.js';
+import { monthStartOf } from '../../../gateway/steps/checks.js';
 
 function ep(method: string, path: string, id = path): EndpointRec {
   const segments = path
@@ -111,5 +112,24 @@ describe('KeyRateLimiter', () => {
     expect(rl.take('k', 4, 1)).toBe(0);
     expect(rl.take('k', 4, 2)).toBe(60);
     expect(rl.take('k', 4, 60_000)).toBe(0);
+  });
+});
+
+describe('monthStartOf', () => {
+  // It remembers the last month it answered; an answer must not leak into a neighbouring month, in either direction.
+  it('answers the first UTC millisecond of the month, across month and year edges, forwards and backwards', () => {
+    const cases: [string, string][] = [
+      ['2026-11-27T20:00:00.000Z', '2026-11-01T00:00:00.000Z'],
+      ['2026-11-30T23:59:59.999Z', '2026-11-01T00:00:00.000Z'],
+      ['2026-12-01T00:00:00.000Z', '2026-12-01T00:00:00.000Z'],
+      ['2026-12-31T23:59:59.999Z', '2026-12-01T00:00:00.000Z'],
+      ['2027-01-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z'],
+      ['2026-12-15T12:00:00.000Z', '2026-12-01T00:00:00.000Z'],
+      ['2026-10-31T23:59:59.999Z', '2026-10-01T00:00:00.000Z'],
+      ['2026-11-01T00:00:00.000Z', '2026-11-01T00:00:00.000Z'],
+      ['2024-02-29T12:00:00.000Z', '2024-02-01T00:00:00.000Z'],
+      ['2024-03-01T00:00:00.000Z', '2024-03-01T00:00:00.000Z'],
+    ];
+    for (const [at, start] of cases) expect(new Date(monthStartOf(Date.parse(at))).toISOString(), at).toBe(start);
   });
 });
