@@ -18,9 +18,10 @@ mkdir -p "$tree"
 git ls-files -z | grep -zv '^\.ci/nodes/' | xargs -0 cp --parents -t "$tree"
 cp -a dist "$tree/dist"
 napi=$("$node_dir/bin/node" -p process.versions.napi)
+# The npm that runs this script (its bin/ directory), run by the Node under test.
+npm_bin="$(dirname "$(readlink -f "$(command -v npm)")")"
 if [ "$napi" -ge 10 ]; then
-  npm_cli="$(dirname "$(readlink -f "$(command -v npm)")")/npm-cli.js"
-  (cd "$tree" && PATH="$node_dir/bin:$PATH" "$node_dir/bin/node" "$npm_cli" ci --ignore-scripts --prefer-offline \
+  (cd "$tree" && PATH="$node_dir/bin:$PATH" "$node_dir/bin/node" "$npm_bin/npm-cli.js" ci --ignore-scripts --prefer-offline \
     --no-audit --no-fund --loglevel=error)
 else
   cp -al node_modules "$tree/node_modules"
@@ -31,8 +32,7 @@ else
   (
     cd "$tree/node_modules/better-sqlite3"
     # npm's own node-gyp, run by that Node, against that Node's headers (nothing is downloaded).
-    gyp="$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js"
-    PATH="$node_dir/bin:$PATH" "$node_dir/bin/node" "$gyp" rebuild --release --nodedir="$headers_dir" -j 2 >/dev/null
+    PATH="$node_dir/bin:$PATH" "$node_dir/bin/node" "$npm_bin/../node_modules/node-gyp/bin/node-gyp.js" rebuild --release --nodedir="$headers_dir" -j 2 >/dev/null
   )
 fi
 # The real agent clients (test/clients, its own lockfile) that test/e2e/clients drives, when installed.
