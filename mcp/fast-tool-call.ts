@@ -151,8 +151,11 @@ export async function runToolCall(call: FastCall, env: ToolEnv): Promise<CallToo
         `Output validation error: Tool ${name} has an output schema but no structured content was provided`,
       );
     }
-    const output = await reg.output['~standard'].validate(result.structuredContent);
-    if (output.issues?.length) {
+    // The tool's own check first: the schema's parse was ~5 % of a call_api's CPU (issue 28).
+    const output = reg.tool.outputAccepts?.(result.structuredContent)
+      ? undefined
+      : await reg.output['~standard'].validate(result.structuredContent);
+    if (output?.issues?.length) {
       return toolError(
         `Output validation error: Invalid structured content for tool ${name}: ${issuesText(output.issues)}`,
       );

@@ -53,6 +53,12 @@ export interface ToolDef {
   scope?: Extract<Scope, 'billing:write' | 'provider:write'>;
   /** Parses `args` with the input schema, runs the tool, answers a tool result (refusals as `isError`). */
   run(args: unknown, env: ToolEnv, rpcId: string | number): Promise<CallToolResult>;
+  /**
+   * A cheap check whose `true` implies the output schema accepts this structured content (it accepts a subset of
+   * what the schema does), so the fast path (mcp/fast-tool-call.ts) may skip the schema; `false` only means the
+   * schema decides, with its own wording.
+   */
+  outputAccepts?(structured: unknown): boolean;
 }
 
 /** The SDK's rendering of schema issues (its validateStandardSchema / formatIssue), so both paths word them alike. */
@@ -78,6 +84,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: {
   output: O;
   annotations: ToolAnnotations;
   scope?: ToolDef['scope'];
+  outputAccepts?: ToolDef['outputAccepts'];
   run(args: z.infer<I>, env: ToolEnv, rpcId: string | number): Promise<z.infer<O> | Answer<z.infer<O>>>;
 }): ToolDef {
   const { run, ...meta } = def;

@@ -27,7 +27,7 @@ const Endpoint = z
 
 const isErrorCode = (c: unknown): c is ErrorCode => typeof c === 'string' && Object.hasOwn(CODES, c);
 
-const CallResult = z.looseObject({
+export const CallResult = z.looseObject({
   status: z.number().int(),
   headers: z.record(z.string(), z.string()),
   body: z.string(),
@@ -37,6 +37,37 @@ const CallResult = z.looseObject({
   charged_cents: z.number().int(),
   balance_cents: z.number().int().nullable(),
 });
+
+const isInt = (v: unknown): boolean => Number.isSafeInteger(v);
+const isIntOrNull = (v: unknown): boolean => v === null || Number.isSafeInteger(v);
+
+/** An object whose own members (enumerable or not) are all string-keyed strings, with Object's own prototype. */
+function isStringRecord(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null || Object.getPrototypeOf(v) !== Object.prototype) return false;
+  for (const k of Reflect.ownKeys(v)) {
+    if (typeof k !== 'string' || typeof (v as Record<string, unknown>)[k] !== 'string') return false;
+  }
+  return true;
+}
+
+/**
+ * A subset of what CallResult accepts, checked by hand: true implies the schema's parse succeeds (each member read
+ * once, as the parse reads it), so the fast path skips that parse. test/unit/mcp/call-api-hot-path.test.ts pins it.
+ */
+export function callResultAccepts(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const r = v as Record<string, unknown>;
+  return (
+    isInt(r.status) &&
+    isStringRecord(r.headers) &&
+    typeof r.body === 'string' &&
+    (r.body_encoding === 'utf8' || r.body_encoding === 'base64') &&
+    typeof r.body_truncated === 'boolean' &&
+    isIntOrNull(r.price_cents) &&
+    isInt(r.charged_cents) &&
+    isIntOrNull(r.balance_cents)
+  );
+}
 
 interface CallArgs {
   slug: string;
@@ -134,6 +165,7 @@ export const callTools = [
       max_price_cents: MaxPrice,
     }),
     output: CallResult,
+    outputAccepts: callResultAccepts,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     run: (a, env, rpcId) =>
       viaGateway(
@@ -150,6 +182,7 @@ export const callTools = [
       'A GET test call, metered and charged like call_api: checks that an API answers before you rely on it.',
     input: z.object({ slug: Slug, endpoint: Endpoint, input: Input, max_price_cents: MaxPrice }),
     output: CallResult,
+    outputAccepts: callResultAccepts,
     annotations: { readOnlyHint: true, openWorldHint: true },
     run: (a, env, rpcId) =>
       viaGateway('run_probe', { ...a, method: 'GET', input: a.input, max_price_cents: a.max_price_cents }, env, rpcId),

@@ -1,7 +1,8 @@
 /**
  * The shortcuts a call_api takes on the MCP hot path give what the long way gives (issue 28): the gateway hop's
  * request target without a URL parse, the remembered Host → hostname of the DNS-rebinding check, the request
- * header reader without `headersDistinct`, and the answer's structured content JSON reused from `ok`.
+ * header reader without `headersDistinct`, the answer's structured content JSON reused from `ok`, and call_api's
+ * hand-written output check (a subset of its schema).
  */
 import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
@@ -11,6 +12,7 @@ import { rebindingRefusal } from '../../../mcp/http-guard.js';
 import { answerBytes, headerReader, type FastCall } from '../../../mcp/fast-tool-call.js';
 import { fail, ok } from '../../../mcp/result.js';
 import { toolError } from '../../../mcp/tool-kit.js';
+import { CallResult, callResultAccepts } from '../../../mcp/tools/calls.js';
 
 /** What the hop did before: a WHATWG URL parse, each query member appended. */
 function viaUrl(base: string, c: { quote?: boolean; slug: string; path: string; query: Record<string, string> }) {
@@ -165,5 +167,93 @@ describe('answer bytes', () => {
           // Member order is the wire's: content, structuredContent, isError.
           expect(Object.keys(parsed.result)).toEqual(Object.keys(expected.result));
         }
+  });
+});
+
+describe("call_api's output check", () => {
+  const valid = {
+    status: 200,
+    headers: { 'content-type': 'application/json', 'x-svc-request-id': 'req_1' },
+    body: '{"t":21}',
+    body_encoding: 'utf8',
+    body_truncated: false,
+    price_cents: 0,
+    charged_cents: 0,
+    balance_cents: 500,
+    request_id: 'req_1',
+  };
+  const odd: unknown[] = [
+    undefined,
+    null,
+    0,
+    -0,
+    1.5,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    2 ** 53,
+    -(2 ** 53),
+    '1',
+    '',
+    true,
+    {},
+    [],
+    'utf8',
+    'base64',
+    'latin1',
+    Object.create(null),
+  ];
+  const headerVariants = (): unknown[] => {
+    const symbolKeyed = { a: 'b', [Symbol('s')]: 'c' };
+    const hiddenNumber = { a: 'b' };
+    Object.defineProperty(hiddenNumber, 'n', { value: 1, enumerable: false });
+    const protoMember = JSON.parse('{"__proto__": 1, "a": "b"}') as unknown;
+    const nullProto = Object.assign(Object.create(null) as object, { a: 'b' });
+    class Headers {
+      a = 'b';
+    }
+    return [
+      {},
+      { a: 'b' },
+      { a: 1 },
+      { a: null },
+      ['b'],
+      symbolKeyed,
+      hiddenNumber,
+      protoMember,
+      nullProto,
+      new Headers(),
+      { constructor: 'x' },
+      { '1': 'x' },
+    ];
+  };
+
+  /** Every member replaced in turn by each odd value, removed, and the headers varied. */
+  function candidates(): unknown[] {
+    const out: unknown[] = [valid, [valid], { ...valid, extra: { deep: [1] } }];
+    for (const k of Object.keys(valid)) {
+      const { [k]: _dropped, ...without } = valid as Record<string, unknown>;
+      out.push(without);
+      for (const v of odd) out.push({ ...valid, [k]: v });
+    }
+    for (const h of headerVariants()) out.push({ ...valid, headers: h });
+    return out;
+  }
+
+  it('accepts only what the schema accepts', () => {
+    let accepted = 0;
+    for (const c of candidates()) {
+      if (!callResultAccepts(c)) continue;
+      accepted++;
+      expect(CallResult.safeParse(c).success, JSON.stringify(c)).toBe(true);
+    }
+    expect(accepted).toBeGreaterThan(10);
+  });
+
+  it('accepts what the gateway hop answers, so the fast path skips the parse', () => {
+    for (const balance of [500, null])
+      for (const encoding of ['utf8', 'base64'])
+        expect(
+          callResultAccepts({ ...valid, balance_cents: balance, price_cents: balance, body_encoding: encoding }),
+        ).toBe(true);
   });
 });
