@@ -69,6 +69,22 @@ export function callResultAccepts(v: unknown): boolean {
   );
 }
 
+/**
+ * `{ ...a, method, input: a.input, max_price_cents: a.max_price_cents }`: the same members in the same order (the
+ * idempotency key hashes their JSON), built by assignment instead, because on Node 20 a spread literal followed by
+ * members the spread object lacks took ~0.7 µs per such member (issue 28).
+ */
+export function callArgs(
+  a: { slug: string; endpoint: string; input?: Record<string, unknown>; max_price_cents?: number },
+  method: string,
+): CallArgs {
+  const args: Partial<CallArgs> = Object.assign({}, a);
+  args.method = method;
+  args.input = a.input;
+  args.max_price_cents = a.max_price_cents;
+  return args as CallArgs;
+}
+
 interface CallArgs {
   slug: string;
   endpoint: string;
@@ -167,13 +183,7 @@ export const callTools = [
     output: CallResult,
     outputAccepts: callResultAccepts,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-    run: (a, env, rpcId) =>
-      viaGateway(
-        'call_api',
-        { ...a, method: a.method ?? 'GET', input: a.input, max_price_cents: a.max_price_cents },
-        env,
-        rpcId,
-      ),
+    run: (a, env, rpcId) => viaGateway('call_api', callArgs(a, a.method ?? 'GET'), env, rpcId),
   }),
   defineTool({
     name: 'run_probe',
@@ -184,7 +194,6 @@ export const callTools = [
     output: CallResult,
     outputAccepts: callResultAccepts,
     annotations: { readOnlyHint: true, openWorldHint: true },
-    run: (a, env, rpcId) =>
-      viaGateway('run_probe', { ...a, method: 'GET', input: a.input, max_price_cents: a.max_price_cents }, env, rpcId),
+    run: (a, env, rpcId) => viaGateway('run_probe', callArgs(a, 'GET'), env, rpcId),
   }),
 ];

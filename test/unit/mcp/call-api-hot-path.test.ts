@@ -12,7 +12,7 @@ import { rebindingRefusal } from '../../../mcp/http-guard.js';
 import { answerBytes, headerReader, type FastCall } from '../../../mcp/fast-tool-call.js';
 import { fail, ok } from '../../../mcp/result.js';
 import { toolError } from '../../../mcp/tool-kit.js';
-import { CallResult, callResultAccepts } from '../../../mcp/tools/calls.js';
+import { CallResult, callArgs, callResultAccepts } from '../../../mcp/tools/calls.js';
 
 /** What the hop did before: a WHATWG URL parse, each query member appended. */
 function viaUrl(base: string, c: { quote?: boolean; slug: string; path: string; query: Record<string, string> }) {
@@ -255,5 +255,32 @@ describe("call_api's output check", () => {
         expect(
           callResultAccepts({ ...valid, balance_cents: balance, price_cents: balance, body_encoding: encoding }),
         ).toBe(true);
+  });
+});
+
+describe("call_api's arguments with their method", () => {
+  it('are the spread literal member for member, in its order (the idempotency key hashes their JSON)', () => {
+    const inputs = [undefined, {}, { city: 'lisbon', n: 1 }];
+    for (const method of [undefined, 'POST'])
+      for (const input of inputs)
+        for (const max of [undefined, 0, 5])
+          for (const inputFirst of [false, true]) {
+            const a: Record<string, unknown> = inputFirst && input ? { input } : {};
+            Object.assign(a, { slug: 's', endpoint: '/e' });
+            if (method !== undefined) a.method = method;
+            if (input !== undefined) a.input = input;
+            if (max !== undefined) a.max_price_cents = max;
+            const typed = a as Parameters<typeof callArgs>[0] & { method?: string };
+            const spread = {
+              ...typed,
+              method: typed.method ?? 'GET',
+              input: typed.input,
+              max_price_cents: typed.max_price_cents,
+            };
+            const built = callArgs(typed, typed.method ?? 'GET');
+            expect(Object.keys(built)).toEqual(Object.keys(spread));
+            expect(JSON.stringify(built)).toBe(JSON.stringify(spread));
+            expect(built).toStrictEqual(spread);
+          }
   });
 });
