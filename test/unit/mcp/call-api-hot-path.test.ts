@@ -12,7 +12,14 @@ import { rebindingRefusal } from '../../../mcp/http-guard.js';
 import { answerBytes, headerReader, type FastCall } from '../../../mcp/fast-tool-call.js';
 import { fail, ok } from '../../../mcp/result.js';
 import { toolError } from '../../../mcp/tool-kit.js';
-import { CallResult, callArgs, callResultAccepts } from '../../../mcp/tools/calls.js';
+import {
+  CallApiInput,
+  CallResult,
+  RunProbeInput,
+  callArgs,
+  callResultAccepts,
+  parseCallArgsFast,
+} from '../../../mcp/tools/calls.js';
 
 /** What the hop did before: a WHATWG URL parse, each query member appended. */
 function viaUrl(base: string, c: { quote?: boolean; slug: string; path: string; query: Record<string, string> }) {
@@ -282,5 +289,87 @@ describe("call_api's arguments with their method", () => {
             expect(JSON.stringify(built)).toBe(JSON.stringify(spread));
             expect(built).toStrictEqual(spread);
           }
+  });
+});
+
+describe("call_api's and run_probe's hand-written argument parse", () => {
+  const slugs: unknown[] = [
+    'demo-weather',
+    '',
+    'x',
+    'a'.repeat(80),
+    'a'.repeat(81),
+    '😀'.repeat(40),
+    '😀'.repeat(41),
+    1,
+    null,
+  ];
+  const endpoints: unknown[] = ['/current', '', 'e'.repeat(500), 'e'.repeat(501), 'ep_1', ['/x']];
+  const methods: unknown[] = ['GET', 'POST', 'HEAD', 'get', 'TRACE', '', null, 1];
+  const inputs: unknown[] = [
+    {},
+    { city: 'lisbon' },
+    { b: 1, a: { deep: [1, { x: null }] }, '2': 'two', '1': true },
+    JSON.parse('{"__proto__": {"polluted": 1}, "a": 1}') as unknown,
+    { [Symbol('s')]: 1, a: 1 },
+    Object.assign(Object.create(null) as object, { a: 1 }),
+    [],
+    ['a'],
+    null,
+    'text',
+    1,
+  ];
+  const maxes: unknown[] = [0, -0, 7, -1, 1.5, 2 ** 53, Number.NaN, '5', null];
+
+  /** Argument objects: each member absent or one of its values, in schema order and reversed, plus odd shapes. */
+  function candidates(): unknown[] {
+    const out: unknown[] = [undefined, null, [], 'x', {}, { slug: 'demo-weather' }, Object.create(null)];
+    const base = { slug: 'demo-weather', endpoint: '/current' };
+    out.push({ ...base, extra: 1 }, { endpoint: '/current', slug: 'demo-weather' });
+    for (const slug of slugs) out.push({ ...base, slug });
+    for (const endpoint of endpoints) out.push({ ...base, endpoint });
+    for (const method of methods) out.push({ ...base, method }, { method, ...base });
+    for (const input of inputs) out.push({ ...base, input }, { input, ...base, method: 'POST' });
+    for (const max of maxes) out.push({ ...base, max_price_cents: max }, { max_price_cents: max, input: {}, ...base });
+    out.push({ ...base, method: 'POST', input: { a: 1 }, max_price_cents: 3 });
+    out.push({ max_price_cents: 3, input: { a: 1 }, method: 'PUT', endpoint: '/e', slug: 's' });
+    return out;
+  }
+
+  /** Member order at every level (toStrictEqual does not look at it; the idempotency key's JSON does). */
+  const shape = (v: unknown): unknown =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.keys(v).map((k) => [k, shape((v as Record<string, unknown>)[k])])
+      : v;
+
+  it('gives exactly what the schema gives, or leaves it to the schema', () => {
+    let taken = 0;
+    for (const [schema, withMethod] of [
+      [CallApiInput, true],
+      [RunProbeInput, false],
+    ] as const) {
+      for (const c of candidates()) {
+        const fast = parseCallArgsFast(c, withMethod);
+        if (fast === undefined) continue;
+        taken++;
+        const zod = schema.safeParse(c);
+        expect(zod.success, JSON.stringify(c)).toBe(true);
+        expect(fast, JSON.stringify(c)).toStrictEqual(zod.data);
+        expect(shape(fast)).toEqual(shape(zod.data));
+        expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
+        // A copy, as the schema's is: the tool may change it without touching the request's own object.
+        if (fast.input) expect(fast.input).not.toBe((c as { input: unknown }).input);
+      }
+    }
+    expect(taken).toBeGreaterThan(40);
+  });
+
+  it('takes the arguments agents send', () => {
+    expect(parseCallArgsFast({ slug: 'demo-weather', endpoint: '/current', input: { city: 'lisbon' } }, true)).toEqual({
+      slug: 'demo-weather',
+      endpoint: '/current',
+      input: { city: 'lisbon' },
+    });
+    expect(parseCallArgsFast({ slug: 'a', endpoint: '/b', method: 'POST', max_price_cents: 2 }, true)).toBeDefined();
   });
 });
