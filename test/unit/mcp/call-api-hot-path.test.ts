@@ -56,6 +56,13 @@ describe('gateway hop request target', () => {
     { q: 'a b&c=d', 'k e y': 'ü', empty: '' },
     { '': '' },
     { plus: '1+1', star: '*', tilde: '~', slash: '/?' },
+    { city: 'Lisbon', units: 'metric', n: '-1.5_*', '': 'x', e: '' },
+    { '2': 'b', '1': 'a', z: 'Z' },
+    { t: 'a~b' },
+    { bang: 'x!' },
+    { 'a~': 'b' },
+    { paren: '(y)', q: "'" },
+    { a: 'é', b: 'x y', c: 'a=b', d: '%41', e: '\ud800' },
   ];
 
   it('equals the URL parse for plain and odd paths, slugs, bases and queries', () => {
