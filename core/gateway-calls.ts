@@ -108,6 +108,25 @@ const PLAIN_PATH = /^[A-Za-z0-9\-._~/]*$/;
 /** A `.` or `..` segment, which the parse resolves. */
 const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
+/** Characters application/x-www-form-urlencoded serialization (URLSearchParams) writes as they are. */
+const PLAIN_QUERY_PART = /^[A-Za-z0-9*\-._]*$/;
+
+/**
+ * `new URLSearchParams(query).toString()`, written out when every name and value is plain (no escape to add):
+ * the URLSearchParams object was ~1 % of a call_api's CPU (issue 28).
+ */
+function queryText(query: Record<string, string>): string {
+  const names = Object.keys(query);
+  let text = '';
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    const value = query[name]!;
+    if (!PLAIN_QUERY_PART.test(name) || !PLAIN_QUERY_PART.test(value)) return new URLSearchParams(query).toString();
+    text += i === 0 ? `${name}=${value}` : `&${name}=${value}`;
+  }
+  return text;
+}
+
 /**
  * The request target (path and query) of a gateway call: what `new URL(base + /slug + path)` with each query
  * member appended to its searchParams gives as `pathname + search`. The parse normalizes the path (dot segments,
@@ -120,7 +139,7 @@ export function requestTarget(
   c: Pick<GatewayCall, 'quote' | 'slug' | 'path' | 'query'>,
 ): string {
   const path = `${c.quote ? '/_quote' : ''}/${encodeURIComponent(c.slug)}${c.path}`;
-  const query = Object.keys(c.query).length === 0 ? '' : new URLSearchParams(c.query).toString();
+  const query = queryText(c.query);
   if (PLAIN_PATH.test(path) && PLAIN_PATH.test(basePath) && !DOT_SEGMENT.test(path)) {
     return `${basePath}${path}${query === '' ? '' : `?${query}`}`;
   }

@@ -151,8 +151,11 @@ export async function runToolCall(call: FastCall, env: ToolEnv): Promise<CallToo
         `Output validation error: Tool ${name} has an output schema but no structured content was provided`,
       );
     }
-    const output = await reg.output['~standard'].validate(result.structuredContent);
-    if (output.issues?.length) {
+    // The tool's own check first: the schema's parse was ~5 % of a call_api's CPU (issue 28).
+    const output = reg.tool.outputAccepts?.(result.structuredContent)
+      ? undefined
+      : await reg.output['~standard'].validate(result.structuredContent);
+    if (output?.issues?.length) {
       return toolError(
         `Output validation error: Invalid structured content for tool ${name}: ${issuesText(output.issues)}`,
       );
@@ -205,8 +208,11 @@ function writeAnswer(res: ServerResponse, a: HttpAnswer): void {
     res.writeHead(a.status, a.headers).end();
     return;
   }
+  // `{ ...a.headers, 'content-length': n }` by assignment: on Node 20 a member added after a spread cost ~0.7 µs.
+  const headers: Record<string, string | number> = Object.assign({}, a.headers);
+  headers['content-length'] = Buffer.byteLength(a.body);
   // A string body goes out with the head in one socket write (node:http joins them); a Buffer would take a writev.
-  res.writeHead(a.status, { ...a.headers, 'content-length': Buffer.byteLength(a.body) }).end(a.body);
+  res.writeHead(a.status, headers).end(a.body);
 }
 
 /**

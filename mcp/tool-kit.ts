@@ -53,6 +53,12 @@ export interface ToolDef {
   scope?: Extract<Scope, 'billing:write' | 'provider:write'>;
   /** Parses `args` with the input schema, runs the tool, answers a tool result (refusals as `isError`). */
   run(args: unknown, env: ToolEnv, rpcId: string | number): Promise<CallToolResult>;
+  /**
+   * A cheap check whose `true` implies the output schema accepts this structured content (it accepts a subset of
+   * what the schema does), so the fast path (mcp/fast-tool-call.ts) may skip the schema; `false` only means the
+   * schema decides, with its own wording.
+   */
+  outputAccepts?(structured: unknown): boolean;
 }
 
 /** The SDK's rendering of schema issues (its validateStandardSchema / formatIssue), so both paths word them alike. */
@@ -78,11 +84,18 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: {
   output: O;
   annotations: ToolAnnotations;
   scope?: ToolDef['scope'];
+  outputAccepts?: ToolDef['outputAccepts'];
+  /**
+   * A hand-written parse of the arguments for the common case: exactly what the input schema's parse gives, or
+   * undefined to let the schema decide (and word any failure).
+   */
+  parseInputFast?(args: unknown): z.infer<I> | undefined;
   run(args: z.infer<I>, env: ToolEnv, rpcId: string | number): Promise<z.infer<O> | Answer<z.infer<O>>>;
 }): ToolDef {
-  const { run, ...meta } = def;
+  const { run, parseInputFast, ...meta } = def;
   const runTool = async (args: unknown, env: ToolEnv, rpcId: string | number): Promise<CallToolResult> => {
-    const parsed = def.input.safeParse(args ?? {});
+    const fast = parseInputFast?.(args ?? {});
+    const parsed = fast !== undefined ? { success: true as const, data: fast } : def.input.safeParse(args ?? {});
     if (!parsed.success) {
       return toolError(
         `Input validation error: Invalid arguments for tool ${def.name}: ${issuesText(parsed.error.issues)}`,

@@ -1,7 +1,8 @@
 /**
  * The shortcuts a call_api takes on the MCP hot path give what the long way gives (issue 28): the gateway hop's
  * request target without a URL parse, the remembered Host → hostname of the DNS-rebinding check, the request
- * header reader without `headersDistinct`, and the answer's structured content JSON reused from `ok`.
+ * header reader without `headersDistinct`, the answer's structured content JSON reused from `ok`, and call_api's
+ * hand-written output check (a subset of its schema).
  */
 import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
@@ -11,6 +12,14 @@ import { rebindingRefusal } from '../../../mcp/http-guard.js';
 import { answerBytes, headerReader, type FastCall } from '../../../mcp/fast-tool-call.js';
 import { fail, ok } from '../../../mcp/result.js';
 import { toolError } from '../../../mcp/tool-kit.js';
+import {
+  CallApiInput,
+  CallResult,
+  RunProbeInput,
+  callArgs,
+  callResultAccepts,
+  parseCallArgsFast,
+} from '../../../mcp/tools/calls.js';
 
 /** What the hop did before: a WHATWG URL parse, each query member appended. */
 function viaUrl(base: string, c: { quote?: boolean; slug: string; path: string; query: Record<string, string> }) {
@@ -47,6 +56,13 @@ describe('gateway hop request target', () => {
     { q: 'a b&c=d', 'k e y': 'ü', empty: '' },
     { '': '' },
     { plus: '1+1', star: '*', tilde: '~', slash: '/?' },
+    { city: 'Lisbon', units: 'metric', n: '-1.5_*', '': 'x', e: '' },
+    { '2': 'b', '1': 'a', z: 'Z' },
+    { t: 'a~b' },
+    { bang: 'x!' },
+    { 'a~': 'b' },
+    { paren: '(y)', q: "'" },
+    { a: 'é', b: 'x y', c: 'a=b', d: '%41', e: '\ud800' },
   ];
 
   it('equals the URL parse for plain and odd paths, slugs, bases and queries', () => {
@@ -165,5 +181,202 @@ describe('answer bytes', () => {
           // Member order is the wire's: content, structuredContent, isError.
           expect(Object.keys(parsed.result)).toEqual(Object.keys(expected.result));
         }
+  });
+});
+
+describe("call_api's output check", () => {
+  const valid = {
+    status: 200,
+    headers: { 'content-type': 'application/json', 'x-svc-request-id': 'req_1' },
+    body: '{"t":21}',
+    body_encoding: 'utf8',
+    body_truncated: false,
+    price_cents: 0,
+    charged_cents: 0,
+    balance_cents: 500,
+    request_id: 'req_1',
+  };
+  const odd: unknown[] = [
+    undefined,
+    null,
+    0,
+    -0,
+    1.5,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    2 ** 53,
+    -(2 ** 53),
+    '1',
+    '',
+    true,
+    {},
+    [],
+    'utf8',
+    'base64',
+    'latin1',
+    Object.create(null),
+  ];
+  const headerVariants = (): unknown[] => {
+    const symbolKeyed = { a: 'b', [Symbol('s')]: 'c' };
+    const hiddenNumber = { a: 'b' };
+    Object.defineProperty(hiddenNumber, 'n', { value: 1, enumerable: false });
+    const protoMember = JSON.parse('{"__proto__": 1, "a": "b"}') as unknown;
+    const nullProto = Object.assign(Object.create(null) as object, { a: 'b' });
+    class Headers {
+      a = 'b';
+    }
+    return [
+      {},
+      { a: 'b' },
+      { a: 1 },
+      { a: null },
+      ['b'],
+      symbolKeyed,
+      hiddenNumber,
+      protoMember,
+      nullProto,
+      new Headers(),
+      { constructor: 'x' },
+      { '1': 'x' },
+    ];
+  };
+
+  /** Every member replaced in turn by each odd value, removed, and the headers varied. */
+  function candidates(): unknown[] {
+    const out: unknown[] = [valid, [valid], { ...valid, extra: { deep: [1] } }];
+    for (const k of Object.keys(valid)) {
+      const { [k]: _dropped, ...without } = valid as Record<string, unknown>;
+      out.push(without);
+      for (const v of odd) out.push({ ...valid, [k]: v });
+    }
+    for (const h of headerVariants()) out.push({ ...valid, headers: h });
+    return out;
+  }
+
+  it('accepts only what the schema accepts', () => {
+    let accepted = 0;
+    for (const c of candidates()) {
+      if (!callResultAccepts(c)) continue;
+      accepted++;
+      expect(CallResult.safeParse(c).success, JSON.stringify(c)).toBe(true);
+    }
+    expect(accepted).toBeGreaterThan(10);
+  });
+
+  it('accepts what the gateway hop answers, so the fast path skips the parse', () => {
+    for (const balance of [500, null])
+      for (const encoding of ['utf8', 'base64'])
+        expect(
+          callResultAccepts({ ...valid, balance_cents: balance, price_cents: balance, body_encoding: encoding }),
+        ).toBe(true);
+  });
+});
+
+describe("call_api's arguments with their method", () => {
+  it('are the spread literal member for member, in its order (the idempotency key hashes their JSON)', () => {
+    const inputs = [undefined, {}, { city: 'lisbon', n: 1 }];
+    for (const method of [undefined, 'POST'])
+      for (const input of inputs)
+        for (const max of [undefined, 0, 5])
+          for (const inputFirst of [false, true]) {
+            const a: Record<string, unknown> = inputFirst && input ? { input } : {};
+            Object.assign(a, { slug: 's', endpoint: '/e' });
+            if (method !== undefined) a.method = method;
+            if (input !== undefined) a.input = input;
+            if (max !== undefined) a.max_price_cents = max;
+            const typed = a as Parameters<typeof callArgs>[0] & { method?: string };
+            const spread = {
+              ...typed,
+              method: typed.method ?? 'GET',
+              input: typed.input,
+              max_price_cents: typed.max_price_cents,
+            };
+            const built = callArgs(typed, typed.method ?? 'GET');
+            expect(Object.keys(built)).toEqual(Object.keys(spread));
+            expect(JSON.stringify(built)).toBe(JSON.stringify(spread));
+            expect(built).toStrictEqual(spread);
+          }
+  });
+});
+
+describe("call_api's and run_probe's hand-written argument parse", () => {
+  const slugs: unknown[] = [
+    'demo-weather',
+    '',
+    'x',
+    'a'.repeat(80),
+    'a'.repeat(81),
+    '😀'.repeat(40),
+    '😀'.repeat(41),
+    1,
+    null,
+  ];
+  const endpoints: unknown[] = ['/current', '', 'e'.repeat(500), 'e'.repeat(501), 'ep_1', ['/x']];
+  const methods: unknown[] = ['GET', 'POST', 'HEAD', 'get', 'TRACE', '', null, 1];
+  const inputs: unknown[] = [
+    {},
+    { city: 'lisbon' },
+    { b: 1, a: { deep: [1, { x: null }] }, '2': 'two', '1': true },
+    JSON.parse('{"__proto__": {"polluted": 1}, "a": 1}') as unknown,
+    { [Symbol('s')]: 1, a: 1 },
+    Object.assign(Object.create(null) as object, { a: 1 }),
+    [],
+    ['a'],
+    null,
+    'text',
+    1,
+  ];
+  const maxes: unknown[] = [0, -0, 7, -1, 1.5, 2 ** 53, Number.NaN, '5', null];
+
+  /** Argument objects: each member absent or one of its values, in schema order and reversed, plus odd shapes. */
+  function candidates(): unknown[] {
+    const out: unknown[] = [undefined, null, [], 'x', {}, { slug: 'demo-weather' }, Object.create(null)];
+    const base = { slug: 'demo-weather', endpoint: '/current' };
+    out.push({ ...base, extra: 1 }, { endpoint: '/current', slug: 'demo-weather' });
+    for (const slug of slugs) out.push({ ...base, slug });
+    for (const endpoint of endpoints) out.push({ ...base, endpoint });
+    for (const method of methods) out.push({ ...base, method }, { method, ...base });
+    for (const input of inputs) out.push({ ...base, input }, { input, ...base, method: 'POST' });
+    for (const max of maxes) out.push({ ...base, max_price_cents: max }, { max_price_cents: max, input: {}, ...base });
+    out.push({ ...base, method: 'POST', input: { a: 1 }, max_price_cents: 3 });
+    out.push({ max_price_cents: 3, input: { a: 1 }, method: 'PUT', endpoint: '/e', slug: 's' });
+    return out;
+  }
+
+  /** Member order at every level (toStrictEqual does not look at it; the idempotency key's JSON does). */
+  const shape = (v: unknown): unknown =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.keys(v).map((k) => [k, shape((v as Record<string, unknown>)[k])])
+      : v;
+
+  it('gives exactly what the schema gives, or leaves it to the schema', () => {
+    let taken = 0;
+    for (const [schema, withMethod] of [
+      [CallApiInput, true],
+      [RunProbeInput, false],
+    ] as const) {
+      for (const c of candidates()) {
+        const fast = parseCallArgsFast(c, withMethod);
+        if (fast === undefined) continue;
+        taken++;
+        const zod = schema.safeParse(c);
+        expect(zod.success, JSON.stringify(c)).toBe(true);
+        expect(fast, JSON.stringify(c)).toStrictEqual(zod.data);
+        expect(shape(fast)).toEqual(shape(zod.data));
+        expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
+        // A copy, as the schema's is: the tool may change it without touching the request's own object.
+        if (fast.input) expect(fast.input).not.toBe((c as { input: unknown }).input);
+      }
+    }
+    expect(taken).toBeGreaterThan(40);
+  });
+
+  it('takes the arguments agents send', () => {
+    expect(parseCallArgsFast({ slug: 'demo-weather', endpoint: '/current', input: { city: 'lisbon' } }, true)).toEqual({
+      slug: 'demo-weather',
+      endpoint: '/current',
+      input: { city: 'lisbon' },
+    });
+    expect(parseCallArgsFast({ slug: 'a', endpoint: '/b', method: 'POST', max_price_cents: 2 }, true)).toBeDefined();
   });
 });
