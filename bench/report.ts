@@ -24,7 +24,7 @@ export function renderMarkdown(r: BenchResult): string {
     `Machine: ${r.machine.nproc} CPUs (${r.machine.cpuModel}), kernel ${r.machine.kernel}, Node ${r.machine.node}. Load average at start ${r.loadavgStart}, at end ${r.machine.loadavg}.`,
   );
   L.push(
-    `Shared machine: other engineers were building and testing on the same ${r.machine.nproc} cores during this run, so absolute numbers are noisy; ` +
+    `A virtual machine's ${r.machine.nproc} cores: absolute numbers move from hour to hour with its host (the load averages above say what else ran), so ` +
       `the ratios compare targets measured in the same round, minutes apart, which is what the goals use. Core busy columns show how loaded each core was.`,
   );
   L.push('');
