@@ -31,7 +31,7 @@ import {
   type McpHttpRequest,
 } from './request-gate.js';
 import { REGISTRATIONS_BY_NAME, SERVER_INFO, type Registration } from './server.js';
-import { issuesText, toolError, type ToolEnv } from './tool-kit.js';
+import { issuesText, keysWithin, toolError, type ToolEnv } from './tool-kit.js';
 import { jsonOfStructured } from './result.js';
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -62,10 +62,6 @@ export interface FastCall {
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
-const keysWithin = (o: Record<string, unknown>, allowed: ReadonlySet<string>) => {
-  for (const k in o) if (!allowed.has(k)) return false;
-  return true;
-};
 
 /**
  * The SDK's era classifier (classifyInboundRequest) zod-parses the whole message: ~8 % of a call_api's CPU here.

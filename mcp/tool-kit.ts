@@ -74,6 +74,12 @@ export function issuesText(
     .join(', ');
 }
 
+/** Whether every enumerable member of `o` is one of `allowed` (the fast paths' shape checks). */
+export function keysWithin(o: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
+  for (const k in o) if (!allowed.has(k)) return false;
+  return true;
+}
+
 export const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
 
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: {

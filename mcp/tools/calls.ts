@@ -1,6 +1,6 @@
 /** call_api and run_probe: a real call through the gateway with the caller's key (metered, capped, idempotent). */
 import { z } from 'zod';
-import { defineTool, noted, type ToolEnv } from '../tool-kit.js';
+import { defineTool, keysWithin, noted, type ToolEnv } from '../tool-kit.js';
 import { CODES, SvcError, type ErrorCode } from '../../core/errors.js';
 import { NextStepSchema } from '../../core/next-step.js';
 import { billingStatus } from '../../control/billing/account.service.js';
@@ -43,8 +43,12 @@ const RUN_PROBE_MEMBERS: ReadonlySet<string> = new Set(Object.keys(RunProbeInput
 
 const isPlainRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
-const isStringOfLength = (v: unknown, max: number): v is string =>
-  typeof v === 'string' && v.length >= 1 && v.length <= max;
+/** A string schema's length bounds, read from it once (zod computes them per read), so the fast parse cannot drift. */
+const lengthsOf = (schema: z.ZodString) => ({ min: schema.minLength ?? 0, max: schema.maxLength ?? Infinity });
+const SLUG_LENGTHS = lengthsOf(Slug);
+const ENDPOINT_LENGTHS = lengthsOf(Endpoint);
+const isStringWithin = (v: unknown, b: { min: number; max: number }): v is string =>
+  typeof v === 'string' && v.length >= b.min && v.length <= b.max;
 
 /**
  * What CallApiInput's (or RunProbeInput's) parse gives for plain JSON arguments, built by hand (the zod parse was
@@ -55,10 +59,9 @@ const isStringOfLength = (v: unknown, max: number): v is string =>
  */
 export function parseCallArgsFast(args: unknown, withMethod: boolean): CallApiArgs | undefined {
   if (!isPlainRecord(args)) return undefined;
-  const members = withMethod ? CALL_API_MEMBERS : RUN_PROBE_MEMBERS;
-  for (const k in args) if (!members.has(k)) return undefined;
+  if (!keysWithin(args, withMethod ? CALL_API_MEMBERS : RUN_PROBE_MEMBERS)) return undefined;
   const { slug, endpoint } = args;
-  if (!isStringOfLength(slug, 80) || !isStringOfLength(endpoint, 500)) return undefined;
+  if (!isStringWithin(slug, SLUG_LENGTHS) || !isStringWithin(endpoint, ENDPOINT_LENGTHS)) return undefined;
   const out: CallApiArgs = { slug, endpoint };
   if (withMethod && 'method' in args) {
     const method = args.method;
