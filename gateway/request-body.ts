@@ -77,8 +77,12 @@ export class RequestBody extends Readable {
       return;
     }
     const more = this.push(Buffer.from(ab.slice(0)));
-    if (isLast) this.push(null);
-    else if (!more && !this.#paused && this.isOpen()) {
+    if (isLast) {
+      this.push(null);
+      // A chunked body's chunks arrive several per socket read: one of them may have paused the socket in the same
+      // read that ended the body, and an ended stream never asks for more (_read), so nothing else would resume it.
+      this.release();
+    } else if (!more && !this.#paused && this.isOpen()) {
       this.#paused = true;
       this.res.pause();
     }
@@ -91,16 +95,25 @@ export class RequestBody extends Readable {
     }
   }
 
+  /**
+   * Lets the client socket flow again if this body paused it. Needed before the body's end or the answer's: uWS
+   * stops reading a paused socket altogether, so a keep-alive connection left paused never reads its next request
+   * and is reset at uWS's idle timeout. Resumed as the answer ends, uWS reads on: the body's unread rest (dropped
+   * here once the body is discarded), then the connection's next request.
+   */
+  release(): void {
+    if (!this.#paused || !this.isOpen()) return;
+    this.#paused = false;
+    this.res.resume();
+  }
+
   /** Nobody will read this body (the call was refused): drop it and let the socket flow again. */
   discard(): void {
     this.destroy();
-    if (this.#paused && this.isOpen()) {
-      this.#paused = false;
-      try {
-        this.res.resume();
-      } catch {
-        /* response already finished */
-      }
+    try {
+      this.release();
+    } catch {
+      /* response already finished */
     }
   }
 }

@@ -42,6 +42,7 @@ export class UwsSink implements ClientSink {
   #writableCb: (() => void) | undefined;
 
   #onFinish: (() => void) | undefined;
+  #beforeEnd: (() => void) | undefined;
 
   /** `onFinish` runs once, when the response ended, was closed or the client aborted (drain accounting). */
   constructor(
@@ -67,6 +68,11 @@ export class UwsSink implements ClientSink {
     this.#abortCb = cb;
   }
 
+  /** `cb` runs right before the answer ends (a streamed request body resumes its socket: request-body.ts). */
+  beforeEnd(cb: () => void): void {
+    this.#beforeEnd = cb;
+  }
+
   problem(err: SvcError, requestId: string, headers: Headers, padTo = 0): void {
     // An upstream that failed or timed out is the upstream's failure, even though svc words the answer.
     this.own = err.code !== 'upstream_error' && err.code !== 'upstream_timeout';
@@ -85,6 +91,7 @@ export class UwsSink implements ClientSink {
     // A `connection: close` answer (framing refused, oversized body) must really end the socket: uWS keeps it open
     // unless told, and unread body bytes would then parse as the next request.
     let close = false;
+    this.#beforeEnd?.();
     res.cork(() => {
       res.writeStatus(statusLine(status));
       for (const [k, v] of headers) {
@@ -129,6 +136,7 @@ export class UwsSink implements ClientSink {
 
   end(): void {
     if (this.aborted) return;
+    this.#beforeEnd?.();
     this.res.cork(() => {
       if (this.isHead) this.res.endWithoutBody();
       else this.res.end();

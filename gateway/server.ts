@@ -162,6 +162,7 @@ export function createServer(
     if (chunked || contentLength > SMALL_BODY) {
       // Large or chunked bodies stream to the upstream with backpressure instead of being buffered.
       const stream = new RequestBody(res, opts.maxRequestBytes, () => !sink.aborted);
+      sink.beforeEnd(() => stream.release());
       res.onData((ab, isLast) => stream.feed(ab, isLast));
       return run(stream);
     }
