@@ -11,9 +11,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { unresolvedSchemaRefs } from '../core/schema-refs.js';
 import type { ImportedApi } from '../control/catalog/openapi-import.js';
+import { isJsonObject, type JsonObject } from '../core/json-object.js';
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
 export interface CorpusDocument {
@@ -66,15 +65,15 @@ export async function serveCorpus(): Promise<CorpusServer> {
   };
 }
 
-export function readCorpusDocument(d: CorpusDocument): Obj {
-  return JSON.parse(readFileSync(d.file, 'utf8')) as Obj;
+export function readCorpusDocument(d: CorpusDocument): JsonObject {
+  return JSON.parse(readFileSync(d.file, 'utf8')) as JsonObject;
 }
 
 /** Operations under `paths` (what the 99.5 % target counts: documents with at least one). */
-export function countOperations(doc: Obj): number {
+export function countOperations(doc: JsonObject): number {
   let n = 0;
-  for (const item of Object.values(isObj(doc.paths) ? doc.paths : {}))
-    if (isObj(item)) for (const m of METHODS) if (isObj(item[m])) n++;
+  for (const item of Object.values(isJsonObject(doc.paths) ? doc.paths : {}))
+    if (isJsonObject(item)) for (const m of METHODS) if (isJsonObject(item[m])) n++;
   return n;
 }
 
@@ -107,7 +106,7 @@ export interface ImportAudit {
 }
 
 const declaresSchema = (content: unknown): boolean =>
-  isObj(content) && Object.values(content).some((m) => isObj(m) && m.schema !== undefined);
+  isJsonObject(content) && Object.values(content).some((m) => isJsonObject(m) && m.schema !== undefined);
 
 const storedSchema = (json: string | null): boolean => {
   const v = json === null ? null : (JSON.parse(json) as { schema?: unknown });
@@ -115,33 +114,35 @@ const storedSchema = (json: string | null): boolean => {
 };
 
 /** Checks a successful import against its source document (OpenAPI 3, which is what the corpus holds). */
-export function auditImport(doc: Obj, api: Pick<ImportedApi, 'endpoints' | 'components'>): ImportAudit {
+export function auditImport(doc: JsonObject, api: Pick<ImportedApi, 'endpoints' | 'components'>): ImportAudit {
   const byKey = new Map(api.endpoints.map((e) => [`${e.method} ${e.path}`, e]));
   const lostSchemas: string[] = [];
   const deref = (v: unknown): unknown => {
     let cur = v;
-    for (let i = 0; i < 16 && isObj(cur) && typeof cur.$ref === 'string'; i++) {
+    for (let i = 0; i < 16 && isJsonObject(cur) && typeof cur.$ref === 'string'; i++) {
       let t: unknown = doc;
       for (const seg of cur.$ref.replace(/^#\//, '').split('/'))
-        t = isObj(t) ? t[decodeURIComponent(seg).replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+        t = isJsonObject(t) ? t[decodeURIComponent(seg).replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
       cur = t;
     }
     return cur;
   };
-  for (const [path, rawItem] of Object.entries(isObj(doc.paths) ? doc.paths : {})) {
+  for (const [path, rawItem] of Object.entries(isJsonObject(doc.paths) ? doc.paths : {})) {
     const item = deref(rawItem);
-    if (!isObj(item)) continue;
+    if (!isJsonObject(item)) continue;
     for (const m of METHODS) {
       const op = item[m];
-      if (!isObj(op)) continue;
+      if (!isJsonObject(op)) continue;
       const ep = byKey.get(`${m.toUpperCase()} ${path}`);
       if (!ep) continue; // skipped operations are reported as warnings, not schema loss
       const rb = deref(op.requestBody);
-      if (isObj(rb) && declaresSchema(rb.content) && !storedSchema(ep.requestSchemaJson))
+      if (isJsonObject(rb) && declaresSchema(rb.content) && !storedSchema(ep.requestSchemaJson))
         lostSchemas.push(`${m} ${path} request`);
-      const ok = isObj(op.responses) ? Object.entries(op.responses).find(([c]) => /^2(\d\d|XX)$/i.test(c)) : undefined;
+      const ok = isJsonObject(op.responses)
+        ? Object.entries(op.responses).find(([c]) => /^2(\d\d|XX)$/i.test(c))
+        : undefined;
       const res = ok ? deref(ok[1]) : undefined;
-      if (isObj(res) && declaresSchema(res.content) && !storedSchema(ep.responseSchemaJson))
+      if (isJsonObject(res) && declaresSchema(res.content) && !storedSchema(ep.responseSchemaJson))
         lostSchemas.push(`${m} ${path} response`);
     }
   }

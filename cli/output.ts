@@ -5,6 +5,7 @@
  * fits the terminal width (at least 80 columns) by wrapping its widest columns, never by cutting the line.
  */
 import type { CliFailure } from './failure.js';
+import { isJsonObject } from '../core/json-object.js';
 
 let jsonMode = false;
 export function setJsonMode(on: boolean): void {
@@ -250,7 +251,6 @@ function valueAt(row: Record<string, unknown>, column: string): unknown {
 }
 
 const isScalar = (v: unknown) => v === null || typeof v !== 'object';
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The columns of a list of objects: every field of any row, a nested object's fields one level down as `a.b`. */
 export function columnsOf(rows: Record<string, unknown>[]): string[] {
@@ -260,7 +260,7 @@ export function columnsOf(rows: Record<string, unknown>[]): string[] {
   };
   for (const r of rows)
     for (const [k, v] of Object.entries(r)) {
-      if (isRecord(v) && Object.values(v).every((x) => isScalar(x) || Array.isArray(x)))
+      if (isJsonObject(v) && Object.values(v).every((x) => isScalar(x) || Array.isArray(x)))
         for (const sub of Object.keys(v)) add(`${k}.${sub}`);
       else add(k);
     }
@@ -300,11 +300,11 @@ export async function describe(data: unknown, indent = ''): Promise<string> {
 /** A value that gets its own section: an object, or a list that is not all scalars. */
 function isNested(v: unknown): boolean {
   if (Array.isArray(v)) return v.some((x) => !isScalar(x));
-  return isRecord(v) && Object.keys(v).length > 0;
+  return isJsonObject(v) && Object.keys(v).length > 0;
 }
 
 async function listBlock(list: unknown[], width: number): Promise<string> {
-  if (list.every(isRecord)) return table(list, columnsOf(list), width);
+  if (list.every(isJsonObject)) return table(list, columnsOf(list), width);
   return list.map((x) => (isScalar(x) ? String(x) : compactJson(x))).join('\n');
 }
 

@@ -7,6 +7,7 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { hash } from 'node:crypto';
+import { isJsonObject } from './json-object.js';
 
 export const BODY_CAP = 64 * 1024;
 /**
@@ -99,7 +100,6 @@ export function collect(pool: Pool, opts: Dispatcher.DispatchOptions): Promise<C
   });
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const num = (v: string | undefined): number | null => (v === undefined || v === '' ? null : Number(v));
 const TEXTUAL = /^(text\/|application\/(json|problem\+json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
 
@@ -194,7 +194,7 @@ export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
         try {
           const p: unknown = JSON.parse(raw.toString('utf8'));
           // Our refusals carry the call's own request id; an upstream's problem body does not.
-          if (isRecord(p) && typeof p.code === 'string' && p.request_id === requestId) problem = p;
+          if (isJsonObject(p) && typeof p.code === 'string' && p.request_id === requestId) problem = p;
         } catch {
           /* an upstream's malformed body: relayed as is */
         }

@@ -5,13 +5,11 @@
  * the same reference string resolves against the view as it does against an OpenAPI document. MCP `get_schema` and
  * the CLI call these functions; they import nothing from the control plane.
  */
+import { isJsonObject, type JsonObject } from './json-object.js';
 
 export const COMPONENT_REF_PREFIX = '#/components/schemas/';
 
 export type SchemaComponents = Record<string, unknown>;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `#/components/schemas/<name>` with the name escaped as a JSON Pointer segment. */
 export function componentRef(name: string): string {
@@ -39,7 +37,7 @@ export function resolveSchemaRef(components: SchemaComponents, ref: string): unk
 export function expandSchemaRefs(schema: unknown, components: SchemaComponents, maxDepth = 8): unknown {
   const walk = (v: unknown, open: Set<string>): unknown => {
     if (Array.isArray(v)) return v.map((x) => walk(x, open));
-    if (!isObj(v)) return v;
+    if (!isJsonObject(v)) return v;
     const ref = v.$ref;
     if (typeof ref === 'string') {
       const target = resolveSchemaRef(components, ref);
@@ -47,9 +45,9 @@ export function expandSchemaRefs(schema: unknown, components: SchemaComponents, 
       const next = new Set(open).add(ref);
       const { $ref: _drop, ...siblings } = v;
       const expanded = walk(target, next);
-      return isObj(expanded) ? { ...expanded, ...(walk(siblings, open) as Obj) } : expanded;
+      return isJsonObject(expanded) ? { ...expanded, ...(walk(siblings, open) as JsonObject) } : expanded;
     }
-    const out: Obj = {};
+    const out: JsonObject = {};
     for (const [k, x] of Object.entries(v)) out[k] = walk(x, open);
     return out;
   };
@@ -61,7 +59,7 @@ export function unresolvedSchemaRefs(value: unknown, components: SchemaComponent
   const bad: string[] = [];
   const walk = (v: unknown): void => {
     if (Array.isArray(v)) v.forEach(walk);
-    else if (isObj(v)) {
+    else if (isJsonObject(v)) {
       if (typeof v.$ref === 'string' && resolveSchemaRef(components, v.$ref) === undefined) bad.push(v.$ref);
       for (const x of Object.values(v)) walk(x);
     }

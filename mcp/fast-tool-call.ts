@@ -33,6 +33,7 @@ import {
 import { REGISTRATIONS_BY_NAME, SERVER_INFO, type Registration } from './server.js';
 import { issuesText, keysWithin, toolError, type ToolEnv } from './tool-kit.js';
 import { jsonOfStructured } from './result.js';
+import { isJsonObject } from '../core/json-object.js';
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -59,9 +60,6 @@ export interface FastCall {
   args: Record<string, unknown> | undefined;
   modern: boolean;
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * The SDK's era classifier (classifyInboundRequest) zod-parses the whole message: ~8 % of a call_api's CPU here.
@@ -96,16 +94,16 @@ function fastEraOf(header: McpHttpRequest['header'], parsed: Record<string, unkn
  */
 export function fastCallOf(header: McpHttpRequest['header'], parsed: unknown): FastCall | undefined {
   if (!isJsonContentType(header('content-type') ?? null)) return undefined;
-  if (!isPlainObject(parsed) || !keysWithin(parsed, MESSAGE_KEYS)) return undefined;
+  if (!isJsonObject(parsed) || !keysWithin(parsed, MESSAGE_KEYS)) return undefined;
   const { id, params } = parsed;
   if (parsed.jsonrpc !== '2.0' || parsed.method !== 'tools/call') return undefined;
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
-  if (!isPlainObject(params) || !keysWithin(params, PARAM_KEYS) || typeof params.name !== 'string') return undefined;
+  if (!isJsonObject(params) || !keysWithin(params, PARAM_KEYS) || typeof params.name !== 'string') return undefined;
   const reg = REGISTRATIONS_BY_NAME.get(params.name);
   if (!reg) return undefined;
   const args = params.arguments;
   // The SDK re-reads `arguments` as a zod record, which drops an own `__proto__` member; such a call is left to it.
-  if (args !== undefined && (!isPlainObject(args) || Object.hasOwn(args, '__proto__'))) return undefined;
+  if (args !== undefined && (!isJsonObject(args) || Object.hasOwn(args, '__proto__'))) return undefined;
   const meta = params._meta;
   const era = fastEraOf(header, parsed, meta);
   const { route } = era;
@@ -123,7 +121,7 @@ export function fastCallOf(header: McpHttpRequest['header'], parsed: unknown): F
   if (route.classification.revision !== MODERN_REVISION) return undefined;
   if (header('mcp-protocol-version') !== MODERN_REVISION) return undefined;
   if (header('mcp-method') !== 'tools/call' || header('mcp-name') !== params.name) return undefined;
-  if (!isPlainObject(meta) || !keysWithin(meta, MODERN_META_KEYS)) return undefined;
+  if (!isJsonObject(meta) || !keysWithin(meta, MODERN_META_KEYS)) return undefined;
   return { reg, era, id: id as string | number, args, modern: true };
 }
 

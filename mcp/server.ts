@@ -14,6 +14,7 @@ import {
 import type { z } from 'zod';
 import { TOOLS } from './tools/index.js';
 import type { ToolDef, ToolEnv } from './tool-kit.js';
+import { isJsonObject, type JsonObject } from '../core/json-object.js';
 
 export const SERVER_INFO = { name: 'svc', version: '1.0.0' };
 
@@ -43,9 +44,6 @@ export function toolEnvOf(extra: Record<string, unknown> | undefined): ToolEnv {
   return env;
 }
 
-type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /**
  * What `tools/list` advertises of a tool's JSON Schemas, kept small because every agent loads the list into its
  * context at every start (issue 29 item 7: it was 107 KB; the test holds it under 40 KB). The tool's own zod schemas
@@ -59,20 +57,20 @@ const isRecord = (v: unknown): v is Json => v !== null && typeof v === 'object' 
  *   are in the answer itself, and in `/v1/openapi.json` under the same component names). No `required` list (it
  *   repeated every name) and no `additionalProperties: false`. `$ref`s are resolved first.
  */
-export function advertisedSchema(json: Json, role: 'input' | 'output'): Json {
+export function advertisedSchema(json: JsonObject, role: 'input' | 'output'): JsonObject {
   const compact = role === 'input' ? json : topLevelOnly(resolveRefs(json, defsOf(json)), 0);
   const out = stripNoise(compact, true);
-  return isRecord(out) ? out : {};
+  return isJsonObject(out) ? out : {};
 }
 
-const defsOf = (json: Json): Json => (isRecord(json.$defs) ? json.$defs : {});
+const defsOf = (json: JsonObject): JsonObject => (isJsonObject(json.$defs) ? json.$defs : {});
 
-function resolveRefs(json: unknown, defs: Json): unknown {
+function resolveRefs(json: unknown, defs: JsonObject): unknown {
   if (Array.isArray(json)) return json.map((v) => resolveRefs(v, defs));
-  if (!isRecord(json)) return json;
+  if (!isJsonObject(json)) return json;
   const { $ref, $defs: _defs, ...rest } = json;
   const target = typeof $ref === 'string' ? defs[$ref.replace('#/$defs/', '')] : undefined;
-  const out: Json = isRecord(target) ? { ...(resolveRefs(target, defs) as Json) } : {};
+  const out: JsonObject = isJsonObject(target) ? { ...(resolveRefs(target, defs) as JsonObject) } : {};
   for (const [k, v] of Object.entries(rest))
     out[k] = k === 'properties' ? mapValues(v, (s) => resolveRefs(s, defs)) : resolveRefs(v, defs);
   return out;
@@ -80,8 +78,8 @@ function resolveRefs(json: unknown, defs: Json): unknown {
 
 /** Members of the root object only (depth 0); deeper objects keep their type and description. */
 function topLevelOnly(json: unknown, depth: number): unknown {
-  if (!isRecord(json)) return json;
-  const out: Json = {};
+  if (!isJsonObject(json)) return json;
+  const out: JsonObject = {};
   for (const [k, v] of Object.entries(json)) {
     if (k === 'properties') {
       if (depth === 0) out[k] = mapValues(v, (s) => topLevelOnly(s, 1));
@@ -98,8 +96,8 @@ function topLevelOnly(json: unknown, depth: number): unknown {
 
 function stripNoise(json: unknown, root: boolean): unknown {
   if (Array.isArray(json)) return json.map((v) => stripNoise(v, false));
-  if (!isRecord(json)) return json;
-  const out: Json = {};
+  if (!isJsonObject(json)) return json;
+  const out: JsonObject = {};
   for (const [k, v] of Object.entries(json)) {
     if (k === '$schema' && root) continue;
     if (k === 'pattern' && 'format' in json) continue;
@@ -112,8 +110,8 @@ function stripNoise(json: unknown, root: boolean): unknown {
 }
 
 function mapValues(v: unknown, f: (s: unknown) => unknown): unknown {
-  if (!isRecord(v)) return v;
-  const out: Json = {};
+  if (!isJsonObject(v)) return v;
+  const out: JsonObject = {};
   for (const [k, s] of Object.entries(v)) out[k] = f(s);
   return out;
 }

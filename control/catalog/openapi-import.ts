@@ -10,6 +10,7 @@ import { SvcError } from '../../core/errors.js';
 import { pickCategory, type MarketplaceCategory } from './categories.js';
 import { SchemaInliner } from './schema-inliner.js';
 import { pickBaseUrl } from './server-url.js';
+import { isJsonObject, type JsonObject } from '../../core/json-object.js';
 
 /** Largest document, measured as compact JSON after parsing (pretty-printing or YAML does not count against it). */
 export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
@@ -69,8 +70,6 @@ export interface ImportOptions {
   maxBytes?: number;
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 function fail(detail: string, limit?: { limit: string; value: number; max: number; at: string }): never {
@@ -87,7 +86,7 @@ function tooLarge(bytes: number, max: number): SvcError {
 }
 
 /** Parses JSON or YAML text into an object, with the size cap and no YAML alias bombs. */
-export function parseDocumentText(text: string, maxBytes = MAX_DOCUMENT_BYTES): Obj {
+export function parseDocumentText(text: string, maxBytes = MAX_DOCUMENT_BYTES): JsonObject {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > maxBytes) throw tooLarge(bytes, maxBytes);
   let doc: unknown;
@@ -97,13 +96,13 @@ export function parseDocumentText(text: string, maxBytes = MAX_DOCUMENT_BYTES): 
   } catch (e) {
     fail(`Not valid JSON or YAML: ${(e as Error).message.slice(0, 200)}`);
   }
-  if (!isObj(doc)) fail('The API description must be a JSON or YAML object');
+  if (!isJsonObject(doc)) fail('The API description must be a JSON or YAML object');
   return doc;
 }
 
 // Long: one pass over the document's paths (OpenAPI 2 and 3) that collects endpoints and warnings against the same size
 // and count limits.
-export async function importOpenApi(input: Obj, opts: ImportOptions = {}): Promise<ImportedApi> {
+export async function importOpenApi(input: JsonObject, opts: ImportOptions = {}): Promise<ImportedApi> {
   const documentJson = JSON.stringify(input);
   const maxBytes = opts.maxBytes ?? MAX_DOCUMENT_BYTES;
   if (documentJson.length > maxBytes) throw tooLarge(documentJson.length, maxBytes);
@@ -111,8 +110,8 @@ export async function importOpenApi(input: Obj, opts: ImportOptions = {}): Promi
   const isV3 = typeof input.openapi === 'string' && /^3\.[01]\.\d+/.test(input.openapi);
   if (!isV2 && !isV3)
     fail('Not an OpenAPI 3.0/3.1 or Swagger 2.0 document (missing `openapi: 3.x.y` or `swagger: "2.0"`)');
-  const info = isObj(input.info) ? input.info : fail('`info` object is missing');
-  if (!isObj(input.paths)) fail('`paths` object is missing');
+  const info = isJsonObject(input.info) ? input.info : fail('`info` object is missing');
+  if (!isJsonObject(input.paths)) fail('`paths` object is missing');
 
   const warnings: string[] = [];
   let dropped = 0;
@@ -128,7 +127,7 @@ export async function importOpenApi(input: Obj, opts: ImportOptions = {}): Promi
   let skipped = 0;
   for (const [path, rawItem] of Object.entries(input.paths)) {
     const item = inliner.deref(rawItem, `paths.${path}`);
-    if (!isObj(item)) continue;
+    if (!isJsonObject(item)) continue;
     if (!path.startsWith('/')) {
       warn(`paths.${path.slice(0, 100)}: path does not start with '/'; skipped`);
       continue;
@@ -136,7 +135,7 @@ export async function importOpenApi(input: Obj, opts: ImportOptions = {}): Promi
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
     for (const m of METHODS) {
       const op = item[m];
-      if (!isObj(op)) continue;
+      if (!isJsonObject(op)) continue;
       found++;
       const where = `paths.${path}.${m}`;
       const key = `${m} ${path}`;
@@ -186,7 +185,7 @@ export async function importOpenApi(input: Obj, opts: ImportOptions = {}): Promi
   const { baseUrl, candidates } = pickBaseUrl(servers, opts.documentUrl ?? null);
   const tags = Array.isArray(input.tags)
     ? input.tags
-        .map((t) => (isObj(t) ? str(t.name) : ''))
+        .map((t) => (isJsonObject(t) ? str(t.name) : ''))
         .filter(Boolean)
         .slice(0, 20)
     : [];
@@ -194,7 +193,7 @@ export async function importOpenApi(input: Obj, opts: ImportOptions = {}): Promi
   const categoryCandidates = [
     ...(Array.isArray(guru) ? guru.map(str) : [str(guru)]),
     str(info['x-category']),
-    str((input['x-rapidapi-info'] as Obj | undefined)?.category),
+    str((input['x-rapidapi-info'] as JsonObject | undefined)?.category),
     ...tags,
   ].filter(Boolean);
   const providerName = str(info['x-providerName']) || (baseUrl ? new URL(baseUrl).hostname : '');
@@ -226,24 +225,24 @@ export async function importOpenApi(input: Obj, opts: ImportOptions = {}): Promi
 interface OpContext {
   inliner: SchemaInliner;
   where: string;
-  doc: Obj;
-  op: Obj;
+  doc: JsonObject;
+  op: JsonObject;
 }
 
 const json = (v: unknown): string | null => (v === null ? null : JSON.stringify(v));
 
-function mergeParams(inliner: SchemaInliner, shared: unknown[], own: unknown[], where: string): Obj[] {
-  const byKey = new Map<string, Obj>();
+function mergeParams(inliner: SchemaInliner, shared: unknown[], own: unknown[], where: string): JsonObject[] {
+  const byKey = new Map<string, JsonObject>();
   for (const raw of [...shared, ...own]) {
     const p = inliner.deref(raw, `${where}.parameters`);
-    if (isObj(p)) byKey.set(`${str(p.in)}:${str(p.name)}`, p);
+    if (isJsonObject(p)) byKey.set(`${str(p.in)}:${str(p.name)}`, p);
   }
   return [...byKey.values()];
 }
 
 /** Swagger 2 keeps a parameter's schema in the parameter itself (`type`, `items`, ...). */
-function v2ParamSchema(p: Obj): Obj {
-  const s: Obj = {};
+function v2ParamSchema(p: JsonObject): JsonObject {
+  const s: JsonObject = {};
   for (const k of ['type', 'format', 'items', 'enum', 'default', 'minimum', 'maximum', 'pattern', 'maxLength'])
     if (p[k] !== undefined) s[k] = p[k];
   if (s.type === 'file') {
@@ -254,7 +253,7 @@ function v2ParamSchema(p: Obj): Obj {
   return s;
 }
 
-function simplifyParam(inliner: SchemaInliner, p: Obj, where: string): Obj {
+function simplifyParam(inliner: SchemaInliner, p: JsonObject, where: string): JsonObject {
   const schema = p.schema !== undefined ? p.schema : v2ParamSchema(p);
   return {
     name: str(p.name),
@@ -266,7 +265,7 @@ function simplifyParam(inliner: SchemaInliner, p: Obj, where: string): Obj {
 }
 
 /** Swagger 2: a `body` parameter, or the `formData` parameters as one form schema (url-encoded, or multipart). */
-function requestSchemaV2(ctx: OpContext, params: Obj[]): Obj | null {
+function requestSchemaV2(ctx: OpContext, params: JsonObject[]): JsonObject | null {
   const consumes = (Array.isArray(ctx.op.consumes) ? ctx.op.consumes : ctx.doc.consumes) as unknown;
   const types = Array.isArray(consumes) ? consumes.map(str) : [];
   const body = params.find((p) => p.in === 'body');
@@ -278,7 +277,7 @@ function requestSchemaV2(ctx: OpContext, params: Obj[]): Obj | null {
     };
   const form = params.filter((p) => p.in === 'formData');
   if (!form.length) return null;
-  const properties: Obj = {};
+  const properties: JsonObject = {};
   const required: string[] = [];
   for (const p of form) {
     properties[str(p.name)] = ctx.inliner.schema(v2ParamSchema(p), `${ctx.where}.formData.${str(p.name)}`);
@@ -293,8 +292,8 @@ function requestSchemaV2(ctx: OpContext, params: Obj[]): Obj | null {
 }
 
 /** The media type whose schema is stored: one with a schema first, JSON preferred, else the first declared. */
-function pickMedia(content: Obj): [string, Obj] | null {
-  const entries = Object.entries(content).filter((e): e is [string, Obj] => isObj(e[1]));
+function pickMedia(content: JsonObject): [string, JsonObject] | null {
+  const entries = Object.entries(content).filter((e): e is [string, JsonObject] => isJsonObject(e[1]));
   const withSchema = entries.filter(([, m]) => m.schema !== undefined);
   return (
     withSchema.find(([t]) => /json/i.test(t)) ??
@@ -305,9 +304,9 @@ function pickMedia(content: Obj): [string, Obj] | null {
   );
 }
 
-function requestSchemaV3(ctx: OpContext): Obj | null {
+function requestSchemaV3(ctx: OpContext): JsonObject | null {
   const rb = ctx.inliner.deref(ctx.op.requestBody, `${ctx.where}.requestBody`);
-  if (!isObj(rb) || !isObj(rb.content)) return null;
+  if (!isJsonObject(rb) || !isJsonObject(rb.content)) return null;
   const media = pickMedia(rb.content);
   if (!media) return null;
   return {
@@ -317,13 +316,13 @@ function requestSchemaV3(ctx: OpContext): Obj | null {
   };
 }
 
-function responseSchema(ctx: OpContext, isV2: boolean): Obj | null {
-  if (!isObj(ctx.op.responses)) return null;
+function responseSchema(ctx: OpContext, isV2: boolean): JsonObject | null {
+  if (!isJsonObject(ctx.op.responses)) return null;
   const ok = Object.entries(ctx.op.responses).find(([code]) => /^2(\d\d|XX)$/i.test(code));
   if (!ok) return null;
   const where = `${ctx.where}.responses.${ok[0]}`;
   const r = ctx.inliner.deref(ok[1], where);
-  if (!isObj(r)) return null;
+  if (!isJsonObject(r)) return null;
   const status = /^\d+$/.test(ok[0]) ? Number(ok[0]) : 200;
   if (isV2) {
     if (r.schema === undefined) return null;
@@ -335,28 +334,28 @@ function responseSchema(ctx: OpContext, isV2: boolean): Obj | null {
       schema: ctx.inliner.schema(r.schema, where),
     };
   }
-  if (!isObj(r.content)) return null;
+  if (!isJsonObject(r.content)) return null;
   const media = pickMedia(r.content);
   if (!media) return null;
   return { status, content_type: media[0], schema: ctx.inliner.schema(media[1].schema ?? null, where) };
 }
 
-function serversV3(doc: Obj): string[] {
+function serversV3(doc: JsonObject): string[] {
   const out: string[] = [];
   for (const s of Array.isArray(doc.servers) ? doc.servers : []) {
-    if (!isObj(s) || !str(s.url)) continue;
-    const vars = isObj(s.variables) ? s.variables : {};
+    if (!isJsonObject(s) || !str(s.url)) continue;
+    const vars = isJsonObject(s.variables) ? s.variables : {};
     out.push(
       str(s.url).replace(/\{([^}]+)\}/g, (_m, name: string) => {
         const v = vars[name];
-        return isObj(v) ? str(v.default) || (Array.isArray(v.enum) ? str(v.enum[0]) : '') : '';
+        return isJsonObject(v) ? str(v.default) || (Array.isArray(v.enum) ? str(v.enum[0]) : '') : '';
       }),
     );
   }
   return out;
 }
 
-function serversV2(doc: Obj): string[] {
+function serversV2(doc: JsonObject): string[] {
   const basePath = str(doc.basePath);
   const schemes = Array.isArray(doc.schemes) ? doc.schemes.map(str).filter(Boolean) : [];
   const host = str(doc.host);

@@ -9,9 +9,7 @@
  *   warning, so no stored `$ref` is left that a reader cannot resolve.
  */
 import { componentRef, type SchemaComponents } from '../../core/schema-refs.js';
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isJsonObject, type JsonObject } from '../../core/json-object.js';
 
 /** Characters (approximate JSON size) an inlined schema may take before it is stored in reference form. */
 export const MAX_INLINE_SCHEMA_CHARS = 16 * 1024;
@@ -23,7 +21,7 @@ const MAX_DEPTH = 64;
 const OVER_BUDGET = Object.freeze({ overBudget: true });
 
 export class SchemaInliner {
-  readonly #root: Obj;
+  readonly #root: JsonObject;
   readonly #names = new Map<string, string>();
   readonly #taken = new Set<string>();
   readonly #components: SchemaComponents = {};
@@ -38,7 +36,7 @@ export class SchemaInliner {
   readonly #edges = new Map<string, string[]>();
   truncated = 0;
 
-  constructor(root: Obj, warn: (message: string) => void) {
+  constructor(root: JsonObject, warn: (message: string) => void) {
     this.#root = root;
     this.#warn = warn;
   }
@@ -66,7 +64,7 @@ export class SchemaInliner {
       }
       seg = seg.replace(/~1/g, '/').replace(/~0/g, '~');
       if (Array.isArray(cur)) cur = cur[Number(seg)];
-      else if (isObj(cur) && Object.hasOwn(cur, seg)) cur = cur[seg];
+      else if (isJsonObject(cur) && Object.hasOwn(cur, seg)) cur = cur[seg];
       else return undefined;
     }
     return cur;
@@ -75,7 +73,7 @@ export class SchemaInliner {
   /** A structural object (parameter, response, request body, path item) behind a chain of `$ref`s. */
   deref(value: unknown, where: string): unknown {
     let cur = value;
-    for (let hops = 0; isObj(cur) && typeof cur.$ref === 'string'; hops++) {
+    for (let hops = 0; isJsonObject(cur) && typeof cur.$ref === 'string'; hops++) {
       const target = hops < 16 ? this.resolvePointer(cur.$ref) : undefined;
       if (target === undefined) {
         this.#warn(`${where}: $ref ${cur.$ref} does not resolve; left out`);
@@ -110,7 +108,7 @@ export class SchemaInliner {
 
   #inline(v: unknown, budget: { chars: number }, depth: number, where: string): unknown {
     if (depth > MAX_DEPTH) throw OVER_BUDGET;
-    if (!isObj(v) && !Array.isArray(v)) {
+    if (!isJsonObject(v) && !Array.isArray(v)) {
       budget.chars += typeof v === 'string' ? v.length + 2 : 6;
       if (budget.chars > MAX_INLINE_SCHEMA_CHARS) throw OVER_BUDGET;
       return v;
@@ -123,12 +121,12 @@ export class SchemaInliner {
       if (this.#isRecursive(ref)) return this.#componentRefTo(ref);
       const inlined = this.#inlineRef(ref, target, budget, depth, where);
       const siblings = Object.entries(v).filter(([k]) => k !== '$ref');
-      if (!siblings.length || !isObj(inlined)) return inlined;
-      const out: Obj = { ...inlined };
+      if (!siblings.length || !isJsonObject(inlined)) return inlined;
+      const out: JsonObject = { ...inlined };
       for (const [k, x] of siblings) out[k] = this.#inline(x, budget, depth + 1, where);
       return out;
     }
-    const out: Obj = {};
+    const out: JsonObject = {};
     for (const [k, x] of Object.entries(v)) {
       budget.chars += k.length + 4;
       out[k] = this.#inline(x, budget, depth + 1, where);
@@ -162,7 +160,7 @@ export class SchemaInliner {
     const found = new Set<string>();
     const walk = (v: unknown): void => {
       if (Array.isArray(v)) v.forEach(walk);
-      else if (isObj(v)) {
+      else if (isJsonObject(v)) {
         if (typeof v.$ref === 'string' && this.resolvePointer(v.$ref) !== undefined) found.add(v.$ref);
         for (const x of Object.values(v)) walk(x);
       }
@@ -221,9 +219,9 @@ export class SchemaInliner {
   /** A copy with every local `$ref` pointed at a named component (no expansion: linear in the input). */
   #refForm(v: unknown, where: string, depth = 0): unknown {
     if (Array.isArray(v)) return v.map((x) => this.#refForm(x, where, depth + 1));
-    if (!isObj(v)) return v === undefined ? null : v;
+    if (!isJsonObject(v)) return v === undefined ? null : v;
     if (depth > 200) return truncatedMarker('nested too deep');
-    const out: Obj = {};
+    const out: JsonObject = {};
     for (const [k, x] of Object.entries(v)) {
       if (k === '$ref' && typeof x === 'string') {
         if (this.resolvePointer(x) === undefined) Object.assign(out, this.#unresolved(x, where));
@@ -238,8 +236,8 @@ export class SchemaInliner {
     if (size <= MAX_SCHEMA_CHARS) return v;
     this.truncated++;
     this.#warn(`${where}: schema truncated (${size} characters, limit ${MAX_SCHEMA_CHARS})`);
-    const keep: Obj = truncatedMarker(`over ${MAX_SCHEMA_CHARS} characters (${size})`);
-    if (isObj(v) && typeof v.type === 'string') keep.type = v.type;
+    const keep: JsonObject = truncatedMarker(`over ${MAX_SCHEMA_CHARS} characters (${size})`);
+    if (isJsonObject(v) && typeof v.type === 'string') keep.type = v.type;
     return keep;
   }
 
@@ -254,13 +252,13 @@ export class SchemaInliner {
     return { $ref: componentRef(name) };
   }
 
-  #unresolved(ref: string, where: string): Obj {
+  #unresolved(ref: string, where: string): JsonObject {
     this.#warn(`${where}: $ref ${ref.slice(0, 200)} does not resolve (only local references are followed)`);
     return { 'x-svc-unresolved-ref': ref.slice(0, 500), description: 'Reference not resolvable at import' };
   }
 }
 
-function truncatedMarker(why: string): Obj {
+function truncatedMarker(why: string): JsonObject {
   return { 'x-svc-truncated': true, description: `Schema truncated at import: ${why}` };
 }
 

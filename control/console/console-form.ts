@@ -6,9 +6,7 @@
  */
 import { expandSchemaRefs, type SchemaComponents } from '../../core/schema-refs.js';
 import type { ListingSchemaView } from '../../core/schemas/catalog.schemas.js';
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isJsonObject, type JsonObject } from '../../core/json-object.js';
 
 export type ParamLocation = 'path' | 'query' | 'header';
 
@@ -68,7 +66,7 @@ const text = (v: unknown): string =>
   v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v);
 
 /** The schema's own example: `example`, then the first of `examples`, then `default`, then the first enum value. */
-function exampleOf(schema: Obj): unknown {
+function exampleOf(schema: JsonObject): unknown {
   if (schema.example !== undefined) return schema.example;
   if (Array.isArray(schema.examples) && schema.examples.length) return schema.examples[0];
   if (schema.default !== undefined) return schema.default;
@@ -78,25 +76,25 @@ function exampleOf(schema: Obj): unknown {
 
 /** A value shaped like `schema`: its example where it has one, else built from properties/items; bounded depth. */
 export function sampleOf(schema: unknown, depth = 0): unknown {
-  if (!isObj(schema) || depth > 6) return null;
+  if (!isJsonObject(schema) || depth > 6) return null;
   const own = exampleOf(schema);
   if (own !== undefined) return own;
   for (const k of ['allOf', 'oneOf', 'anyOf'] as const) {
     const list = schema[k];
     if (Array.isArray(list) && list.length) {
       if (k !== 'allOf') return sampleOf(list[0], depth + 1);
-      const merged: Obj = {};
+      const merged: JsonObject = {};
       for (const part of list) {
         const v = sampleOf(part, depth + 1);
-        if (isObj(v)) Object.assign(merged, v);
+        if (isJsonObject(v)) Object.assign(merged, v);
       }
       return merged;
     }
   }
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
-  if (type === 'object' || isObj(schema.properties)) {
-    const out: Obj = {};
-    const props = isObj(schema.properties) ? schema.properties : {};
+  if (type === 'object' || isJsonObject(schema.properties)) {
+    const out: JsonObject = {};
+    const props = isJsonObject(schema.properties) ? schema.properties : {};
     for (const [name, sub] of Object.entries(props).slice(0, 50)) out[name] = sampleOf(sub, depth + 1);
     return out;
   }
@@ -108,14 +106,14 @@ export function sampleOf(schema: unknown, depth = 0): unknown {
 }
 
 function fieldOf(p: unknown): ConsoleField | null {
-  if (!isObj(p) || typeof p.name !== 'string' || !p.name) return null;
+  if (!isJsonObject(p) || typeof p.name !== 'string' || !p.name) return null;
   const where = p.in;
   if (where !== 'path' && where !== 'query' && where !== 'header') return null;
   if (where === 'header' && isReservedHeader(p.name)) return null;
-  const schema = isObj(p.schema) ? p.schema : {};
+  const schema = isJsonObject(p.schema) ? p.schema : {};
   const type = typeof schema.type === 'string' ? schema.type : 'string';
   const choices = Array.isArray(schema.enum) ? schema.enum.map(text).slice(0, 100) : null;
-  const items = isObj(schema.items) ? schema.items : null;
+  const items = isJsonObject(schema.items) ? schema.items : null;
   return {
     in: where,
     name: p.name,
@@ -128,7 +126,7 @@ function fieldOf(p: unknown): ConsoleField | null {
 }
 
 function bodyOf(request: unknown, components: SchemaComponents): ConsoleBody | null {
-  if (!isObj(request)) return null;
+  if (!isJsonObject(request)) return null;
   const contentType = typeof request.content_type === 'string' ? request.content_type : 'application/json';
   const isJson = /json/i.test(contentType);
   const schema = expandSchemaRefs(request.schema ?? null, components);
