@@ -89,10 +89,7 @@ export class RequestBody extends Readable {
   }
 
   override _read(): void {
-    if (this.#paused && this.isOpen()) {
-      this.#paused = false;
-      this.res.resume();
-    }
+    this.release();
   }
 
   /**

@@ -31,3 +31,20 @@ export async function call<T = any>(
   }
   return { status: res.status, headers: res.headers, body: parsed as T };
 }
+
+/**
+ * A chunked HTTP/1.1 body (RFC 9112 §7.1, no trailers) that starts at `at` in `buf`: its bytes and the offset just past
+ * its last chunk, or null while `buf` does not hold all of it yet. For tests that read answers off a raw socket.
+ */
+export function dechunk(buf: Buffer, at: number): { body: Buffer; next: number } | null {
+  const parts: Buffer[] = [];
+  for (;;) {
+    const eol = buf.indexOf('\r\n', at);
+    if (eol < 0) return null;
+    const size = Number.parseInt(buf.subarray(at, eol).toString('latin1'), 16);
+    if (buf.length < eol + 2 + size + 2) return null;
+    parts.push(buf.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+    if (size === 0) return { body: Buffer.concat(parts), next: at };
+  }
+}

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { useGatewayWorld, balanceOf, type World } from './fixture.js';
 import { startGateway, type RunningGateway } from '../../helpers/gateway.js';
 import { seedOrg, grantCredits, expectLedgerConsistent, usageWithIds } from '../../helpers/db.js';
+import { dechunk } from '../../helpers/http.js';
 
 let w: World;
 let g: RunningGateway;
@@ -21,15 +22,14 @@ function rssMb(pid: number): number {
 /** A raw keep-alive client: answers are read whole (Content-Length or chunked) so the socket can carry the next. */
 class KeptSocket {
   readonly #s: Socket;
-  #buf = '';
+  #buf = Buffer.alloc(0);
   #wake: (() => void) | null = null;
   closed = false;
 
   constructor(port: number) {
     this.#s = connect(port, '127.0.0.1');
-    this.#s.setEncoding('latin1');
-    this.#s.on('data', (d: string) => {
-      this.#buf += d;
+    this.#s.on('data', (d: Buffer) => {
+      this.#buf = Buffer.concat([this.#buf, d]);
       this.#wake?.();
     });
     this.#s.on('error', () => undefined);
@@ -65,31 +65,16 @@ class KeptSocket {
   #take(): { status: number; body: string } | null {
     const end = this.#buf.indexOf('\r\n\r\n');
     if (end < 0) return null;
-    const head = this.#buf.slice(0, end).toLowerCase();
-    const status = Number(head.split(' ')[1]);
+    const head = this.#buf.toString('latin1', 0, end).toLowerCase();
     const length = /\r\ncontent-length: *(\d+)/.exec(head);
-    let body = '';
-    let next: number;
+    let whole: { body: Buffer; next: number } | null;
     if (length) {
-      next = end + 4 + Number(length[1]);
-      if (this.#buf.length < next) return null;
-      body = this.#buf.slice(end + 4, next);
-    } else {
-      // Chunked: size lines and data until the zero-size chunk.
-      let at = end + 4;
-      for (;;) {
-        const eol = this.#buf.indexOf('\r\n', at);
-        if (eol < 0) return null;
-        const size = parseInt(this.#buf.slice(at, eol), 16);
-        if (this.#buf.length < eol + 2 + size + 2) return null;
-        body += this.#buf.slice(eol + 2, eol + 2 + size);
-        at = eol + 2 + size + 2;
-        if (size === 0) break;
-      }
-      next = at;
-    }
-    this.#buf = this.#buf.slice(next);
-    return { status, body };
+      const next = end + 4 + Number(length[1]);
+      whole = this.#buf.length < next ? null : { body: this.#buf.subarray(end + 4, next), next };
+    } else whole = dechunk(this.#buf, end + 4);
+    if (!whole) return null;
+    this.#buf = this.#buf.subarray(whole.next);
+    return { status: Number(head.split(' ')[1]), body: whole.body.toString('utf8') };
   }
 
   destroy(): void {

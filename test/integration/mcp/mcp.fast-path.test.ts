@@ -8,6 +8,7 @@ import { connect, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { JSON_RPC_HEADERS, initializeBody, startMcpFixture, type McpFixture } from './fixture.js';
+import { dechunk } from '../../helpers/http.js';
 
 const MODERN = '2026-07-28';
 const META = {
@@ -444,15 +445,9 @@ async function rawSend(port: number, c: RawCase): Promise<Answer> {
   ]);
   let rest = bytes.subarray(split + 4);
   if (headers.some(([n, v]) => n.toLowerCase() === 'transfer-encoding' && v === 'chunked')) {
-    const parts: Buffer[] = [];
-    for (;;) {
-      const eol = rest.indexOf('\r\n');
-      const size = Number.parseInt(rest.subarray(0, eol).toString('latin1'), 16);
-      if (!size) break;
-      parts.push(rest.subarray(eol + 2, eol + 2 + size));
-      rest = rest.subarray(eol + 4 + size);
-    }
-    rest = Buffer.concat(parts);
+    const whole = dechunk(bytes, split + 4);
+    if (!whole) throw new Error('the chunked answer ended before its last chunk');
+    rest = whole.body;
   }
   return answerOf(Number(statusLine!.split(' ')[1]), headers, rest.toString('utf8'), `http://${host}`);
 }
