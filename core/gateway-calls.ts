@@ -4,10 +4,10 @@
  * The answer is summarised: status, the headers that matter, the body as text (or base64) capped at BODY_CAP
  * bytes, price charged and balance left. `quote()` asks the gateway's free quote (`/_quote/...`) the same way.
  */
-import { Pool, type Dispatcher } from 'undici';
-import type { IncomingHttpHeaders } from 'node:http';
 import { hash } from 'node:crypto';
 import { isJsonObject } from './json-object.js';
+import { UpstreamPool } from './http1/pool.js';
+import type { UpstreamRequest } from './http1/call.js';
 
 export const BODY_CAP = 64 * 1024;
 /**
@@ -64,36 +64,31 @@ export function idempotencyKeyOf(scope: string, rpcId: string | number, tool: st
   return `mcp_${h.slice(0, 40)}`;
 }
 
-export interface Collected {
-  statusCode: number;
-  headers: IncomingHttpHeaders;
+/** One answer of the gateway, whole: status, headers (lower-case names, repeats kept) and body. */
+interface Collected {
+  status: number;
+  headers: [string, string][];
   body: Buffer;
 }
 
-/**
- * One request on the pool, its whole answer collected into a Buffer. A plain dispatch handler rather than
- * `pool.request()`, whose answer body is a Readable stream (its machinery was ~5 % of a call_api's CPU, profiled).
- */
-export function collect(pool: Pool, opts: Dispatcher.DispatchOptions): Promise<Collected> {
+/** One request on the hop's pool, its whole answer collected into a Buffer. */
+function collect(pool: UpstreamPool, origin: string, req: UpstreamRequest): Promise<Collected> {
   return new Promise((resolve, reject) => {
-    let statusCode = 0;
-    let headers: IncomingHttpHeaders = {};
+    let status = 0;
+    let headers: [string, string][] = [];
     const chunks: Buffer[] = [];
-    pool.dispatch(opts, {
-      onRequestStart() {},
-      // Called again after a 1xx: the last (final) answer's status and headers win.
-      onResponseStart(_c, status, h) {
-        statusCode = status;
-        headers = h;
-        chunks.length = 0;
+    pool.request(origin, req, {
+      onHead(head) {
+        status = head.status;
+        headers = head.headers;
       },
-      onResponseData(_c, chunk) {
+      onData(chunk) {
         chunks.push(chunk);
       },
-      onResponseEnd() {
-        resolve({ statusCode, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+      onEnd() {
+        resolve({ status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
       },
-      onResponseError(_c, err) {
+      onError(_kind, err) {
         reject(err);
       },
     });
@@ -148,82 +143,99 @@ export function requestTarget(
   return url.pathname + url.search;
 }
 
+/** The agent's view of the gateway's answer: our problem told from an upstream's, the body capped, the charge. */
+function summarise(res: Collected): GatewayAnswer {
+  const raw = res.body;
+  const h = (n: string): string | undefined => {
+    for (const [k, v] of res.headers) if (k === n) return v;
+    return undefined;
+  };
+  const contentType = h('content-type') ?? '';
+  const requestId = h('x-svc-request-id') ?? null;
+  let problem: Record<string, unknown> | null = null;
+  if (contentType.startsWith('application/problem+json')) {
+    try {
+      const p: unknown = JSON.parse(raw.toString('utf8'));
+      // Our refusals carry the call's own request id; an upstream's problem body does not.
+      if (isJsonObject(p) && typeof p.code === 'string' && p.request_id === requestId) problem = p;
+    } catch {
+      /* an upstream's malformed body: relayed as is */
+    }
+  }
+  const textual = contentType === '' || TEXTUAL.test(contentType);
+  const kept = raw.subarray(0, BODY_CAP);
+  const out: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const v = h(name);
+    if (v !== undefined) out[name] = v;
+  }
+  // Every X-Svc-* header, repeats joined as one field value.
+  for (const [name, v] of res.headers)
+    if (name.startsWith('x-svc-')) out[name] = out[name] === undefined ? v : `${out[name]}, ${v}`;
+  return {
+    status: res.status,
+    headers: out,
+    problem,
+    body: textual ? kept.toString('utf8') : kept.toString('base64'),
+    body_encoding: textual ? 'utf8' : 'base64',
+    body_truncated: raw.length > BODY_CAP,
+    body_bytes: raw.length,
+    request_id: requestId,
+    price_cents: num(h('x-svc-price-cents')),
+    charged_cents: num(h('x-svc-charged-cents')) ?? 0,
+    balance_cents: num(h('x-svc-balance-cents')),
+    idempotent_replay: h('x-svc-idempotent-replay') === 'true',
+  };
+}
+
+/** How long an idle hop socket is kept: under the gateway's 10 s idle close (uWS), so a call never meets a socket
+ * the gateway is closing. */
+const HOP_KEEP_ALIVE_MS = 5_000;
+/** Header lines and bytes accepted in the gateway's answer: the gateway's own bounds on an upstream's, plus its own. */
+const HOP_MAX_HEADER_BYTES = 32 * 1024;
+const HOP_MAX_HEADER_COUNT = 600;
+
 export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
   const base = gatewayUrl.replace(/\/+$/, '');
-  // One keep-alive pool to the one gateway origin: no per-call origin lookup or URL re-parse in undici.
   // The base URL's own path ('' for an origin), as the WHATWG parse below writes it.
   const basePath = new URL(`${base}/`).pathname.slice(0, -1);
-  const pool = new Pool(new URL(base).origin, {
+  const origin = new URL(base).origin;
+  // The gateway's own HTTP/1.1 client (core/http1/), one keep-alive pool to the one gateway origin: it costs a call
+  // ~30 µs of CPU less than undici's (bench/RESULTS.md, issue 28). The hop goes where the operator pointed it, so no
+  // egress rule applies (the gateway applies it to upstreams).
+  const pool = new UpstreamPool({
     connections: 128,
-    keepAliveTimeout: 30_000,
-    headersTimeout: GATEWAY_HOP_TIMEOUT_MS,
-    bodyTimeout: GATEWAY_HOP_TIMEOUT_MS,
+    connectTimeoutMs: 10_000,
+    headersTimeoutMs: GATEWAY_HOP_TIMEOUT_MS,
+    bodyTimeoutMs: GATEWAY_HOP_TIMEOUT_MS,
+    keepAliveMs: HOP_KEEP_ALIVE_MS,
+    maxHeaderBytes: HOP_MAX_HEADER_BYTES,
+    maxHeaderCount: HOP_MAX_HEADER_COUNT,
+    egress: { guard: false, allow: new Set() },
   });
   return {
     async call(c) {
-      const target = requestTarget(base, basePath, c);
-      const headers: Record<string, string> = {
-        ...c.headers,
-        authorization: `Bearer ${c.key}`,
-        'idempotency-key': c.idempotencyKey,
-      };
+      const headers: Record<string, string> = {};
+      if (c.headers !== undefined) for (const name in c.headers) headers[name.toLowerCase()] = c.headers[name]!;
+      headers.authorization = `Bearer ${c.key}`;
+      headers['idempotency-key'] = c.idempotencyKey;
       if (c.maxPriceCents !== undefined) headers['x-svc-max-price-cents'] = String(c.maxPriceCents);
-      let body: string | undefined;
+      let body: Buffer | null = null;
       if (c.rawBody !== undefined) {
         headers['content-type'] = c.rawBody.contentType;
-        body = c.rawBody.text;
+        body = Buffer.from(c.rawBody.text, 'utf8');
       } else if (c.body !== undefined) {
         headers['content-type'] = 'application/json';
-        body = JSON.stringify(c.body);
+        body = Buffer.from(JSON.stringify(c.body), 'utf8');
       }
-      const res = await collect(pool, {
-        path: target,
-        method: c.method as Dispatcher.HttpMethod,
+      const res = await collect(pool, origin, {
+        method: c.method,
+        path: requestTarget(base, basePath, c),
         headers,
-        ...(body === undefined ? {} : { body }),
+        body,
       });
-      const raw = res.body;
-      const h = (n: string): string | undefined => {
-        const v = res.headers[n];
-        return Array.isArray(v) ? v[0] : v;
-      };
-      const contentType = h('content-type') ?? '';
-      const requestId = h('x-svc-request-id') ?? null;
-      let problem: Record<string, unknown> | null = null;
-      if (contentType.startsWith('application/problem+json')) {
-        try {
-          const p: unknown = JSON.parse(raw.toString('utf8'));
-          // Our refusals carry the call's own request id; an upstream's problem body does not.
-          if (isJsonObject(p) && typeof p.code === 'string' && p.request_id === requestId) problem = p;
-        } catch {
-          /* an upstream's malformed body: relayed as is */
-        }
-      }
-      const textual = contentType === '' || TEXTUAL.test(contentType);
-      const kept = raw.subarray(0, BODY_CAP);
-      const out: Record<string, string> = {};
-      for (const name of KEPT_HEADERS) {
-        const v = h(name);
-        if (v !== undefined) out[name] = v;
-      }
-      for (const [name, v] of Object.entries(res.headers)) {
-        if (name.startsWith('x-svc-') && v !== undefined) out[name] = Array.isArray(v) ? v.join(', ') : v;
-      }
-      return {
-        status: res.statusCode,
-        headers: out,
-        problem,
-        body: textual ? kept.toString('utf8') : kept.toString('base64'),
-        body_encoding: textual ? 'utf8' : 'base64',
-        body_truncated: raw.length > BODY_CAP,
-        body_bytes: raw.length,
-        request_id: requestId,
-        price_cents: num(h('x-svc-price-cents')),
-        charged_cents: num(h('x-svc-charged-cents')) ?? 0,
-        balance_cents: num(h('x-svc-balance-cents')),
-        idempotent_replay: h('x-svc-idempotent-replay') === 'true',
-      };
+      return summarise(res);
     },
-    close: () => pool.close(),
+    close: async () => pool.close(),
   };
 }

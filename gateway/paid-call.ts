@@ -33,7 +33,7 @@ import { monthStartOf } from './steps/checks.js';
 import type { UpstreamSink } from './steps/forward.js';
 import { SMALL_BODY, responseHeaders } from './steps/relay-util.js';
 import type { ClaimStore, LeaseStore, SettleStore } from './store.js';
-import type { UpstreamController } from './upstream/call.js';
+import type { UpstreamController } from '../core/http1/call.js';
 
 export type PaidCallState =
   | 'awaiting_headers'

@@ -4,7 +4,7 @@
  * Plain async code over a ClientSink, so nothing here knows uWS; see gateway/README.md for the money rules.
  */
 import { hash } from 'node:crypto';
-import type { UpstreamPool } from './upstream/pool.js';
+import type { UpstreamPool } from '../core/http1/pool.js';
 import { SvcError, type ErrorCode } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import { utcDay } from '../core/clock.js';

@@ -57,7 +57,7 @@ export class RequestBody extends Readable {
     super({ highWaterMark: 256 * 1024 });
     // An overflow fails the stream whether or not a consumer took it yet: on PostgreSQL the pipeline awaits the key,
     // lease and claim round trips first, so a fast oversized body overflows before the upstream call listens. The
-    // failure is read from `overflow` (pipeline.ts) and by consumers that attach later (`errored`, upstream/call.ts);
+    // failure is read from `overflow` (pipeline.ts) and by consumers that attach later (`errored`, core/http1/call.ts);
     // without a listener of its own the 'error' event would crash the gateway process.
     this.on('error', ignoreError);
   }

@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import type { SvcError } from '../core/errors.js';
 import { PROBLEM_CONTENT_TYPE, problemOf } from '../core/problem.js';
 import { restNextStep } from '../core/next-step.js';
+import type { Headers } from '../core/http1/response-parser.js';
 
 const STATUS_LINE: string[] = [];
 for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_LINE[Number(code)] = `${code} ${text ?? ''}`;
@@ -14,7 +15,8 @@ export function statusLine(status: number): string {
   return STATUS_LINE[status] ?? `${status} Status`;
 }
 
-export type Headers = [string, string][];
+/** Header fields as the pipeline builds them: the upstream client's own shape. */
+export type { Headers };
 
 /** What the pipeline needs from the client connection: nothing uWS-specific leaks past this interface. */
 export interface ClientSink {

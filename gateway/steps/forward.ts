@@ -1,5 +1,5 @@
 /**
- * The upstream hop over the gateway's own keep-alive client (gateway/upstream/): request headers cleaned (hop-by-hop,
+ * The upstream hop over the gateway's own keep-alive client (core/http1/): request headers cleaned (hop-by-hop,
  * the consumer's key, cookies and X-Svc-* never leave), the provider's secret injected, the answer handed to a sink
  * with pause/resume for backpressure, and failures classified 502 vs 504.
  */
@@ -8,8 +8,8 @@ import type { LookupFunction } from 'node:net';
 import type { Listing } from '../cache/listing-cache.js';
 import type { EgressPolicy } from '../../core/egress.js';
 import type { Headers } from '../respond.js';
-import { UpstreamPool } from '../upstream/pool.js';
-import type { UpstreamController } from '../upstream/call.js';
+import { UpstreamPool } from '../../core/http1/pool.js';
+import type { UpstreamController } from '../../core/http1/call.js';
 
 export interface UpstreamSink {
   /**

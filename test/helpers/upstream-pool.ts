@@ -1,6 +1,6 @@
-/** One call through the gateway's upstream pool (gateway/upstream/), collected: for unit tests of the client. */
+/** One call through the gateway's upstream pool (core/http1/), collected: for unit tests of the client. */
 import type { Readable } from 'node:stream';
-import type { UpstreamPool } from '../../gateway/upstream/pool.js';
+import type { UpstreamPool } from '../../core/http1/pool.js';
 import type { Headers } from '../../gateway/respond.js';
 
 export interface PoolAnswer {

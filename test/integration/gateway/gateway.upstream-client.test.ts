@@ -1,5 +1,5 @@
 /**
- * The gateway's own upstream client (gateway/upstream/) through the real gateway process, against a raw TCP upstream
+ * The gateway's own upstream client (core/http1/) through the real gateway process, against a raw TCP upstream
  * that answers exactly the bytes each case needs: keep-alive reuse, an upstream that drops a reused socket, chunked
  * and read-to-close answers, HEAD and 204 without a body, framing attacks refused (502, not charged), timeouts
  * (504, not charged) and an https upstream. The books must balance at the end.

@@ -12,7 +12,7 @@ import {
   type EgressPolicy,
 } from '../../../core/egress.js';
 import { createUpstreamPool } from '../../../gateway/steps/forward.js';
-import type { UpstreamPool } from '../../../gateway/upstream/pool.js';
+import type { UpstreamPool } from '../../../core/http1/pool.js';
 import { callVia } from '../../helpers/upstream-pool.js';
 
 describe('isNonPublicAddress', () => {

@@ -9,7 +9,7 @@ import { PaidCall, type PaidCallOptions } from '../../../gateway/paid-call.js';
 import type { Lease } from '../../../gateway/leases.js';
 import type { ClientSink, Headers } from '../../../gateway/respond.js';
 import type { SettleRecord } from '../../../gateway/settle-writer.js';
-import type { UpstreamController } from '../../../gateway/upstream/call.js';
+import type { UpstreamController } from '../../../core/http1/call.js';
 
 type Answer =
   | { kind: 'send'; status: number; headers: Headers; body: string }

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { Socket, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { createUpstreamPool } from '../../../gateway/steps/forward.js';
-import { UpstreamPool } from '../../../gateway/upstream/pool.js';
+import { UpstreamPool } from '../../../core/http1/pool.js';
 import { egressPolicy } from '../../../core/egress.js';
 import { callVia } from '../../helpers/upstream-pool.js';
 import { RequestBody } from '../../../gateway/request-body.js';

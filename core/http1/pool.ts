@@ -6,7 +6,7 @@
  */
 import type { Socket } from 'node:net';
 import type { LookupFunction } from 'node:net';
-import type { EgressPolicy } from '../../core/egress.js';
+import type { EgressPolicy } from '../egress.js';
 import { ResponseParser, type ResponseHead } from './response-parser.js';
 import { egressSocketConnector, parseOrigin, type Connector, type UpstreamOrigin } from './connect.js';
 import { UpstreamCall, type UpstreamHandler, type UpstreamRequest } from './call.js';

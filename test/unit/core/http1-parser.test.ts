@@ -3,7 +3,7 @@
  * accepted framings parse the same whole or fed one byte at a time.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { ResponseParser, UpstreamParseError, type ResponseHead } from '../../../gateway/upstream/response-parser.js';
+import { ResponseParser, UpstreamParseError, type ResponseHead } from '../../../core/http1/response-parser.js';
 
 const LIMITS = { maxHeaderBytes: 1024, maxHeaderCount: 8 };
 

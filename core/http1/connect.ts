@@ -13,7 +13,7 @@ import {
   normalizeHost,
   publicOnlyLookup,
   type EgressPolicy,
-} from '../../core/egress.js';
+} from '../egress.js';
 
 export interface UpstreamOrigin {
   tls: boolean;

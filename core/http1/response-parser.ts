@@ -4,7 +4,8 @@
  * with Transfer-Encoding, any transfer coding but `chunked`, malformed chunk lines. A pull parser (`next()` yields one
  * event at a time) so that the caller can stop between any two events (backpressure) and go on later.
  */
-import type { Headers } from '../respond.js';
+/** Header fields in order, lower-case names, repeats kept (the gateway's answers use the same shape: respond.ts). */
+export type Headers = [string, string][];
 
 /** Why an upstream answer was refused; `reason` is a stable snake_case word (tests, logs). */
 export class UpstreamParseError extends Error {
