@@ -1,62 +1,67 @@
 /**
  * The floor under any MCP server on node:http that relays calls to the gateway (issue 11 item 7): a bare node:http
- * listener that reads each POST's JSON-RPC body, makes the gateway call with undici (one keep-alive Pool and a plain
- * dispatch handler that collects the answer, with an Idempotency-Key from the request id),
+ * listener that reads each POST's JSON-RPC body, makes the gateway call (with an Idempotency-Key from the request id)
  * and answers a JSON-RPC result carrying the gateway's status and body. No MCP logic at all: no auth, no session, no
- * schema, no SDK. bench/mcp.bench.ts runs it as a row, so MCP's CPU per call reads against what node:http and undici
- * alone cost on this machine. `node dist/bench/mcp-floor-relay.js <port> <gateway call URL> <key>`; prints `ready`
- * once listening.
+ * schema, no SDK. bench/mcp.bench.ts runs it as rows, so MCP's CPU per call reads against what node:http and the hop's
+ * HTTP client alone cost on this machine.
+ *
+ * Two clients for the gateway call: `svc` (default), the MCP hop's own pool and collector (core/gateway-calls.ts, svc's
+ * HTTP/1.1 client), which is the floor under MCP as it is built; and `undici`, one keep-alive undici Pool with a plain
+ * dispatch handler, the floor as issue 11 defined it (MCP's hop used undici until issue 28).
+ * `node dist/bench/mcp-floor-relay.js <port> <gateway call URL> <key> [svc|undici]`; prints `ready` once listening.
  */
 import { createServer } from 'node:http';
-import type { IncomingHttpHeaders } from 'node:http';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
+import { collect, createHopPool } from '../core/gateway-calls.js';
 
-const [port, target, key] = process.argv.slice(2) as [string, string, string];
+const [port, target, key, client = 'svc'] = process.argv.slice(2) as [string, string, string, string?];
 const url = new URL(target);
-const pool = new Pool(url.origin, { connections: 128, keepAliveTimeout: 30_000 });
 const path = url.pathname + url.search;
 
-/**
- * One request on the pool, its whole answer collected into a Buffer: undici's lowest-level API, a plain dispatch
- * handler rather than `pool.request()`'s Readable body. (MCP's own hop used this until it moved to svc's HTTP/1.1
- * client, core/gateway-calls.ts; the floor stays on undici, as issue 11 defined it.)
- */
-function collect(
-  opts: Dispatcher.DispatchOptions,
-): Promise<{ statusCode: number; headers: IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    let statusCode = 0;
-    let headers: IncomingHttpHeaders = {};
-    const chunks: Buffer[] = [];
-    pool.dispatch(opts, {
-      onRequestStart() {},
-      onResponseStart(_c, status, h) {
-        statusCode = status;
-        headers = h;
-        chunks.length = 0;
-      },
-      onResponseData(_c, chunk) {
-        chunks.push(chunk);
-      },
-      onResponseEnd() {
-        resolve({ statusCode, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-      },
-      onResponseError(_c, err) {
-        reject(err);
-      },
+/** The gateway call through svc's HTTP/1.1 client: the MCP hop's pool and collector. */
+function viaSvc(): (idempotencyKey: string) => Promise<{ status: number; body: string }> {
+  const pool = createHopPool();
+  return async (idempotencyKey) => {
+    const r = await collect(pool, url.origin, {
+      method: 'GET',
+      path,
+      headers: { authorization: `Bearer ${key}`, 'idempotency-key': idempotencyKey },
+      body: null,
     });
-  });
+    return { status: r.status, body: r.body.toString('utf8') };
+  };
 }
 
-/** The gateway call. */
-async function call(idempotencyKey: string): Promise<{ status: number; body: string }> {
-  const r = await collect({
-    method: 'GET',
-    path,
-    headers: { authorization: `Bearer ${key}`, 'idempotency-key': idempotencyKey },
-  });
-  return { status: r.statusCode, body: r.body.toString('utf8') };
+/** The gateway call through undici's lowest-level API: a plain dispatch handler, not `request()`'s Readable body. */
+function viaUndici(): (idempotencyKey: string) => Promise<{ status: number; body: string }> {
+  const pool = new Pool(url.origin, { connections: 128, keepAliveTimeout: 30_000 });
+  return (idempotencyKey) =>
+    new Promise((resolve, reject) => {
+      let status = 0;
+      const chunks: Buffer[] = [];
+      pool.dispatch(
+        { method: 'GET', path, headers: { authorization: `Bearer ${key}`, 'idempotency-key': idempotencyKey } },
+        {
+          onRequestStart() {},
+          onResponseStart(_c, s) {
+            status = s;
+            chunks.length = 0;
+          },
+          onResponseData(_c, chunk) {
+            chunks.push(chunk);
+          },
+          onResponseEnd() {
+            resolve({ status, body: (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8') });
+          },
+          onResponseError(_c, err) {
+            reject(err);
+          },
+        },
+      );
+    });
 }
+
+const call = client === 'undici' ? viaUndici() : viaSvc();
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];

@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { freePort } from './nginx.js';
 import { pacedLoad, type PacedSpec } from './paced.js';
-import { MCP_FLOOR_ROW } from './phase-mcp.js';
+import { MCP_FLOOR_ROW, MCP_UNDICI_FLOOR_ROW } from './phase-mcp.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const CONNECTIONS = 20;
@@ -81,7 +81,8 @@ const ONLY = process.env.MCP_BENCH_ONLY ? new RegExp(process.env.MCP_BENCH_ONLY)
  * floor relay (bench/mcp-floor-relay.ts; its CPU is reported in the MCP column of its row, and in the all column).
  */
 const pids = { mcp: 0, gateway: 0, all: 0, relay: 0 };
-const FLOOR_ROW = MCP_FLOOR_ROW;
+/** Floor rows (both relays' names start so): their CPU is the relay's, not MCP's. */
+const isFloor = (name: string) => name.startsWith('floor:');
 
 type Measured = Pick<McpRow, 'req_per_s' | 'p50_ms' | 'p99_ms' | 'errors' | 'non2xx'> & { answered: number };
 
@@ -106,7 +107,7 @@ const fixedRate = (o: Omit<PacedSpec, 'seconds' | 'connections'>) => async (): P
 
 async function load(name: string, run: () => Promise<Measured>): Promise<McpRow | undefined> {
   if (ONLY && !ONLY.test(name)) return undefined;
-  const front = name.startsWith(FLOOR_ROW) ? pids.relay : pids.mcp;
+  const front = isFloor(name) ? pids.relay : pids.mcp;
   const cpu = () => ({ front: cpuMicros(front), gateway: cpuMicros(pids.gateway), all: cpuMicros(pids.all) });
   const before = cpu();
   const r = await run();
@@ -120,10 +121,10 @@ async function load(name: string, run: () => Promise<Measured>): Promise<McpRow 
     errors: r.errors,
     non2xx: r.non2xx,
     mcp_cpu_us_per_req:
-      name.startsWith('MCP') || name.startsWith(FLOOR_ROW) ? Math.round((after.front - before.front) / answered) : null,
+      name.startsWith('MCP') || isFloor(name) ? Math.round((after.front - before.front) / answered) : null,
     gateway_cpu_us_per_req: Math.round((after.gateway - before.gateway) / answered),
     all_cpu_us_per_req: Math.round(
-      (after.all - before.all + (name.startsWith(FLOOR_ROW) ? after.front - before.front : 0)) / answered,
+      (after.all - before.all + (isFloor(name) ? after.front - before.front : 0)) / answered,
     ),
   };
 }
@@ -274,8 +275,13 @@ async function main(): Promise<void> {
         rows.push(await load(atRate(`MCP call_api (${e.era})`), run));
       }
     }
-    // The same gateway call relayed by a bare node:http + undici process: what MCP's front costs at the least.
-    if (!ONLY || ONLY.test(FLOOR_ROW)) {
+    // The same gateway call relayed by a bare node:http process: what MCP's front costs at the least, with MCP's own
+    // hop client (the floor) and with undici (the floor as issue 11 defined it).
+    for (const [FLOOR_ROW, client] of [
+      [MCP_FLOOR_ROW, 'svc'],
+      [MCP_UNDICI_FLOOR_ROW, 'undici'],
+    ] as const) {
+      if (ONLY && !ONLY.test(FLOOR_ROW)) continue;
       const relayPort = await freePort();
       const relay = spawn(
         process.execPath,
@@ -288,6 +294,7 @@ async function main(): Promise<void> {
           String(relayPort),
           gatewayCall.url,
           key,
+          client,
         ],
         { stdio: ['ignore', 'pipe', 'inherit'] },
       );

@@ -10,6 +10,10 @@
  *   (one transaction, one prepared INSERT per row) on a SQLite file opened as every svc process opens it, with the
  *   gateway's checkpoint thread and writer settings (as bench/commit-floor.ts). No money logic, no usage projections:
  *   the paid path is judged against it.
+ * - `spin` (`BENCH_RELAY_SPIN_US=<µs>`): the bare relay plus that much busy user-space CPU per request (a loop on the
+ *   clock, no system call, no allocation). What it costs beyond the spin shows how the kernel's share per request
+ *   grows when a server does more work per call on this VM (fewer requests per wakeup of each side): the weight
+ *   any µs of a gateway's own code carries at saturation.
  * `node dist/bench/relay-floor.js` with BENCH_UPSTREAM=<stub URL>; prints a ready line like the stub.
  */
 import { createHash } from 'node:crypto';
@@ -105,9 +109,14 @@ function _main(): void {
   const port = Number(upstream.port);
   const file = process.env.BENCH_RELAY_COMMIT;
   const commits = file ? new GroupCommit(openFloorDb(file)) : null;
+  const spinNs = BigInt(Math.round(Number(process.env.BENCH_RELAY_SPIN_US ?? 0) * 1000));
   const idle: UpstreamSocket[] = [];
   const app = uWS.App();
   app.any('/*', (res, req) => {
+    if (spinNs > 0n) {
+      const until = process.hrtime.bigint() + spinNs;
+      while (process.hrtime.bigint() < until);
+    }
     const method = req.getMethod().toUpperCase();
     const q = req.getQuery();
     const path = q ? `${req.getUrl()}?${q}` : req.getUrl();

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { BenchResult } from './run.js';
-import { TARGET_LABELS, type TargetId } from './targets.js';
+import { SPIN_FLOOR_US, TARGET_LABELS, type TargetId } from './targets.js';
 import { median } from './stats.js';
 
 export const NOTES_MARKER =
@@ -73,7 +73,11 @@ export function renderMarkdown(r: BenchResult): string {
     `CPU per request (median of per-round): paid / nginx **${fmt(s.cpuCost.paidOverNginx)}x**, paid / HAProxy-with-auth **${fmt(s.cpuCost.paidOverHaproxy)}x**, pass-through / nginx ${fmt(s.cpuCost.passthroughOverNginx)}x; metering (paid − pass-through) **${fmt(s.cpuCost.meteringUs)} µs**.`,
   );
   L.push(
-    `The floors in the same rounds (bench/relay-floor.ts, no svc logic): bare relay / nginx ${fmt(s.cpuCost.relayFloorOverNginx)}x; metered relay (key hash + one committed row per call) / nginx ${fmt(s.cpuCost.meteredFloorOverNginx)}x, / HAProxy-with-auth ${fmt(s.cpuCost.meteredFloorOverHaproxy)}x; what its row and hash add ${fmt(s.cpuCost.floorMeteringUs)} µs. A target above its floor is reachable in this design; the gateway's distance from the floor is its own code.`,
+    `The floors in the same rounds (bench/relay-floor.ts, no svc logic): bare relay / nginx ${fmt(s.cpuCost.relayFloorOverNginx)}x; metered relay (key hash + one committed row per call) / nginx ${fmt(s.cpuCost.meteredFloorOverNginx)}x, / HAProxy-with-auth ${fmt(s.cpuCost.meteredFloorOverHaproxy)}x; what its row and hash add ${fmt(s.cpuCost.floorMeteringUs)} µs. A target above its floor is reachable in this design; the gateway's distance from the floor is its own code.${
+      s.cpuCost.spinFloorExtraUs == null
+        ? ''
+        : ` The spin floor (the bare relay + ${SPIN_FLOOR_US} µs of busy CPU per request) cost ${fmt(s.cpuCost.spinFloorExtraUs)} µs more per request than the bare relay (${fmt(Math.round((s.cpuCost.spinFloorExtraUs / SPIN_FLOOR_US) * 100) / 100)}x its spin): at saturation on this VM each µs of a server's own code weighs that much, because the kernel's share per request grows as fewer requests share each wakeup.`
+    }`,
   );
   L.push(
     `From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`,
@@ -175,7 +179,11 @@ export function renderMarkdown(r: BenchResult): string {
       );
     L.push(
       '',
-      `MCP CPU per call_api / relay CPU per relayed call: ${fmt(r.mcp.cpuOverFloor.stateless)}x stateless, ${fmt(r.mcp.cpuOverFloor.session)}x session. Load average ${r.mcp.loadAverage.start.join(' ')} → ${r.mcp.loadAverage.end.join(' ')}.`,
+      `MCP CPU per call_api / relay CPU per relayed call: ${fmt(r.mcp.cpuOverFloor.stateless)}x stateless, ${fmt(r.mcp.cpuOverFloor.session)}x session${
+        r.mcp.cpuOverUndiciFloor
+          ? ` (over the undici relay, the floor as issue 11 defined it: ${fmt(r.mcp.cpuOverUndiciFloor.stateless)}x, ${fmt(r.mcp.cpuOverUndiciFloor.session)}x)`
+          : ''
+      }. Load average ${r.mcp.loadAverage.start.join(' ')} → ${r.mcp.loadAverage.end.join(' ')}.`,
     );
   }
   if (r.profile.length) {

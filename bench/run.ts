@@ -13,7 +13,7 @@ import { startPinned, type Pinned } from './procs.js';
 import { startNginx } from './nginx.js';
 import { startHaproxy } from './haproxy.js';
 import { ROOT, seedDataDir, startGateway, startStub, unknownKey, type Seeded } from './setup.js';
-import { checkTarget, type CheckResult, type Target, type TargetId, TARGET_LABELS } from './targets.js';
+import { checkTarget, type CheckResult, SPIN_FLOOR_US, type Target, type TargetId, TARGET_LABELS } from './targets.js';
 import { runThroughput, type LoadRun } from './phase-throughput.js';
 import { repin, runLatency, type LatencyRun } from './phase-latency.js';
 import { runMicro, type MicroResults } from './phase-micro.js';
@@ -260,12 +260,14 @@ async function _main(): Promise<void> {
       eld: false,
     });
     // The relay floors (issue 28's CPU targets): the least a Node + uWS relay costs per call, without and with a
-    // committed row per call; the same key header as the paid path (the metered floor hashes it).
-    for (const id of ['relay-floor', 'metered-floor'] as const) {
+    // committed row per call; the same key header as the paid path (the metered floor hashes it). The spin floor
+    // weighs a µs of a server's own code at saturation (bench/relay-floor.ts).
+    for (const id of ['relay-floor', 'metered-floor', 'spin-floor'] as const) {
       const relay = await startPinned(id, SUT_CPU, process.execPath, [join(ROOT, 'dist', 'bench', 'relay-floor.js')], {
         PATH: process.env.PATH ?? '',
         BENCH_UPSTREAM: stub.url,
         ...(id === 'metered-floor' ? { BENCH_RELAY_COMMIT: join(tmp, 'metered-floor', 'floor.sqlite') } : {}),
+        ...(id === 'spin-floor' ? { BENCH_RELAY_SPIN_US: String(SPIN_FLOOR_US) } : {}),
       });
       procs.push(relay);
       log(`${id} ${relay.url} (pid ${relay.pid}, cpu ${SUT_CPU})`);
@@ -360,7 +362,7 @@ async function _main(): Promise<void> {
         fixedRate = { rate, connections: FIXED_RATE_CONNECTIONS, runs };
       }
       if (wrk.path) {
-        const latTargets = measured.filter((t) => t.id !== 'unauth' && t.id !== 'relay-floor');
+        const latTargets = measured.filter((t) => t.id !== 'unauth' && t.id !== 'relay-floor' && t.id !== 'spin-floor');
         repin(
           procs.filter((p) => p.pid !== idlePid).map((p) => p.pid),
           LOAD_CPU,
@@ -414,7 +416,8 @@ async function _main(): Promise<void> {
       if (mcp.error) notes.push(`MCP phase: ${mcp.error}`);
       else
         log(
-          `MCP call_api CPU / relay floor: ${mcp.cpuOverFloor.stateless} (stateless), ${mcp.cpuOverFloor.session} (session)`,
+          `MCP call_api CPU / relay floor: ${mcp.cpuOverFloor.stateless} (stateless), ${mcp.cpuOverFloor.session} (session); ` +
+            `/ undici relay: ${mcp.cpuOverUndiciFloor?.stateless} (stateless), ${mcp.cpuOverUndiciFloor?.session} (session)`,
         );
     }
   } catch (e) {

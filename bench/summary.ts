@@ -65,6 +65,8 @@ export interface Summary {
     meteredFloorOverHaproxy: number | null;
     /** What the metered floor adds to the bare relay (key hash + a committed row per call), µs. */
     floorMeteringUs: number | null;
+    /** What the spin floor's busy CPU per request cost the bare relay in all, µs (absent before issue 28's row). */
+    spinFloorExtraUs?: number | null;
   };
   latency: Partial<
     Record<TargetId, { p50Us: number | null; p99Us: number | null; p999Us: number | null; eldMaxMs: number | null }>
@@ -158,6 +160,8 @@ export function summarise(
     meteredFloorOverNginx: cpuCol('nginx', 'metered-floor'),
     meteredFloorOverHaproxy: cpuCol('haproxy', 'metered-floor'),
     floorMeteringUs: cpuDiff('metered-floor', 'relay-floor'),
+    // What SPIN_FLOOR_US of busy CPU per request cost the bare relay in all (the spin and the kernel's growth).
+    spinFloorExtraUs: cpuDiff('spin-floor', 'relay-floor'),
   };
   const ratios = {
     paidVsFastify: col('paidVsFastify'),
@@ -282,7 +286,11 @@ function _goals(
       'MCP call_api CPU / the bare relay floor (2026-07-28, stateless)',
       '<= 1.3x',
       mcp?.cpuOverFloor.stateless ?? null,
-      `x (2025-11-25 session era: ${mcp?.cpuOverFloor.session ?? 'n/a'}x)`,
+      `x (2025-11-25 session era: ${mcp?.cpuOverFloor.session ?? 'n/a'}x${
+        mcp?.cpuOverUndiciFloor
+          ? `; over the undici relay of issue 11: ${mcp.cpuOverUndiciFloor.stateless ?? 'n/a'}x stateless, ${mcp.cpuOverUndiciFloor.session ?? 'n/a'}x session`
+          : ''
+      })`,
       (v) => v <= 1.3,
       mcp ? mcp.error : 'MCP phase skipped',
     ),

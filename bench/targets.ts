@@ -9,6 +9,9 @@ import type { Pinned } from './procs.js';
 import { PRICE_CENTS, type Seeded } from './setup.js';
 import { STUB_BODY } from './stub-upstream.js';
 
+/** The spin floor's busy CPU per request: about what the gateway's own code costs per call beyond the relay floor. */
+export const SPIN_FLOOR_US = 40;
+
 export type TargetId =
   | 'direct'
   | 'nginx'
@@ -21,6 +24,7 @@ export type TargetId =
   | 'commit-floor'
   | 'relay-floor'
   | 'metered-floor'
+  | 'spin-floor'
   | 'unauth';
 
 export interface Target {
@@ -50,6 +54,7 @@ export const TARGET_LABELS: Record<TargetId, string> = {
   'relay-floor': 'relay floor: uWS + keep-alive net sockets, no svc logic (bench/relay-floor.ts)',
   'metered-floor':
     "metered relay floor: the relay floor + the key's SHA-256 + one SQLite row per call group-committed before the answer (bench/relay-floor.ts)",
+  'spin-floor': `spin floor: the relay floor + ${SPIN_FLOOR_US} µs of busy user-space CPU per request, no system call (bench/relay-floor.ts)`,
   unauth: 'gateway 401 (unknown key)',
 };
 

@@ -65,14 +65,14 @@ export function idempotencyKeyOf(scope: string, rpcId: string | number, tool: st
 }
 
 /** One answer of the gateway, whole: status, headers (lower-case names, repeats kept) and body. */
-interface Collected {
+export interface Collected {
   status: number;
   headers: [string, string][];
   body: Buffer;
 }
 
-/** One request on the hop's pool, its whole answer collected into a Buffer. */
-function collect(pool: UpstreamPool, origin: string, req: UpstreamRequest): Promise<Collected> {
+/** One request on the hop's pool, its whole answer collected into a Buffer (also the MCP bench's floor relay). */
+export function collect(pool: UpstreamPool, origin: string, req: UpstreamRequest): Promise<Collected> {
   return new Promise((resolve, reject) => {
     let status = 0;
     let headers: [string, string][] = [];
@@ -195,15 +195,13 @@ const HOP_KEEP_ALIVE_MS = 5_000;
 const HOP_MAX_HEADER_BYTES = 32 * 1024;
 const HOP_MAX_HEADER_COUNT = 600;
 
-export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
-  const base = gatewayUrl.replace(/\/+$/, '');
-  // The base URL's own path ('' for an origin), as the WHATWG parse below writes it.
-  const basePath = new URL(`${base}/`).pathname.slice(0, -1);
-  const origin = new URL(base).origin;
-  // The gateway's own HTTP/1.1 client (core/http1/), one keep-alive pool to the one gateway origin: it costs a call
-  // ~30 µs of CPU less than undici's (bench/RESULTS.md, issue 28). The hop goes where the operator pointed it, so no
-  // egress rule applies (the gateway applies it to upstreams).
-  const pool = new UpstreamPool({
+/**
+ * The hop's pool: svc's own HTTP/1.1 client (core/http1/, the gateway's upstream client), 128 keep-alive sockets to
+ * the one gateway origin. It costs a call ~30-75 µs of CPU less than undici did (bench/RESULTS.md, issue 28). The hop
+ * goes where the operator pointed it, so no egress rule applies (the gateway applies that rule to upstreams).
+ */
+export function createHopPool(): UpstreamPool {
+  return new UpstreamPool({
     connections: 128,
     connectTimeoutMs: 10_000,
     headersTimeoutMs: GATEWAY_HOP_TIMEOUT_MS,
@@ -213,6 +211,14 @@ export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
     maxHeaderCount: HOP_MAX_HEADER_COUNT,
     egress: { guard: false, allow: new Set() },
   });
+}
+
+export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
+  const base = gatewayUrl.replace(/\/+$/, '');
+  // The base URL's own path ('' for an origin), as the WHATWG parse below writes it.
+  const basePath = new URL(`${base}/`).pathname.slice(0, -1);
+  const origin = new URL(base).origin;
+  const pool = createHopPool();
   return {
     async call(c) {
       const headers: Record<string, string> = {};

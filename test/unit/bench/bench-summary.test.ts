@@ -4,7 +4,13 @@ import { summarise } from '../../../bench/summary.js';
 import { median } from '../../../bench/stats.js';
 import { parseOptions } from '../../../bench/options.js';
 import { eldDelay } from '../../../bench/eld.js';
-import { MCP_ERAS, MCP_FLOOR_ROW, mcpCallRow, mcpCpuOverFloor } from '../../../bench/phase-mcp.js';
+import {
+  MCP_ERAS,
+  MCP_FLOOR_ROW,
+  MCP_UNDICI_FLOOR_ROW,
+  mcpCallRow,
+  mcpCpuOverFloor,
+} from '../../../bench/phase-mcp.js';
 import type { LoadRun } from '../../../bench/phase-throughput.js';
 import type { LatencyRun, WrkResult } from '../../../bench/phase-latency.js';
 import type { TargetId } from '../../../bench/targets.js';
@@ -78,10 +84,13 @@ describe('bench summary', () => {
       load(n, 'haproxy', 1000, 40),
       load(n, 'relay-floor', 1000, 30 + 12 * n),
       load(n, 'metered-floor', 1000, 50 + 12 * n),
+      load(n, 'spin-floor', 1000, 90 + 12 * n + n),
       load(n, 'passthrough', 1000, 90),
       load(n, 'paid', 1000, 150),
     ]);
     const s = summarise(runs, [], {});
+    // The spin floor over the bare relay, per round: 61/62/63 µs -> median 62.
+    expect(s.cpuCost.spinFloorExtraUs).toBe(62);
     // Per round: relay 42/54/66 over nginx's 30 -> 1.4/1.8/2.2x; metered 62/74/86 -> 2.07/2.47/2.87x; row + hash 20 µs.
     expect(s.cpuCost.relayFloorOverNginx).toBe(1.8);
     expect(s.cpuCost.meteredFloorOverNginx).toBe(2.47);
@@ -132,11 +141,20 @@ describe('bench summary', () => {
     });
     const rows = [
       row(MCP_FLOOR_ROW, 140),
+      row(MCP_UNDICI_FLOOR_ROW, 175),
       row(mcpCallRow(MCP_ERAS.stateless), 175),
       row(mcpCallRow(MCP_ERAS.session), 280),
     ];
-    const mcp = { seconds: 1, rows, loadAverage: { start: [], end: [] }, cpuOverFloor: mcpCpuOverFloor(rows) };
+    const mcp = {
+      seconds: 1,
+      rows,
+      loadAverage: { start: [], end: [] },
+      cpuOverFloor: mcpCpuOverFloor(rows),
+      cpuOverUndiciFloor: mcpCpuOverFloor(rows, MCP_UNDICI_FLOOR_ROW),
+    };
+    // The verdict reads the floor on MCP's own hop client; the undici relay is reported beside it.
     expect(mcp.cpuOverFloor).toEqual({ stateless: 1.25, session: 2 });
+    expect(mcp.cpuOverUndiciFloor).toEqual({ stateless: 1, session: 1.6 });
     const runs = [load(1, 'paid', 50_000, 40), { ...load(1, 'paid-pg', 20_000, 70), backingCpuUsPerReq: 55 }];
     const s = summarise(runs, [], {}, null, null, mcp);
     expect(s.throughput['paid-pg']).toMatchObject({ cpuUsPerReq: 70, backingCpuUsPerReq: 55 });
