@@ -234,12 +234,17 @@ export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
         headers['content-type'] = 'application/json';
         body = Buffer.from(JSON.stringify(c.body), 'utf8');
       }
-      const res = await collect(pool, origin, {
-        method: c.method,
-        path: requestTarget(base, basePath, c),
-        headers,
-        body,
-      });
+      let res: Collected;
+      try {
+        res = await collect(pool, origin, { method: c.method, path: requestTarget(base, basePath, c), headers, body });
+      } catch (e) {
+        // The client words its failures as an upstream's ("upstream headers timeout"); to the agent, the gateway is
+        // the one that failed. The errno or client code stays on the error.
+        const err = e as Error & { code?: string };
+        throw Object.assign(new Error(`the gateway at ${origin} failed: ${err.message}`, { cause: err }), {
+          code: err.code,
+        });
+      }
       return summarise(res);
     },
     close: async () => pool.close(),

@@ -177,13 +177,16 @@ describe('the gateway hop', () => {
     expect(connections - before).toBeLessThanOrEqual(1);
   });
 
-  it('rejects with the errno when the gateway is not listening', async () => {
+  it('rejects naming the gateway, with the errno, when the gateway is not listening', async () => {
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((r) => closed.close(r));
     const dead = createGatewayCalls(`http://127.0.0.1:${port}`);
-    await expect(dead.call(callOf())).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await expect(dead.call(callOf())).rejects.toMatchObject({
+      code: 'ECONNREFUSED',
+      message: expect.stringMatching(/^the gateway at http:\/\/127\.0\.0\.1:\d+ failed: connect ECONNREFUSED/),
+    });
     await dead.close();
   });
 });
