@@ -61,6 +61,8 @@ function viaUndici(): (idempotencyKey: string) => Promise<{ status: number; body
     });
 }
 
+if (client !== 'svc' && client !== 'undici')
+  throw new Error(`mcp-floor-relay: client must be svc or undici, not ${client}`);
 const call = client === 'undici' ? viaUndici() : viaSvc();
 
 const server = createServer((req, res) => {

@@ -10,10 +10,9 @@
  *   (one transaction, one prepared INSERT per row) on a SQLite file opened as every svc process opens it, with the
  *   gateway's checkpoint thread and writer settings (as bench/commit-floor.ts). No money logic, no usage projections:
  *   the paid path is judged against it.
- * - `spin` (`BENCH_RELAY_SPIN_US=<µs>`): the bare relay plus that much busy user-space CPU per request (a loop on the
- *   clock, no system call, no allocation). What it costs beyond the spin shows how the kernel's share per request
- *   grows when a server does more work per call on this VM (fewer requests per wakeup of each side): the weight
- *   any µs of a gateway's own code carries at saturation.
+ * - `spin` (`BENCH_RELAY_SPIN_US=<µs>`): the bare relay plus that much busy user-space CPU per request: an integer
+ *   loop of a count calibrated at start (no clock read, system call or allocation per request). What it costs beyond
+ *   the spin is what a µs of a server's own code weighs at saturation on this machine.
  * `node dist/bench/relay-floor.js` with BENCH_UPSTREAM=<stub URL>; prints a ready line like the stub.
  */
 import { createHash } from 'node:crypto';
@@ -103,20 +102,40 @@ class GroupCommit {
   }
 }
 
+/** Where the spin's result goes, so the loop cannot be optimized away. */
+let spinSink = 0;
+
+function spin(loops: number): void {
+  let x = spinSink;
+  for (let i = 0; i < loops; i++) x = (Math.imul(x, 1103515245) + 12345) | 0;
+  spinSink = x;
+}
+
+/** Loops per `us` µs: the fastest of several 20 ms trials (a trial the VM preempted reads slow). */
+function spinLoopsFor(us: number): number {
+  if (!(us > 0)) return 0;
+  const trial = 2_000_000;
+  spin(trial); // optimized before it is timed
+  let best = Number.POSITIVE_INFINITY;
+  for (let t = 0; t < 7; t++) {
+    const start = process.hrtime.bigint();
+    spin(trial);
+    best = Math.min(best, Number(process.hrtime.bigint() - start));
+  }
+  return Math.round((trial / best) * us * 1000);
+}
+
 function _main(): void {
   const upstream = new URL(process.env.BENCH_UPSTREAM ?? '');
   const host = upstream.hostname;
   const port = Number(upstream.port);
   const file = process.env.BENCH_RELAY_COMMIT;
   const commits = file ? new GroupCommit(openFloorDb(file)) : null;
-  const spinNs = BigInt(Math.round(Number(process.env.BENCH_RELAY_SPIN_US ?? 0) * 1000));
+  const spinLoops = spinLoopsFor(Number(process.env.BENCH_RELAY_SPIN_US ?? 0));
   const idle: UpstreamSocket[] = [];
   const app = uWS.App();
   app.any('/*', (res, req) => {
-    if (spinNs > 0n) {
-      const until = process.hrtime.bigint() + spinNs;
-      while (process.hrtime.bigint() < until);
-    }
+    if (spinLoops > 0) spin(spinLoops);
     const method = req.getMethod().toUpperCase();
     const q = req.getQuery();
     const path = q ? `${req.getUrl()}?${q}` : req.getUrl();

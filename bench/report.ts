@@ -76,7 +76,7 @@ export function renderMarkdown(r: BenchResult): string {
     `The floors in the same rounds (bench/relay-floor.ts, no svc logic): bare relay / nginx ${fmt(s.cpuCost.relayFloorOverNginx)}x; metered relay (key hash + one committed row per call) / nginx ${fmt(s.cpuCost.meteredFloorOverNginx)}x, / HAProxy-with-auth ${fmt(s.cpuCost.meteredFloorOverHaproxy)}x; what its row and hash add ${fmt(s.cpuCost.floorMeteringUs)} µs. A target above its floor is reachable in this design; the gateway's distance from the floor is its own code.${
       s.cpuCost.spinFloorExtraUs == null
         ? ''
-        : ` The spin floor (the bare relay + ${SPIN_FLOOR_US} µs of busy CPU per request) cost ${fmt(s.cpuCost.spinFloorExtraUs)} µs more per request than the bare relay (${fmt(Math.round((s.cpuCost.spinFloorExtraUs / SPIN_FLOOR_US) * 100) / 100)}x its spin): at saturation on this VM each µs of a server's own code weighs that much, because the kernel's share per request grows as fewer requests share each wakeup.`
+        : ` The spin floor (the bare relay + ${SPIN_FLOOR_US} µs of busy CPU per request, calibrated) cost ${fmt(s.cpuCost.spinFloorExtraUs)} µs more per request than the bare relay (${fmt(Math.round((s.cpuCost.spinFloorExtraUs / SPIN_FLOOR_US) * 100) / 100)}x its spin): what each µs of a server's own code weighed at saturation in this run.`
     }`,
   );
   L.push(

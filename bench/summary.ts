@@ -283,7 +283,7 @@ function _goals(
       `the commit floor was not measured in this run (paid: ${paidP99 ?? 'n/a'} ms)`,
     ),
     g(
-      'MCP call_api CPU / the bare relay floor (2026-07-28, stateless)',
+      "MCP call_api CPU / the bare relay floor on MCP's hop client (2026-07-28, stateless)",
       '<= 1.3x',
       mcp?.cpuOverFloor.stateless ?? null,
       `x (2025-11-25 session era: ${mcp?.cpuOverFloor.session ?? 'n/a'}x${

@@ -54,7 +54,7 @@ export const TARGET_LABELS: Record<TargetId, string> = {
   'relay-floor': 'relay floor: uWS + keep-alive net sockets, no svc logic (bench/relay-floor.ts)',
   'metered-floor':
     "metered relay floor: the relay floor + the key's SHA-256 + one SQLite row per call group-committed before the answer (bench/relay-floor.ts)",
-  'spin-floor': `spin floor: the relay floor + ${SPIN_FLOOR_US} µs of busy user-space CPU per request, no system call (bench/relay-floor.ts)`,
+  'spin-floor': `spin floor: the relay floor + ${SPIN_FLOOR_US} µs of busy user-space CPU per request (a calibrated loop; bench/relay-floor.ts)`,
   unauth: 'gateway 401 (unknown key)',
 };
 

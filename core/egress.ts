@@ -1,6 +1,7 @@
 /**
  * The egress rule: which upstream addresses svc's own HTTP clients (the gateway's upstream pool, the importer and
- * verifier) may connect to. The check runs in the undici connector, once per new connection, on the address the
+ * verifier) may connect to. The check runs in the connector (core/http1/connect.ts for the gateway, an undici
+ * connector for the control plane), once per new connection, on the address the
  * socket actually dials (IP literals directly, names on every resolved answer), so a DNS answer that changes after
  * a save-time check cannot get around it. Imports nothing from control/ (the gateway uses it). docs/security.md.
  */

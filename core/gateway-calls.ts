@@ -6,12 +6,13 @@
  */
 import { hash } from 'node:crypto';
 import { isJsonObject } from './json-object.js';
+import { SvcError } from './errors.js';
 import { UpstreamPool } from './http1/pool.js';
 import type { UpstreamRequest } from './http1/call.js';
 
 export const BODY_CAP = 64 * 1024;
 /**
- * How long the hop waits for the gateway's answer head, and between body chunks (undici's default is 300 s). Above
+ * How long the hop waits for the gateway's answer head, and between body chunks. Above
  * every wait the gateway itself bounds: its upstream headers timeout (SVC_GATEWAY_HEADERS_TIMEOUT_MS, 30 s by
  * default) and, for a retry, the first call's in flight (that timeout + 5 s), so the gateway's own 504
  * `upstream_timeout` or 409 `conflict` reaches the agent rather than a cut connection.
@@ -188,9 +189,70 @@ function summarise(res: Collected): GatewayAnswer {
   };
 }
 
+/**
+ * Names the hop (or the HTTP client) owns, never taken from a caller: framing, connection management and the
+ * credential. Callers filter their own first (control/console/console-form.ts); this is the client's last word.
+ */
+const HOP_OWNED = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'proxy-authorization',
+  'proxy-connection',
+  'authorization',
+  'idempotency-key',
+  'x-svc-max-price-cents',
+]);
+/** A field value may hold visible characters, SP and HTAB; no other control character. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
+
+/** A call's extra headers, names lower-cased, the hop's own left out; a value with a control character is refused. */
+function extraHeaders(given: Record<string, string> | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (given === undefined) return headers;
+  for (const name in given) {
+    const lower = name.toLowerCase();
+    if (HOP_OWNED.has(lower)) continue;
+    const value = given[name]!;
+    if (!FIELD_VALUE.test(value))
+      throw new SvcError('validation_failed', `header ${name} holds a control character`, {
+        errors: [{ path: `headers.${name}`, message: 'a control character (such as CR or LF) cannot be sent' }],
+      });
+    headers[lower] = value;
+  }
+  return headers;
+}
+
+/**
+ * A failed hop in the agent's words: the client names its failures as an upstream's ("upstream headers timeout"),
+ * but here the gateway is the party that failed. The errno or the client's code stays on the error as `code`.
+ */
+function hopFailure(origin: string, e: unknown): Error {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const code = (err as NodeJS.ErrnoException).code;
+  const what =
+    code === 'EUPSTREAM_HEADERS_TIMEOUT'
+      ? `did not answer within ${GATEWAY_HOP_TIMEOUT_MS / 1000} s`
+      : code === 'EUPSTREAM_BODY_TIMEOUT'
+        ? `stopped sending its answer for ${GATEWAY_HOP_TIMEOUT_MS / 1000} s`
+        : code === 'EUPSTREAM_CONNECT_TIMEOUT'
+          ? `could not be connected to within ${HOP_CONNECT_TIMEOUT_MS / 1000} s`
+          : `failed: ${err.message}`;
+  const out: Error & { code?: string } = new Error(`the gateway at ${origin} ${what}`, { cause: err });
+  if (code !== undefined) out.code = code;
+  return out;
+}
+
 /** How long an idle hop socket is kept: under the gateway's 10 s idle close (uWS), so a call never meets a socket
  * the gateway is closing. */
 const HOP_KEEP_ALIVE_MS = 5_000;
+const HOP_CONNECT_TIMEOUT_MS = 10_000;
 /** Header lines and bytes accepted in the gateway's answer: the gateway's own bounds on an upstream's, plus its own. */
 const HOP_MAX_HEADER_BYTES = 32 * 1024;
 const HOP_MAX_HEADER_COUNT = 600;
@@ -203,7 +265,7 @@ const HOP_MAX_HEADER_COUNT = 600;
 export function createHopPool(): UpstreamPool {
   return new UpstreamPool({
     connections: 128,
-    connectTimeoutMs: 10_000,
+    connectTimeoutMs: HOP_CONNECT_TIMEOUT_MS,
     headersTimeoutMs: GATEWAY_HOP_TIMEOUT_MS,
     bodyTimeoutMs: GATEWAY_HOP_TIMEOUT_MS,
     keepAliveMs: HOP_KEEP_ALIVE_MS,
@@ -221,8 +283,7 @@ export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
   const pool = createHopPool();
   return {
     async call(c) {
-      const headers: Record<string, string> = {};
-      if (c.headers !== undefined) for (const name in c.headers) headers[name.toLowerCase()] = c.headers[name]!;
+      const headers = extraHeaders(c.headers);
       headers.authorization = `Bearer ${c.key}`;
       headers['idempotency-key'] = c.idempotencyKey;
       if (c.maxPriceCents !== undefined) headers['x-svc-max-price-cents'] = String(c.maxPriceCents);
@@ -238,12 +299,7 @@ export function createGatewayCalls(gatewayUrl: string): GatewayCalls {
       try {
         res = await collect(pool, origin, { method: c.method, path: requestTarget(base, basePath, c), headers, body });
       } catch (e) {
-        // The client words its failures as an upstream's ("upstream headers timeout"); to the agent, the gateway is
-        // the one that failed. The errno or client code stays on the error.
-        const err = e as Error & { code?: string };
-        throw Object.assign(new Error(`the gateway at ${origin} failed: ${err.message}`, { cause: err }), {
-          code: err.code,
-        });
+        throw hopFailure(origin, e);
       }
       return summarise(res);
     },

@@ -188,6 +188,8 @@ export async function runConsole(
       quote: input.action === 'quote',
     })
     .catch((e: unknown) => {
+      // A form the hop refused (a header value it cannot send) is the form's error, not the gateway's.
+      if (e instanceof SvcError) throw e;
       ctx.log.warn('console: gateway unreachable', { err: e instanceof Error ? e : String(e) });
       throw new SvcError(
         'unavailable',

@@ -1,5 +1,6 @@
 /**
- * The gateway's upstream HTTP/1.1 client (replaces undici on the proxy path; docs/gateway.md "Upstream client"):
+ * svc's HTTP/1.1 client: the gateway's upstream hop (replaces undici on the proxy path; docs/gateway.md "Upstream
+ * client"), and the MCP and console hop to the gateway (core/gateway-calls.ts):
  * per origin a pool of keep-alive sockets, one request in flight per socket, the request head (and a small body)
  * written in one corked write, the answer parsed by response-parser.ts and handed on event by event, with
  * pause/resume for the relay's backpressure. Timeouts are checked by one coarse sweep per pool, not a timer per call.
@@ -9,7 +10,7 @@ import type { LookupFunction } from 'node:net';
 import type { EgressPolicy } from '../egress.js';
 import { ResponseParser, type ResponseHead } from './response-parser.js';
 import { egressSocketConnector, parseOrigin, type Connector, type UpstreamOrigin } from './connect.js';
-import { UpstreamCall, type UpstreamHandler, type UpstreamRequest } from './call.js';
+import { UpstreamCall, UpstreamError, type UpstreamHandler, type UpstreamRequest } from './call.js';
 
 export interface UpstreamPoolOptions {
   /** Sockets per origin; calls beyond wait for one to come free. */
@@ -81,6 +82,7 @@ export class OriginPool {
   readonly busy = new Set<UpstreamConn>();
   readonly waiting: UpstreamCall[] = [];
   open = 0;
+  closed = false;
   readonly target: UpstreamOrigin;
 
   constructor(
@@ -93,12 +95,22 @@ export class OriginPool {
   }
 
   acquire(call: UpstreamCall, fresh = false): void {
-    if (!fresh)
+    if (this.closed) {
+      process.nextTick(() => call.fail('error', poolClosed()));
+      return;
+    }
+    if (!fresh) {
+      // A socket past its idle time is closed here, not only by the next sweep: an upstream that closes idle
+      // sockets a little later than we keep them (the gateway, for the MCP hop) never gets a call on one.
+      const now = Date.now();
       for (let c = this.idle.pop(); c !== undefined; c = this.idle.pop())
-        if (!c.dead) {
+        if (c.dead) continue;
+        else if (c.idleUntil <= now) this.drop(c);
+        else {
           this.#assign(c, call);
           return;
         }
+    }
     if (this.open >= this.opts.connections) {
       this.waiting.push(call);
       return;
@@ -160,16 +172,26 @@ export class OriginPool {
     }
   }
 
+  /** Fails the calls waiting and in flight, closes every socket, and fails any call made after. */
   close(): void {
-    for (const c of [...this.busy, ...this.idle]) this.drop(c);
+    this.closed = true;
+    for (const call of this.waiting.splice(0)) call.fail('error', poolClosed());
+    for (const c of [...this.busy]) {
+      if (c.call !== null) c.call.fail('error', poolClosed());
+      else this.drop(c);
+    }
+    for (const c of [...this.idle]) this.drop(c);
   }
 }
+
+const poolClosed = () => new UpstreamError('EUPSTREAM_POOL_CLOSED', 'the HTTP client was closed');
 
 export class UpstreamPool {
   readonly #origins = new Map<string, OriginPool>();
   readonly #connector: Connector;
   readonly #limits: { maxHeaderBytes: number; maxHeaderCount: number };
   readonly #sweeper: NodeJS.Timeout;
+  #closed = false;
 
   constructor(readonly opts: UpstreamPoolOptions) {
     this.#connector = opts.connector ?? egressSocketConnector(opts.egress, opts.lookup);
@@ -188,6 +210,10 @@ export class UpstreamPool {
 
   /** Starts a call; the handler hears exactly one of onEnd/onError unless the caller aborts first. */
   request(origin: string, req: UpstreamRequest, handler: UpstreamHandler): Pick<UpstreamCall, 'abort'> {
+    if (this.#closed) {
+      process.nextTick(() => handler.onError('error', poolClosed()));
+      return { abort: () => undefined };
+    }
     let o = this.#origins.get(origin);
     if (o === undefined) {
       try {
@@ -211,7 +237,9 @@ export class UpstreamPool {
     return { open: o?.open ?? 0, idle: o?.idle.length ?? 0 };
   }
 
+  /** Calls in flight or waiting fail (`EUPSTREAM_POOL_CLOSED`), as does any call made after. */
   close(): void {
+    this.#closed = true;
     clearInterval(this.#sweeper);
     for (const o of this.#origins.values()) o.close();
   }

@@ -9,8 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { BODY_CAP, createGatewayCalls, type GatewayCall, type GatewayCalls } from '../../../core/gateway-calls.js';
 
-/** One scripted answer per request, in order; each request's head and body as received. */
-let answers: Buffer[] = [];
+/** One scripted answer per request, in order (null: never answer it); each request's head and body as received. */
+let answers: (Buffer | null)[] = [];
 let received: string[] = [];
 let connections = 0;
 let server: Server;
@@ -31,7 +31,9 @@ beforeAll(async () => {
         if (buf.length < end + 4 + len) return;
         received.push(buf.subarray(0, end + 4 + len).toString('utf8'));
         buf = buf.subarray(end + 4 + len);
-        s.write(answers.shift() ?? Buffer.from('HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n'));
+        const next = answers.length > 0 ? answers.shift() : undefined;
+        if (next === null) continue;
+        s.write(next ?? Buffer.from('HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n'));
       }
     });
   });
@@ -188,5 +190,59 @@ describe('the gateway hop', () => {
       message: expect.stringMatching(/^the gateway at http:\/\/127\.0\.0\.1:\d+ failed: connect ECONNREFUSED/),
     });
     await dead.close();
+  });
+  it("never takes the hop's own headers from a caller: framing, connection, credential, key and max price", async () => {
+    answers.push(answer('HTTP/1.1 200 OK'));
+    await hop.call(
+      callOf({
+        method: 'POST',
+        body: { a: 1 },
+        maxPriceCents: 5,
+        headers: {
+          Host: 'evil.example',
+          'Content-Length': '999',
+          'Transfer-Encoding': 'chunked',
+          Connection: 'close',
+          Authorization: 'Bearer someone-else',
+          'Idempotency-Key': 'theirs',
+          'X-Svc-Max-Price-Cents': '9999',
+          'X-Ok': 'yes',
+        },
+      }),
+    );
+    const lines = received[0]!.split('\r\n\r\n')[0]!.split('\r\n').slice(1);
+    expect(lines.sort()).toEqual(
+      [
+        `host: ${new URL(base).host}`,
+        'x-ok: yes',
+        'authorization: Bearer svc_live_testkeytestkeytestkey00',
+        'idempotency-key: mcp_abc',
+        'x-svc-max-price-cents: 5',
+        'content-type: application/json',
+        'content-length: 7',
+      ].sort(),
+    );
+  });
+
+  it("refuses a header value with a control character as the caller's error, sending nothing", async () => {
+    await expect(hop.call(callOf({ headers: { 'X-Note': 'a\r\nx-evil: 1' } }))).rejects.toMatchObject({
+      code: 'validation_failed',
+      status: 400,
+    });
+    await expect(hop.call(callOf({ headers: { 'X-Note': 'bell\u0007' } }))).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+    expect(received).toEqual([]);
+  });
+
+  it('close() fails a call in flight, naming the gateway, and every call after it', async () => {
+    const own = createGatewayCalls(base);
+    answers.push(null);
+    const inFlight = own.call(callOf());
+    while (received.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await own.close();
+    const closed = { code: 'EUPSTREAM_POOL_CLOSED', message: expect.stringMatching(/^the gateway at .* failed: /) };
+    await expect(inFlight).rejects.toMatchObject(closed);
+    await expect(own.call(callOf())).rejects.toMatchObject(closed);
   });
 });

@@ -176,4 +176,61 @@ describe('upstream pool', () => {
     expect(Date.now() - t0).toBeLessThan(1_000); // not the 2 s body timeout
     expect(requests).toBe(before);
   });
+  it('never hands a call a socket past its idle time, even before the sweep closes it', async () => {
+    // Idle sockets live 100 ms; the sweep runs every second, so at 250 ms only the check at acquire can refuse it.
+    const p = new UpstreamPool({
+      connections: 4,
+      connectTimeoutMs: 10_000,
+      headersTimeoutMs: 10_000,
+      bodyTimeoutMs: 10_000,
+      keepAliveMs: 100,
+      maxHeaderBytes: 16_384,
+      maxHeaderCount: 100,
+      egress: egressPolicy({ isProduction: false, egressAllow: [] }),
+    });
+    try {
+      const before = connections;
+      await callVia(p, origin, { path: '/a' });
+      await callVia(p, origin, { path: '/b' }); // at once: the same socket
+      expect(connections - before).toBe(1);
+      await new Promise((r) => setTimeout(r, 250));
+      expect((await callVia(p, origin, { path: '/c' })).body).toBe('GET /c');
+      expect(connections - before).toBe(2);
+    } finally {
+      p.close();
+    }
+  });
+
+  it('close() fails the calls in flight and waiting, and every call after it', async () => {
+    const held = createServer(() => {
+      /* never answers */
+    });
+    await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
+    const heldOrigin = `http://127.0.0.1:${(held.address() as AddressInfo).port}`;
+    const p = new UpstreamPool({
+      connections: 1,
+      connectTimeoutMs: 10_000,
+      headersTimeoutMs: 10_000,
+      bodyTimeoutMs: 10_000,
+      keepAliveMs: 10_000,
+      maxHeaderBytes: 16_384,
+      maxHeaderCount: 100,
+      egress: egressPolicy({ isProduction: false, egressAllow: [] }),
+    });
+    try {
+      const inFlight = callVia(p, heldOrigin, { path: '/1' });
+      const waiting = callVia(p, heldOrigin, { path: '/2' });
+      while (p.stats(heldOrigin).open === 0) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 50));
+      p.close();
+      const closed = { code: 'EUPSTREAM_POOL_CLOSED', kind: 'error' };
+      await expect(inFlight).rejects.toMatchObject(closed);
+      await expect(waiting).rejects.toMatchObject(closed);
+      await expect(callVia(p, heldOrigin, { path: '/3' })).rejects.toMatchObject(closed);
+      expect(p.stats(heldOrigin)).toEqual({ open: 0, idle: 0 });
+    } finally {
+      held.closeAllConnections();
+      await new Promise((r) => held.close(r));
+    }
+  });
 });
