@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { Socket, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { createUpstreamPool } from '../../../gateway/steps/forward.js';
-import { UpstreamPool } from '../../../core/http1/pool.js';
+import { UpstreamPool, type UpstreamPoolOptions } from '../../../core/http1/pool.js';
 import { egressPolicy } from '../../../core/egress.js';
 import { callVia } from '../../helpers/upstream-pool.js';
 import { RequestBody } from '../../../gateway/request-body.js';
@@ -45,6 +45,20 @@ const pool = () =>
     headersTimeoutMs: 2_000,
     bodyTimeoutMs: 2_000,
     egress: egressPolicy({ isProduction: false, egressAllow: [] }),
+  });
+
+/** A pool built directly, with 10-s timeouts and keep-alive unless `over` says otherwise. */
+const poolWith = (over: Partial<UpstreamPoolOptions>) =>
+  new UpstreamPool({
+    connections: 4,
+    connectTimeoutMs: 10_000,
+    headersTimeoutMs: 10_000,
+    bodyTimeoutMs: 10_000,
+    keepAliveMs: 10_000,
+    maxHeaderBytes: 16_384,
+    maxHeaderCount: 100,
+    egress: egressPolicy({ isProduction: false, egressAllow: [] }),
+    ...over,
   });
 
 describe('upstream pool', () => {
@@ -178,16 +192,7 @@ describe('upstream pool', () => {
   });
   it('never hands a call a socket past its idle time, even before the sweep closes it', async () => {
     // Idle sockets live 100 ms; the sweep runs every second, so at 250 ms only the check at acquire can refuse it.
-    const p = new UpstreamPool({
-      connections: 4,
-      connectTimeoutMs: 10_000,
-      headersTimeoutMs: 10_000,
-      bodyTimeoutMs: 10_000,
-      keepAliveMs: 100,
-      maxHeaderBytes: 16_384,
-      maxHeaderCount: 100,
-      egress: egressPolicy({ isProduction: false, egressAllow: [] }),
-    });
+    const p = poolWith({ keepAliveMs: 100 });
     try {
       const before = connections;
       await callVia(p, origin, { path: '/a' });
@@ -207,16 +212,7 @@ describe('upstream pool', () => {
     });
     await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
     const heldOrigin = `http://127.0.0.1:${(held.address() as AddressInfo).port}`;
-    const p = new UpstreamPool({
-      connections: 1,
-      connectTimeoutMs: 10_000,
-      headersTimeoutMs: 10_000,
-      bodyTimeoutMs: 10_000,
-      keepAliveMs: 10_000,
-      maxHeaderBytes: 16_384,
-      maxHeaderCount: 100,
-      egress: egressPolicy({ isProduction: false, egressAllow: [] }),
-    });
+    const p = poolWith({ connections: 1 });
     try {
       const inFlight = callVia(p, heldOrigin, { path: '/1' });
       const waiting = callVia(p, heldOrigin, { path: '/2' });
