@@ -12,7 +12,8 @@
  */
 import { createServer } from 'node:http';
 import { Pool } from 'undici';
-import { collect, createHopPool } from '../core/gateway-calls.js';
+import { createHopPool } from '../core/gateway-calls.js';
+import { collect } from '../core/http1/pool.js';
 
 const [port, target, key, client = 'svc'] = process.argv.slice(2) as [string, string, string, string?];
 const url = new URL(target);

@@ -277,11 +277,11 @@ async function main(): Promise<void> {
     }
     // The same gateway call relayed by a bare node:http process: what MCP's front costs at the least, with MCP's own
     // hop client (the floor) and with undici (the floor as issue 11 defined it).
-    for (const [FLOOR_ROW, client] of [
+    for (const [floorRow, client] of [
       [MCP_FLOOR_ROW, 'svc'],
       [MCP_UNDICI_FLOOR_ROW, 'undici'],
     ] as const) {
-      if (ONLY && !ONLY.test(FLOOR_ROW)) continue;
+      if (ONLY && !ONLY.test(floorRow)) continue;
       const relayPort = await freePort();
       const relay = spawn(
         process.execPath,
@@ -311,10 +311,10 @@ async function main(): Promise<void> {
           body: rpc('call_api', call, false),
         };
         await warm(floorLoad);
-        rows.push(await load(FLOOR_ROW, closedLoop(floorLoad)));
+        rows.push(await load(floorRow, closedLoop(floorLoad)));
         if (CPU_AT_RATE > 0) {
           const run = fixedRate({ ...floorLoad, method: 'POST', body: rateBody(floorLoad.body), rate: CPU_AT_RATE });
-          rows.push(await load(atRate(FLOOR_ROW), run));
+          rows.push(await load(atRate(floorRow), run));
         }
       } finally {
         await stopChild(relay);

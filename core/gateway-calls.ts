@@ -7,8 +7,9 @@
 import { hash } from 'node:crypto';
 import { isJsonObject } from './json-object.js';
 import { SvcError } from './errors.js';
-import { UpstreamPool } from './http1/pool.js';
-import type { UpstreamRequest } from './http1/call.js';
+import { UpstreamPool, collect, type Collected } from './http1/pool.js';
+import { CLIENT_OWNED_HEADERS } from './http1/call.js';
+import { fieldValue } from './http1/response-parser.js';
 
 export const BODY_CAP = 64 * 1024;
 /**
@@ -65,37 +66,6 @@ export function idempotencyKeyOf(scope: string, rpcId: string | number, tool: st
   return `mcp_${h.slice(0, 40)}`;
 }
 
-/** One answer of the gateway, whole: status, headers (lower-case names, repeats kept) and body. */
-export interface Collected {
-  status: number;
-  headers: [string, string][];
-  body: Buffer;
-}
-
-/** One request on the hop's pool, its whole answer collected into a Buffer (also the MCP bench's floor relay). */
-export function collect(pool: UpstreamPool, origin: string, req: UpstreamRequest): Promise<Collected> {
-  return new Promise((resolve, reject) => {
-    let status = 0;
-    let headers: [string, string][] = [];
-    const chunks: Buffer[] = [];
-    pool.request(origin, req, {
-      onHead(head) {
-        status = head.status;
-        headers = head.headers;
-      },
-      onData(chunk) {
-        chunks.push(chunk);
-      },
-      onEnd() {
-        resolve({ status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-      },
-      onError(_kind, err) {
-        reject(err);
-      },
-    });
-  });
-}
-
 const num = (v: string | undefined): number | null => (v === undefined || v === '' ? null : Number(v));
 const TEXTUAL = /^(text\/|application\/(json|problem\+json|xml|javascript|x-www-form-urlencoded)|[^;]*\+(json|xml))/i;
 
@@ -147,10 +117,7 @@ export function requestTarget(
 /** The agent's view of the gateway's answer: our problem told from an upstream's, the body capped, the charge. */
 function summarise(res: Collected): GatewayAnswer {
   const raw = res.body;
-  const h = (n: string): string | undefined => {
-    for (const [k, v] of res.headers) if (k === n) return v;
-    return undefined;
-  };
+  const h = (n: string) => fieldValue(res.headers, n);
   const contentType = h('content-type') ?? '';
   const requestId = h('x-svc-request-id') ?? null;
   let problem: Record<string, unknown> | null = null;
@@ -193,22 +160,7 @@ function summarise(res: Collected): GatewayAnswer {
  * Names the hop (or the HTTP client) owns, never taken from a caller: framing, connection management and the
  * credential. Callers filter their own first (control/console/console-form.ts); this is the client's last word.
  */
-const HOP_OWNED = new Set([
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'te',
-  'trailer',
-  'expect',
-  'proxy-authorization',
-  'proxy-connection',
-  'authorization',
-  'idempotency-key',
-  'x-svc-max-price-cents',
-]);
+const HOP_OWNED = new Set([...CLIENT_OWNED_HEADERS, 'authorization', 'idempotency-key', 'x-svc-max-price-cents']);
 /** A field value may hold visible characters, SP and HTAB; no other control character. */
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
 

@@ -45,6 +45,25 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * Request headers a caller never sets: the connection's own (RFC 9110 §7.6.1) and the framing this client writes
+ * (`host`, `content-length`, `transfer-encoding`). Each caller drops them, with its own additions (steps/forward.ts,
+ * core/gateway-calls.ts).
+ */
+export const CLIENT_OWNED_HEADERS: readonly string[] = [
+  'connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'expect',
+];
+
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 const EXPECTS_PAYLOAD = new Set(['POST', 'PUT', 'PATCH']);
 /** Request-target: visible ASCII only (no space, control or non-ASCII byte can reach the request line). */

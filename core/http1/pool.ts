@@ -103,13 +103,15 @@ export class OriginPool {
       // A socket past its idle time is closed here, not only by the next sweep: an upstream that closes idle
       // sockets a little later than we keep them (the gateway, for the MCP hop) never gets a call on one.
       const now = Date.now();
-      for (let c = this.idle.pop(); c !== undefined; c = this.idle.pop())
+      for (let c = this.idle.pop(); c !== undefined; c = this.idle.pop()) {
         if (c.dead) continue;
-        else if (c.idleUntil <= now) this.drop(c);
-        else {
-          this.#assign(c, call);
-          return;
+        if (c.idleUntil <= now) {
+          this.drop(c);
+          continue;
         }
+        this.#assign(c, call);
+        return;
+      }
     }
     if (this.open >= this.opts.connections) {
       this.waiting.push(call);
@@ -246,3 +248,37 @@ export class UpstreamPool {
 }
 
 export type { ResponseHead };
+
+/** One whole answer: status, headers (lower-case names, repeats kept) and the body in one Buffer. */
+export interface Collected {
+  status: number;
+  headers: ResponseHead['headers'];
+  body: Buffer;
+}
+
+/**
+ * One request on the pool with its whole answer collected (the MCP and console hop, the bench's floor relay, the
+ * client's tests). A failure rejects with the client's error, `kind` set on it: `timeout` or `error`.
+ */
+export function collect(pool: UpstreamPool, origin: string, req: UpstreamRequest): Promise<Collected> {
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    let headers: Collected['headers'] = [];
+    const chunks: Buffer[] = [];
+    pool.request(origin, req, {
+      onHead(head) {
+        status = head.status;
+        headers = head.headers;
+      },
+      onData(chunk) {
+        chunks.push(chunk);
+      },
+      onEnd() {
+        resolve({ status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+      },
+      onError(kind, err) {
+        reject(Object.assign(err, { kind }));
+      },
+    });
+  });
+}

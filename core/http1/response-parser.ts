@@ -7,6 +7,12 @@
 /** Header fields in order, lower-case names, repeats kept (the gateway's answers use the same shape: respond.ts). */
 export type Headers = [string, string][];
 
+/** The first value of a header by its lower-case name, or undefined. */
+export function fieldValue(h: Headers, name: string): string | undefined {
+  for (const [k, v] of h) if (k === name) return v;
+  return undefined;
+}
+
 /** Why an upstream answer was refused; `reason` is a stable snake_case word (tests, logs). */
 export class UpstreamParseError extends Error {
   readonly code = 'EUPSTREAM_PROTOCOL';

@@ -9,7 +9,7 @@ import type { Listing } from '../cache/listing-cache.js';
 import type { EgressPolicy } from '../../core/egress.js';
 import type { Headers } from '../respond.js';
 import { UpstreamPool } from '../../core/http1/pool.js';
-import type { UpstreamController } from '../../core/http1/call.js';
+import { CLIENT_OWNED_HEADERS, type UpstreamController } from '../../core/http1/call.js';
 
 export interface UpstreamSink {
   /**
@@ -34,21 +34,12 @@ export interface ForwardRequest {
   requestId: string;
 }
 
+/** What never reaches an upstream: the client's own headers, the consumer's credentials, and our Idempotency-Key. */
 const DROP_REQUEST = new Set([
-  'connection',
-  'keep-alive',
+  ...CLIENT_OWNED_HEADERS,
   'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
   'authorization',
   'cookie',
-  'content-length',
-  'expect',
   'idempotency-key',
 ]);
 

@@ -1,6 +1,7 @@
 /** Small shared pieces of the relay: response header hygiene, header lookup, and the 402 wording. */
 import type { ErrorCode } from '../../core/errors.js';
 import type { Headers } from '../respond.js';
+import { fieldValue } from '../../core/http1/response-parser.js';
 import type { NextStep } from '../../core/next-step.js';
 
 /** Bodies (requests and answers) up to this size are buffered whole rather than streamed. */
@@ -17,9 +18,9 @@ const DROP_RESPONSE = new Set([
   'proxy-connection',
 ]);
 
+/** A request or answer header's first value, '' when absent. */
 export function header(h: Headers, name: string): string {
-  for (const [k, v] of h) if (k === name) return v;
-  return '';
+  return fieldValue(h, name) ?? '';
 }
 
 /** The upstream's answer headers a consumer gets: hop-by-hop, framing and X-Svc-* dropped (we set our own). */

@@ -1,6 +1,6 @@
 /** One call through the gateway's upstream pool (core/http1/), collected: for unit tests of the client. */
 import type { Readable } from 'node:stream';
-import type { UpstreamPool } from '../../core/http1/pool.js';
+import { collect, type UpstreamPool } from '../../core/http1/pool.js';
 import type { Headers } from '../../gateway/respond.js';
 
 export interface PoolAnswer {
@@ -9,33 +9,17 @@ export interface PoolAnswer {
   body: string;
 }
 
-export function callVia(
+/** `collect` with the test's defaults (GET /, no headers, no body) and the body as text; a failure carries `kind`. */
+export async function callVia(
   pool: UpstreamPool,
   origin: string,
   opts: { method?: string; path?: string; headers?: Record<string, string>; body?: Buffer | Readable | null } = {},
 ): Promise<PoolAnswer> {
-  return new Promise((resolve, reject) => {
-    let status = 0;
-    let headers: Headers = [];
-    const parts: Buffer[] = [];
-    pool.request(
-      origin,
-      { method: opts.method ?? 'GET', path: opts.path ?? '/', headers: opts.headers ?? {}, body: opts.body ?? null },
-      {
-        onHead(h) {
-          status = h.status;
-          headers = h.headers;
-        },
-        onData(c) {
-          parts.push(c);
-        },
-        onEnd() {
-          resolve({ status, headers, body: Buffer.concat(parts).toString('utf8') });
-        },
-        onError(kind, err) {
-          reject(Object.assign(err, { kind }));
-        },
-      },
-    );
+  const r = await collect(pool, origin, {
+    method: opts.method ?? 'GET',
+    path: opts.path ?? '/',
+    headers: opts.headers ?? {},
+    body: opts.body ?? null,
   });
+  return { status: r.status, headers: r.headers, body: r.body.toString('utf8') };
 }
