@@ -277,17 +277,81 @@ function isLive(api: ApiRow): boolean {
   return api.status === 'live' && api.suspended_at === null && !!api.base_url;
 }
 
+/**
+ * A listing's templates by method, then by first path segment (templates that start with a `{param}` apart), each
+ * list holding positions in `endpoints` (which is in match order: most literal segments first, then position). A
+ * call's lookup scans two short lists, not every endpoint: a listing may have hundreds. Built once per listing
+ * object, on its first call.
+ */
+interface MethodRoutes {
+  byFirst: Map<string, number[]>;
+  paramFirst: number[];
+}
+const ROUTES = new WeakMap<readonly EndpointRec[], Map<string, MethodRoutes>>();
+
+function routesOf(endpoints: readonly EndpointRec[]): Map<string, MethodRoutes> {
+  const known = ROUTES.get(endpoints);
+  if (known) return known;
+  const byMethod = new Map<string, MethodRoutes>();
+  endpoints.forEach((e, rank) => {
+    let m = byMethod.get(e.method);
+    if (!m) {
+      m = { byFirst: new Map(), paramFirst: [] };
+      byMethod.set(e.method, m);
+    }
+    const first = e.segments[0];
+    if (first === null || first === undefined) m.paramFirst.push(rank);
+    else {
+      const list = m.byFirst.get(first);
+      if (list) list.push(rank);
+      else m.byFirst.set(first, [rank]);
+    }
+  });
+  ROUTES.set(endpoints, byMethod);
+  return byMethod;
+}
+
+/** Up to this many endpoints a listing is scanned in order: cheaper than the index's lookups. */
+const SCAN_ALL = 8;
+
+function matches(e: EndpointRec, method: string, parts: string[]): boolean {
+  const segs = e.segments;
+  if (e.method !== method || segs.length !== parts.length) return false;
+  for (let i = 0; i < segs.length; i++) {
+    const seg = segs[i];
+    if (seg === null ? parts[i] === '' : seg !== parts[i]) return false;
+  }
+  return true;
+}
+
+/** The position of the first template in `ranks` that matches `parts`, or -1. */
+function firstMatch(endpoints: readonly EndpointRec[], ranks: readonly number[] | undefined, parts: string[]): number {
+  if (!ranks) return -1;
+  for (const rank of ranks) {
+    const e = endpoints[rank]!;
+    if (matches(e, e.method, parts)) return rank;
+  }
+  return -1;
+}
+
+function findRoute(endpoints: readonly EndpointRec[], method: string, parts: string[]): EndpointRec | undefined {
+  if (endpoints.length <= SCAN_ALL) {
+    for (const e of endpoints) if (matches(e, method, parts)) return e;
+    return undefined;
+  }
+  const m = routesOf(endpoints).get(method);
+  if (!m) return undefined;
+  const literal = firstMatch(endpoints, m.byFirst.get(parts[0]!), parts);
+  const param = firstMatch(endpoints, m.paramFirst, parts);
+  const rank = literal < 0 ? param : param < 0 ? literal : Math.min(literal, param);
+  return rank < 0 ? undefined : endpoints[rank];
+}
+
 /** The endpoint whose method and template match `path` (no query), or undefined. HEAD falls back to GET. */
 export function matchEndpoint(listing: Listing, method: string, path: string): EndpointRec | undefined {
   const parts = path.split('/').slice(1);
-  const find = (m: string) =>
-    listing.endpoints.find(
-      (e) =>
-        e.method === m &&
-        e.segments.length === parts.length &&
-        e.segments.every((seg, i) => (seg === null ? parts[i] !== '' : seg === parts[i])),
-    );
-  return find(method) ?? (method === 'HEAD' ? find('GET') : undefined);
+  const eps = listing.endpoints;
+  return findRoute(eps, method, parts) ?? (method === 'HEAD' ? findRoute(eps, 'GET', parts) : undefined);
 }
 
 function _prepare(db: Sqlite.Database) {

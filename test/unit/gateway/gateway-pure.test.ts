@@ -51,6 +51,59 @@ describe('matchEndpoint', () => {
   });
 });
 
+describe('matchEndpoint on a listing past the in-order scan (its route index)', () => {
+  /** The rule the index must keep: the first template in listing order (most literals, then position) that fits. */
+  function reference(l: Listing, method: string, path: string): EndpointRec | undefined {
+    const parts = path.split('/').slice(1);
+    const find = (m: string) =>
+      l.endpoints.find(
+        (e) =>
+          e.method === m &&
+          e.segments.length === parts.length &&
+          e.segments.every((seg, i) => (seg === null ? parts[i] !== '' : seg === parts[i])),
+      );
+    return find(method) ?? (method === 'HEAD' ? find('GET') : undefined);
+  }
+
+  it('picks what an in-order scan picks, for random templates and paths', () => {
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const words = ['a', 'b', 'users', 'me', '7'];
+    const methods = ['GET', 'POST', 'HEAD'];
+    for (let round = 0; round < 40; round++) {
+      const eps: EndpointRec[] = [];
+      for (let i = 0; i < 9 + rnd(40); i++) {
+        const segs = Array.from({ length: 1 + rnd(3) }, () =>
+          rnd(3) === 0 ? `{p${rnd(2)}}` : words[rnd(words.length)],
+        );
+        eps.push(ep(methods[rnd(2)]!, `/${segs.join('/')}`, `e${i}`));
+      }
+      const l = listing(eps);
+      for (let q = 0; q < 60; q++) {
+        const path = `/${Array.from({ length: 1 + rnd(3) }, () => (rnd(6) === 0 ? '' : words[rnd(words.length)])).join('/')}`;
+        const method = methods[rnd(3)]!;
+        expect(matchEndpoint(l, method, path)?.id, `${method} ${path}`).toBe(reference(l, method, path)?.id);
+      }
+    }
+  });
+
+  it('lets a template that starts with a parameter win by its rank over a later literal-first one', () => {
+    const filler = Array.from({ length: 10 }, (_, i) => ep('GET', `/f${i}/x`));
+    const l = listing([
+      ep('GET', '/{org}/repos', 'param-first'),
+      ep('GET', '/acme/{repo}', 'literal-first'),
+      ...filler,
+    ]);
+    expect(matchEndpoint(l, 'GET', '/acme/repos')?.id).toBe('param-first');
+    expect(matchEndpoint(l, 'HEAD', '/acme/x')?.id).toBe('literal-first');
+    expect(matchEndpoint(l, 'GET', '/f3/x')?.id).toBe('/f3/x');
+    expect(matchEndpoint(l, 'DELETE', '/f3/x')).toBeUndefined();
+  });
+});
+
 describe('splitSlug', () => {
   it.each([
     ['/weather/forecast/7', 'weather', '/forecast/7'],
