@@ -314,9 +314,9 @@ function routesOf(endpoints: readonly EndpointRec[]): Map<string, MethodRoutes> 
 /** Up to this many endpoints a listing is scanned in order: cheaper than the index's lookups. */
 const SCAN_ALL = 8;
 
-function matches(e: EndpointRec, method: string, parts: string[]): boolean {
-  const segs = e.segments;
-  if (e.method !== method || segs.length !== parts.length) return false;
+/** Whether a template's segments fit the path's: a `{param}` (null) takes any non-empty segment. */
+function fits(segs: readonly (string | null)[], parts: readonly string[]): boolean {
+  if (segs.length !== parts.length) return false;
   for (let i = 0; i < segs.length; i++) {
     const seg = segs[i];
     if (seg === null ? parts[i] === '' : seg !== parts[i]) return false;
@@ -324,19 +324,16 @@ function matches(e: EndpointRec, method: string, parts: string[]): boolean {
   return true;
 }
 
-/** The position of the first template in `ranks` that matches `parts`, or -1. */
+/** The position of the first template in `ranks` (one method's list) that fits `parts`, or -1. */
 function firstMatch(endpoints: readonly EndpointRec[], ranks: readonly number[] | undefined, parts: string[]): number {
   if (!ranks) return -1;
-  for (const rank of ranks) {
-    const e = endpoints[rank]!;
-    if (matches(e, e.method, parts)) return rank;
-  }
+  for (const rank of ranks) if (fits(endpoints[rank]!.segments, parts)) return rank;
   return -1;
 }
 
 function findRoute(endpoints: readonly EndpointRec[], method: string, parts: string[]): EndpointRec | undefined {
   if (endpoints.length <= SCAN_ALL) {
-    for (const e of endpoints) if (matches(e, method, parts)) return e;
+    for (const e of endpoints) if (e.method === method && fits(e.segments, parts)) return e;
     return undefined;
   }
   const m = routesOf(endpoints).get(method);
