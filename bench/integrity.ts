@@ -5,7 +5,10 @@
 import { checkLedgerConsistency } from '../control/ledger/ledger.service.js';
 import { numOf } from '../core/db/id-nums.js';
 import { openTestDb } from '../test/helpers/db.js';
+import { join } from 'node:path';
+import Sqlite from '../core/db/sqlite-driver.js';
 import { CREDIT_CENTS, PRICE_CENTS, type Seeded } from './setup.js';
+import type { SettleCounts } from './targets.js';
 
 export interface Integrity {
   /** 200 responses the load generators and checks received from the paid target. */
@@ -89,4 +92,28 @@ export async function checkIntegrity(seed: Seeded, clientOk: number, maxInFlight
   } finally {
     h.close();
   }
+}
+
+/**
+ * The paid gateway's settled calls and the settle commits that carried them, read from its SQLite file while it runs
+ * (a WAL reader never waits for the writer): a commit that charged writes one `call_charge` ledger entry per key, and
+ * the bench's consumer has one key, so its entries count its commits.
+ */
+export function settleCountsOf(seed: Seeded): () => SettleCounts {
+  return () => {
+    const db = new Sqlite(join(seed.dataDir, 'svc.db'), { readonly: true });
+    try {
+      const calls = db
+        .prepare(
+          'SELECT COUNT(*) FROM usage_calls WHERE org_num = (SELECT num FROM id_nums WHERE id = ?) AND charged_cents > 0',
+        )
+        .pluck();
+      const commits = db
+        .prepare("SELECT COUNT(*) FROM ledger_entries WHERE org_id = ? AND kind = 'call_charge'")
+        .pluck();
+      return { calls: Number(calls.get(seed.orgId)), commits: Number(commits.get(seed.orgId)) };
+    } finally {
+      db.close();
+    }
+  };
 }

@@ -17,6 +17,8 @@ export interface MicroResults {
   ledger?: LedgerResult;
   /** Short runs at other batch sizes: how the rate depends on how many settles share a commit. */
   ledgerSweep?: LedgerResult[];
+  /** A short run at the paid runs' own calls per commit (Summary cpuCost.paidCallsPerCommit): the settle's CPU there. */
+  ledgerAtPaidBatch?: LedgerResult;
   /** The same settles on PostgreSQL (gateway/pg/settle-writer.ts): three gateway writers, one PostgreSQL. */
   pgWriter?: PgWriterResult;
   /** CPU that gateway metrics add to one paid call (target <= 2 µs). */
@@ -51,7 +53,7 @@ function _runJson<T>(script: string, args: string[], cpus: string, timeoutSec: n
 }
 
 export async function runMicro(
-  o: { authOps: number; ledgerSec: number; sweep: boolean; cpus: string },
+  o: { authOps: number; ledgerSec: number; sweep: boolean; cpus: string; paidBatch?: number | null },
   log: (s: string) => void,
 ): Promise<MicroResults> {
   const out: MicroResults = {};
@@ -131,6 +133,7 @@ export async function runMicro(
   }
   out.ledger = await ledger(o.ledgerSec, 128);
   if (o.sweep) out.ledgerSweep = [await ledger(5, 16), await ledger(5, 512)];
+  if (o.paidBatch) out.ledgerAtPaidBatch = await ledger(5, Math.max(1, Math.round(o.paidBatch)));
   // PostgreSQL and its three writers need both cores (not pinned to the server core).
   const pgSec = Math.min(o.ledgerSec, 15);
   try {

@@ -28,6 +28,8 @@ export interface LoadRun {
   eld: { p999Ms: number; p99Ms: number; maxMs: number; raw: EldSnapshot } | null;
   /** The same probe in an idle Node process on the server's core during this run: the machine's share of the delay. */
   eldIdle: { p999Ms: number; p99Ms: number; maxMs: number } | null;
+  /** Calls per settle commit during this run (targets with Target.settleCounts). */
+  callsPerCommit?: number | null;
 }
 
 export const LOAD_CPU = '0';
@@ -107,6 +109,8 @@ export async function runThroughput(
       const t = targets[(i + r) % targets.length]!;
       if (t.eld) await eldSnapshot(o.eldDir, t.sut.pid);
       if (o.idlePid !== null) await eldSnapshot(o.eldDir, o.idlePid);
+      // Read outside the CPU window: the count is the bench's own read, not the server's work.
+      const settled0 = t.settleCounts?.();
       const cpu0 = cpuMicros(t.sut.pid);
       const backing0 = t.backing ? cpuMicros(t.backing.pid) : 0;
       const s0 = cpuSample();
@@ -126,6 +130,7 @@ export async function runThroughput(
       const s1 = cpuSample();
       const cpu1 = cpuMicros(t.sut.pid);
       const backing1 = t.backing ? cpuMicros(t.backing.pid) : 0;
+      const settled1 = t.settleCounts?.();
       const snap = t.eld ? await eldSnapshot(o.eldDir, t.sut.pid) : null;
       const idle = o.idlePid !== null ? await eldSnapshot(o.eldDir, o.idlePid) : null;
       const run: LoadRun = {
@@ -144,6 +149,14 @@ export async function runThroughput(
         eldIdle: idle
           ? { p999Ms: eldDelay(idle.p999Ms), p99Ms: eldDelay(idle.p99Ms), maxMs: eldDelay(idle.maxMs) }
           : null,
+        ...(settled0 && settled1
+          ? {
+              callsPerCommit:
+                settled1.commits > settled0.commits
+                  ? (settled1.calls - settled0.calls) / (settled1.commits - settled0.commits)
+                  : null,
+            }
+          : {}),
       };
       runs.push(run);
       const bad = load.responses - expected + load.errors;
@@ -152,6 +165,7 @@ export async function runThroughput(
           `cpu ${run.cpuUsPerReq?.toFixed(1)} µs/req  cores ${run.coreBusy.map((b) => Math.round(b * 100) + '%').join('/')}` +
           (run.eld ? `  eld p99.9 ${run.eld.p999Ms.toFixed(2)} ms` : '') +
           (run.eldIdle ? ` (idle ${run.eldIdle.p999Ms.toFixed(2)})` : '') +
+          (run.callsPerCommit ? `  ${run.callsPerCommit.toFixed(1)} calls/commit` : '') +
           (bad ? `  UNEXPECTED ${bad} (${JSON.stringify(load.statusCounts)} errors ${load.errors})` : ''),
       );
     }

@@ -79,6 +79,16 @@ export function renderMarkdown(r: BenchResult): string {
         : ` The spin floor (the bare relay + ${SPIN_FLOOR_US} µs of busy CPU per request, calibrated) cost ${fmt(s.cpuCost.spinFloorExtraUs)} µs more per request than the bare relay (${fmt(Math.round((s.cpuCost.spinFloorExtraUs / SPIN_FLOOR_US) * 100) / 100)}x its spin): what each µs of a server's own code weighed at saturation in this run.`
     }`,
   );
+  const perCommit = s.cpuCost.paidCallsPerCommit;
+  const atBatch = r.micro.ledgerAtPaidBatch;
+  if (perCommit != null)
+    L.push(
+      `The paid runs committed ${fmt(perCommit)} calls per settle commit (median of rounds)${
+        atBatch && !atBatch.error && atBatch.rowsPerCpuSec > 0
+          ? `; the settle writer alone at ${atBatch.batch} calls per commit (the micro-benchmark below, no HTTP) spent ${fmt(Math.round((1e6 / atBatch.rowsPerCpuSec) * 10) / 10)} µs of CPU per call, beside metering's ${fmt(s.cpuCost.meteringUs)} µs`
+          : ''
+      }.`,
+    );
   L.push(
     `From CPU per request instead (each server limited only by its own core): paid / nginx ${fmt(s.cpuRatios.paidVsNginx)}, paid / pass-through ${fmt(s.cpuRatios.paidVsPassthrough)}, pass-through / nginx ${fmt(s.cpuRatios.passthroughVsNginx)}.`,
     '',
@@ -129,7 +139,7 @@ export function renderMarkdown(r: BenchResult): string {
     L.push(
       `- Key auth on a cache hit (gateway/steps/authenticate.ts + cache/key-cache.ts): ${ka?.error ? `not measured: ${ka.error}` : `${fmt(ka?.usPerOp)} µs/op wall-clock (${fmt(ka?.cpuUsPerOp)} µs/op of CPU time) over ${ka?.ops} ops; SHA-256 of the key alone ${fmt(ka?.sha256UsPerOp)} µs.`}`,
     );
-  for (const l of [r.micro.ledger, ...(r.micro.ledgerSweep ?? [])]) {
+  for (const l of [r.micro.ledger, ...(r.micro.ledgerSweep ?? []), r.micro.ledgerAtPaidBatch]) {
     if (!l) continue;
     L.push(
       l.error

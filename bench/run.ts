@@ -19,10 +19,10 @@ import { repin, runLatency, type LatencyRun } from './phase-latency.js';
 import { runMicro, type MicroResults } from './phase-micro.js';
 import { runMcpPhase, type McpPhase } from './phase-mcp.js';
 import { summarise, type Summary } from './summary.js';
-import { machineInfo, type Machine } from './stats.js';
+import { machineInfo, median, type Machine } from './stats.js';
 import { renderMarkdown, withKeptNotes } from './report.js';
 import { profilePaid, type ProfileLine } from './profile.js';
-import { checkIntegrity, type Integrity } from './integrity.js';
+import { checkIntegrity, settleCountsOf, type Integrity } from './integrity.js';
 import { eldDelay, eldSnapshot } from './eld.js';
 import { postgresAvailable, startPostgres, type PgCluster } from '../test/helpers/postgres.js';
 
@@ -197,6 +197,7 @@ async function _main(): Promise<void> {
             sut: paid,
             expectStatus: 200,
             eld: true,
+            settleCounts: settleCountsOf(paidSeed),
           },
           {
             id: 'paid-fallback',
@@ -410,7 +411,17 @@ async function _main(): Promise<void> {
       log(`integrity of the paid path: ${integrity.ok ? 'ok' : 'FAILED'}: ${integrity.detail}`);
     }
     if (!o.skipMicro)
-      micro = await runMicro({ authOps: o.authOps, ledgerSec: o.ledgerSec, sweep: !o.quick, cpus: SUT_CPU }, log);
+      micro = await runMicro(
+        {
+          authOps: o.authOps,
+          ledgerSec: o.ledgerSec,
+          sweep: !o.quick,
+          cpus: SUT_CPU,
+          // The settle writer alone at the batch the paid runs committed: the commit's share of metering.
+          paidBatch: median(load.flatMap((r) => (r.target === 'paid' && r.callsPerCommit ? [r.callsPerCommit] : []))),
+        },
+        log,
+      );
     if (!o.skipMcp) {
       mcp = await runMcpPhase(o.mcpSec, tmp, log);
       if (mcp.error) notes.push(`MCP phase: ${mcp.error}`);

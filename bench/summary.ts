@@ -67,6 +67,8 @@ export interface Summary {
     floorMeteringUs: number | null;
     /** What the spin floor's busy CPU per request cost the bare relay in all, µs (absent before issue 28's row). */
     spinFloorExtraUs?: number | null;
+    /** Calls per settle commit in the paid runs, median of rounds (absent before it was counted). */
+    paidCallsPerCommit?: number | null;
   };
   latency: Partial<
     Record<TargetId, { p50Us: number | null; p99Us: number | null; p999Us: number | null; eldMaxMs: number | null }>
@@ -162,6 +164,9 @@ export function summarise(
     floorMeteringUs: cpuDiff('metered-floor', 'relay-floor'),
     // What SPIN_FLOOR_US of busy CPU per request cost the bare relay in all (the spin and the kernel's growth).
     spinFloorExtraUs: cpuDiff('spin-floor', 'relay-floor'),
+    paidCallsPerCommit: r2(
+      median(load.flatMap((r) => (r.target === 'paid' && r.callsPerCommit != null ? [r.callsPerCommit] : []))),
+    ),
   };
   const ratios = {
     paidVsFastify: col('paidVsFastify'),

@@ -39,6 +39,13 @@ export interface Target {
   eld: boolean;
   /** A server the target needs whose CPU is reported apart (the PostgreSQL postmaster and its backends). */
   backing?: { pid: number; label: string };
+  /** Settled calls and the commits that carried them so far (the paid SQLite target): its calls per commit per run. */
+  settleCounts?: () => SettleCounts;
+}
+
+export interface SettleCounts {
+  calls: number;
+  commits: number;
 }
 
 export const TARGET_LABELS: Record<TargetId, string> = {

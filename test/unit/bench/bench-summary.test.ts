@@ -102,6 +102,16 @@ describe('bench summary', () => {
     expect(goal('metering CPU per call')?.measured).toBe('60 µs (floor: metered − relay floor 20 µs)');
   });
 
+  it("reports the paid runs' calls per settle commit as the median of their rounds", () => {
+    const runs = [20, 31, 25].flatMap((perCommit, i) => [
+      { ...load(i + 1, 'paid', 1000, 150), callsPerCommit: perCommit },
+      // Only the paid target's commits count: another target's figure never enters the median.
+      { ...load(i + 1, 'passthrough', 1000, 90), callsPerCommit: 100 },
+    ]);
+    expect(summarise(runs, [], {}).cpuCost.paidCallsPerCommit).toBe(25);
+    expect(summarise([load(1, 'paid', 1000, 150)], [], {}).cpuCost.paidCallsPerCommit).toBeNull();
+  });
+
   it('measures added latency against the direct run of the same round', () => {
     const s = summarise(
       [],
