@@ -18,8 +18,8 @@ import { runThroughput, type LoadRun } from './phase-throughput.js';
 import { repin, runLatency, type LatencyRun } from './phase-latency.js';
 import { runMicro, type MicroResults } from './phase-micro.js';
 import { runMcpPhase, type McpPhase } from './phase-mcp.js';
-import { summarise, type Summary } from './summary.js';
-import { machineInfo, median, type Machine } from './stats.js';
+import { paidCallsPerCommit, summarise, type Summary } from './summary.js';
+import { machineInfo, type Machine } from './stats.js';
 import { renderMarkdown, withKeptNotes } from './report.js';
 import { profilePaid, type ProfileLine } from './profile.js';
 import { checkIntegrity, settleCountsOf, type Integrity } from './integrity.js';
@@ -418,7 +418,7 @@ async function _main(): Promise<void> {
           sweep: !o.quick,
           cpus: SUT_CPU,
           // The settle writer alone at the batch the paid runs committed: the commit's share of metering.
-          paidBatch: median(load.flatMap((r) => (r.target === 'paid' && r.callsPerCommit ? [r.callsPerCommit] : []))),
+          paidBatch: paidCallsPerCommit(load),
         },
         log,
       );

@@ -89,6 +89,11 @@ function _ratio(a: number | undefined, b: number | undefined): number | null {
 }
 
 /** `eldFloorP999Ms`: the p99.9 loop delay of an idle Node process on the idle machine (what no server can go below here). */
+/** Calls per settle commit in the paid throughput runs, median of rounds (null when none was counted). */
+export function paidCallsPerCommit(load: LoadRun[]): number | null {
+  return median(load.flatMap((r) => (r.target === 'paid' && r.callsPerCommit != null ? [r.callsPerCommit] : [])));
+}
+
 export function summarise(
   load: LoadRun[],
   lat: LatencyRun[],
@@ -164,9 +169,7 @@ export function summarise(
     floorMeteringUs: cpuDiff('metered-floor', 'relay-floor'),
     // What SPIN_FLOOR_US of busy CPU per request cost the bare relay in all (the spin and the kernel's growth).
     spinFloorExtraUs: cpuDiff('spin-floor', 'relay-floor'),
-    paidCallsPerCommit: r2(
-      median(load.flatMap((r) => (r.target === 'paid' && r.callsPerCommit != null ? [r.callsPerCommit] : []))),
-    ),
+    paidCallsPerCommit: r2(paidCallsPerCommit(load)),
   };
   const ratios = {
     paidVsFastify: col('paidVsFastify'),
