@@ -88,12 +88,12 @@ function _ratio(a: number | undefined, b: number | undefined): number | null {
   return a !== undefined && b !== undefined && b > 0 ? a / b : null;
 }
 
-/** `eldFloorP999Ms`: the p99.9 loop delay of an idle Node process on the idle machine (what no server can go below here). */
 /** Calls per settle commit in the paid throughput runs, median of rounds (null when none was counted). */
 export function paidCallsPerCommit(load: LoadRun[]): number | null {
   return median(load.flatMap((r) => (r.target === 'paid' && r.callsPerCommit != null ? [r.callsPerCommit] : [])));
 }
 
+/** `eldFloorP999Ms`: the p99.9 loop delay of an idle Node process on the idle machine (what no server can go below here). */
 export function summarise(
   load: LoadRun[],
   lat: LatencyRun[],
