@@ -57,6 +57,8 @@ export interface SettleStore {
   readonly batches: number;
   /** Writes what is queued now; `blocking` (shutdown) also refuses queued claims. */
   flush(blocking?: boolean): MaybePromise<void>;
+  /** The server's count of calls in flight, for a writer that gathers a batch while calls are still coming. */
+  countInFlight?(count: () => number): void;
 }
 
 /** Idempotency-Key claims: committed before the call is forwarded, completed in the call's settle. */

@@ -266,6 +266,7 @@ async function serve(
     metrics,
     accessLog: { sample: cfg.accessLogSample, write: (fields) => log.info('call', fields) },
   };
+  writer.countInFlight?.(() => state.active);
   const registry = metrics.registry([
     new ReadGauge('svc_gateway_leases_open', 'Credit leases this gateway holds', () => leases.size),
     new ReadGauge(

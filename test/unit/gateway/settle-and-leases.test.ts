@@ -126,6 +126,43 @@ describe('SettleWriter (group commit)', () => {
     expect((await a.bal()).reserved_cents).toBe(0);
   });
 
+  it('waits one more turn for calls still in flight, never two; with none in flight a turn commits alone', async () => {
+    const a = await arrange(100);
+    const tick = () => new Promise<void>((r) => setImmediate(r));
+    const reasons = async () =>
+      (
+        await h.db
+          .selectFrom('ledger_entries')
+          .select('reason')
+          .where('kind', '=', 'call_charge')
+          .orderBy('created_at')
+          .orderBy('id')
+          .execute()
+      ).map((e) => e.reason);
+    // Five calls in flight: the first turn's settle waits a turn and shares the second turn's commit; the third
+    // turn's settle starts a new batch (a batch waits at most one turn).
+    let inFlight = 5;
+    a.writer.countInFlight(() => inFlight);
+    const first = [a.writer.settle(a.rec(null, 5, 0))];
+    await tick();
+    first.push(a.writer.settle(a.rec(null, 5, 1)));
+    await tick();
+    const third = a.writer.settle(a.rec(null, 5, 2));
+    expect(await Promise.all(first)).toEqual([95, 90]);
+    expect(a.writer.batches).toBe(1);
+    expect(await third).toBe(85);
+    expect(a.writer.batches).toBe(2);
+    expect(await reasons()).toEqual(['2 calls', '1 call']);
+    // Only the calls already queued are in flight: nothing to wait for, each turn commits its own.
+    inFlight = 1;
+    const lone = a.writer.settle(a.rec(null, 5, 3));
+    await tick();
+    const next = a.writer.settle(a.rec(null, 5, 4));
+    expect(await Promise.all([lone, next])).toEqual([80, 75]);
+    expect(a.writer.batches).toBe(4);
+    await expectLedgerConsistent(h);
+  });
+
   it("tells each call of a mixed commit its org's credit right after it: leased, unleased, free, another org", async () => {
     const a = await arrange(100);
     const other = await seedOrg(h);
