@@ -1,11 +1,12 @@
 /**
- * `node dist/bench/profile-run.js [paid|paid-pg|passthrough|nginx] [--seconds N] [--c1] [--strace] [--env K=V]... [--tmpfs]
+ * `node dist/bench/profile-run.js [paid|paid-pg|passthrough|relay|nginx] [--seconds N] [--c1] [--strace] [--env K=V]... [--tmpfs]
  * [--helpers-on-core0]`: one gateway on core 1, the
  * stub and wrk on core 0, then the gateway's CPU per request and either its top self-time functions (`--cpu-prof`)
  * or, with `--strace`, its system calls per request (`strace -c -f`, every thread: the checkpoint thread's WAL
  * reads and fsyncs included). `--c1`: one connection (each paid call its own commit), else `wrk -t2 -c50`.
  * For comparing variants of the hot path between builds without a full `npm run bench` (issue 14). `nginx` measures
- * nginx in the gateway's place (CPU per request only), the reference for the CPU ratios in the same run.
+ * nginx in the gateway's place (CPU per request only), the reference for the CPU ratios in the same run; `relay` the
+ * bare relay floor (bench/relay-floor.ts, profiled like the gateway), what pass-through is judged against.
  * `--env K=V`: a gateway setting to compare. `--tmpfs`: the database on /dev/shm, so no write reaches a disk (what the
  * kernel's I/O path adds to the tail). `--helpers-on-core0`: every gateway thread but the main one (the checkpoint
  * thread, libuv's pool) moved to core 0 after warm-up (what sharing core 1 with them adds). Both only diagnose.
@@ -15,9 +16,9 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { topSelfTime } from './profile.js';
-import { cpuMicros } from './procs.js';
+import { cpuMicros, startPinned } from './procs.js';
 import { runWrk } from './phase-latency.js';
-import { seedDataDir, startGateway, startStub } from './setup.js';
+import { ROOT, seedDataDir, startGateway, startStub } from './setup.js';
 import { startNginx } from './nginx.js';
 import { startPostgres, type PgCluster } from '../test/helpers/postgres.js';
 
@@ -35,11 +36,13 @@ async function _main(): Promise<void> {
   const argv = process.argv.slice(2);
   const mode = argv.includes('passthrough')
     ? 'passthrough'
-    : argv.includes('nginx')
-      ? 'nginx'
-      : argv.includes('paid-pg')
-        ? 'paid-pg'
-        : 'paid';
+    : argv.includes('relay')
+      ? 'relay'
+      : argv.includes('nginx')
+        ? 'nginx'
+        : argv.includes('paid-pg')
+          ? 'paid-pg'
+          : 'paid';
   const i = argv.indexOf('--seconds');
   const seconds = i >= 0 ? Number(argv[i + 1]) : 5;
   const strace = argv.includes('--strace');
@@ -61,14 +64,22 @@ async function _main(): Promise<void> {
   const gw =
     mode === 'nginx'
       ? await startNginx('nginx', join(dir, 'nginx'), '1', stub.port)
-      : await startGateway(seed, 'gateway-prof', {
-          metering: mode !== 'passthrough',
-          cpus: '1',
-          nodeArgs: strace ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`],
-          env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000', ...extraEnv },
-        });
+      : mode === 'relay'
+        ? await startPinned(
+            'relay-floor',
+            '1',
+            process.execPath,
+            [...(strace ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`]), join(ROOT, 'dist', 'bench', 'relay-floor.js')],
+            { PATH: process.env.PATH ?? '', BENCH_UPSTREAM: stub.url },
+          )
+        : await startGateway(seed, 'gateway-prof', {
+            metering: mode !== 'passthrough',
+            cpus: '1',
+            nodeArgs: strace ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+            env: { SVC_GATEWAY_DEFAULT_RATE_PER_MIN: '1000000000', ...extraEnv },
+          });
   const target: { url: string; headers: Record<string, string> } =
-    mode === 'nginx'
+    mode === 'nginx' || mode === 'relay'
       ? { url: `${gw.url}/items/42`, headers: {} }
       : { url: gw.url + seed.path, headers: { authorization: `Bearer ${seed.key}` } };
   const out = join(dir, 'strace.txt');
@@ -102,7 +113,8 @@ async function _main(): Promise<void> {
   }
   if (!strace && mode !== 'nginx')
     for (const l of topSelfTime(dir, 30)) console.log(`${String(l.percent).padStart(5)}  ${l.fn}  ${l.where}`);
-  rmSync(dir, { recursive: true, force: true });
+  if (process.env.BENCH_KEEP_PROFILE) console.log(`profile kept in ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
   rmSync(seed.dataDir, { recursive: true, force: true });
 }
 

@@ -6,8 +6,8 @@
  *   no header relay, no size caps, no timeouts: the least a Node + uWS proxy can do per call. Pass-through is judged
  *   against it.
  * - `metered` (`BENCH_RELAY_COMMIT=<file>`): the same relay plus the two things a metered call cannot skip, the key's
- *   SHA-256 and one row per call committed before the answer: rows are group-committed once per event-loop turn
- *   (one transaction, one prepared INSERT per row) on a SQLite file opened as every svc process opens it, with the
+ *   SHA-256 and one row per call committed before the answer: rows are group-committed once per event-loop turn, or
+ *   two while calls are in flight, as the gateway batches (one transaction, one prepared INSERT per row) on a SQLite file opened as every svc process opens it, with the
  *   gateway's checkpoint thread and writer settings (as bench/commit-floor.ts). No money logic, no usage projections:
  *   the paid path is judged against it.
  * - `spin` (`BENCH_RELAY_SPIN_US=<µs>`): the bare relay plus that much busy user-space CPU per request: an integer
@@ -76,7 +76,11 @@ class GroupCommit {
   #scheduled = false;
   readonly #insert: Sqlite.Statement;
 
-  constructor(private readonly db: Sqlite.Database) {
+  /** `inFlight`: the relay's calls in flight (answered calls excluded). */
+  constructor(
+    private readonly db: Sqlite.Database,
+    private readonly inFlight: () => number,
+  ) {
     db.exec(
       'create table if not exists floor_calls (id integer primary key, key_hash text not null, path text not null, status integer not null, charged_cents integer not null, at_ms integer not null)',
     );
@@ -89,16 +93,23 @@ class GroupCommit {
     this.#queue.push({ keyHash, path, status, then });
     if (this.#scheduled) return;
     this.#scheduled = true;
+    // While calls in flight have not reached the queue, the batch waits one more turn for them, as the gateway's
+    // settle writer does (gateway/settle-writer.ts `#turn`): the floor batches as the gateway does.
     setImmediate(() => {
-      this.#scheduled = false;
-      const q = this.#queue;
-      this.#queue = [];
-      const now = Date.now();
-      this.db.exec('BEGIN IMMEDIATE');
-      for (const r of q) this.#insert.run(r.keyHash, r.path, r.status, 1, now);
-      this.db.exec('COMMIT');
-      for (const r of q) r.then();
+      if (this.inFlight() > this.#queue.length) setImmediate(() => this.#commit());
+      else this.#commit();
     });
+  }
+
+  #commit(): void {
+    this.#scheduled = false;
+    const q = this.#queue;
+    this.#queue = [];
+    const now = Date.now();
+    this.db.exec('BEGIN IMMEDIATE');
+    for (const r of q) this.#insert.run(r.keyHash, r.path, r.status, 1, now);
+    this.db.exec('COMMIT');
+    for (const r of q) r.then();
   }
 }
 
@@ -130,7 +141,8 @@ function _main(): void {
   const host = upstream.hostname;
   const port = Number(upstream.port);
   const file = process.env.BENCH_RELAY_COMMIT;
-  const commits = file ? new GroupCommit(openFloorDb(file)) : null;
+  let inFlight = 0;
+  const commits = file ? new GroupCommit(openFloorDb(file), () => inFlight) : null;
   const spinLoops = spinLoopsFor(Number(process.env.BENCH_RELAY_SPIN_US ?? 0));
   const idle: UpstreamSocket[] = [];
   const app = uWS.App();
@@ -141,8 +153,10 @@ function _main(): void {
     const path = q ? `${req.getUrl()}?${q}` : req.getUrl();
     const keyHash = commits ? createHash('sha256').update(req.getHeader('authorization')).digest('hex') : '';
     let aborted = false;
+    inFlight++;
     res.onAborted(() => {
       aborted = true;
+      inFlight--;
     });
     let sock = idle.pop();
     while (sock && !sock.alive) sock = idle.pop();
@@ -151,6 +165,7 @@ function _main(): void {
       if (s.alive) idle.push(s);
       const answer = () => {
         if (aborted) return;
+        inFlight--;
         res.cork(() => {
           if (!a) res.writeStatus('502 Bad Gateway').end();
           else res.writeStatus(a.status).writeHeader('content-type', a.contentType).end(a.body);
