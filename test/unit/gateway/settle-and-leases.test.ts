@@ -160,6 +160,30 @@ describe('SettleWriter (group commit)', () => {
     const next = a.writer.settle(a.rec(null, 5, 4));
     expect(await Promise.all([lone, next])).toEqual([80, 75]);
     expect(a.writer.batches).toBe(4);
+    // A joined write (an Idempotency-Key claim) is a call that reached the writer: a settle and a claim of two calls
+    // in flight commit in their own turn.
+    inFlight = 2;
+    let claimRan = false;
+    const settled = a.writer.settle(a.rec(null, 5, 5));
+    const claimed = a.writer.join(() => {
+      claimRan = true;
+    });
+    await tick();
+    expect(claimRan).toBe(true);
+    await Promise.all([settled, claimed]);
+    expect(a.writer.batches).toBe(5);
+    // A direct flush while a batch waits its extra turn writes it at once; the waiting turn then finds nothing, and a
+    // later settle is batched and committed as usual.
+    inFlight = 5;
+    const early = a.writer.settle(a.rec(null, 5, 6));
+    await tick();
+    a.writer.flush();
+    expect(await early).toBe(65);
+    expect(a.writer.pending).toBe(0);
+    const later = a.writer.settle(a.rec(null, 5, 7));
+    expect(await later).toBe(60);
+    expect(a.writer.pending).toBe(0);
+    expect(a.writer.batches).toBe(7);
     await expectLedgerConsistent(h);
   });
 
