@@ -34,15 +34,7 @@ function _perRequest(summary: string, requests: number): string[] {
 
 async function _main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const mode = argv.includes('passthrough')
-    ? 'passthrough'
-    : argv.includes('relay')
-      ? 'relay'
-      : argv.includes('nginx')
-        ? 'nginx'
-        : argv.includes('paid-pg')
-          ? 'paid-pg'
-          : 'paid';
+  const mode = (['passthrough', 'relay', 'nginx', 'paid-pg'] as const).find((m) => argv.includes(m)) ?? 'paid';
   const i = argv.indexOf('--seconds');
   const seconds = i >= 0 ? Number(argv[i + 1]) : 5;
   const strace = argv.includes('--strace');

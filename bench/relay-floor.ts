@@ -7,9 +7,9 @@
  *   against it.
  * - `metered` (`BENCH_RELAY_COMMIT=<file>`): the same relay plus the two things a metered call cannot skip, the key's
  *   SHA-256 and one row per call committed before the answer: rows are group-committed once per event-loop turn, or
- *   two while calls are in flight, as the gateway batches (one transaction, one prepared INSERT per row) on a SQLite file opened as every svc process opens it, with the
- *   gateway's checkpoint thread and writer settings (as bench/commit-floor.ts). No money logic, no usage projections:
- *   the paid path is judged against it.
+ *   two while calls are in flight, as the gateway batches (one transaction, one prepared INSERT per row), on a SQLite
+ *   file opened as every svc process opens it, with the gateway's checkpoint thread and writer settings (as
+ *   bench/commit-floor.ts). No money logic, no usage projections: the paid path is judged against it.
  * - `spin` (`BENCH_RELAY_SPIN_US=<µs>`): the bare relay plus that much busy user-space CPU per request: an integer
  *   loop of a count calibrated at start (no clock read, system call or allocation per request). What it costs beyond
  *   the spin is what a µs of a server's own code weighs at saturation on this machine.
